@@ -1,0 +1,70 @@
+import { canonicalBytes } from "./serialize.ts";
+import { parseJsonBytes } from "./parse.ts";
+import type { CanonicalProfile, JsonValue } from "./value.ts";
+
+/** Byte ranges of the lines of a JSONL buffer, split on 0x0A only. */
+export interface SplitLines {
+  /** Each line's bytes, without its `\n`. */
+  lines: Uint8Array[];
+  /** True when the buffer is empty or its last byte is `\n`. */
+  endsWithNewline: boolean;
+}
+
+/**
+ * Splits bytes into lines on `0x0A` only (`\r` stays part of the line, so it is caught as
+ * non-canonical). A final fragment without `\n` is returned as the last line.
+ */
+export function splitLines(bytes: Uint8Array): SplitLines {
+  const lines: Uint8Array[] = [];
+  let start = 0;
+  for (;;) {
+    const nl = bytes.indexOf(0x0a, start);
+    if (nl < 0) break;
+    lines.push(bytes.subarray(start, nl));
+    start = nl + 1;
+  }
+  if (start < bytes.length) lines.push(bytes.subarray(start));
+  return { lines, endsWithNewline: bytes.length === 0 || bytes[bytes.length - 1] === 0x0a };
+}
+
+/** Result of {@linkcode parseCanonicalLine}. */
+export type CanonicalLineResult =
+  | { ok: true; value: JsonValue }
+  | { ok: false; reason: "invalid JSON" | "non-canonical line bytes"; detail: string };
+
+/** True when two byte arrays are equal. */
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Parses one record line and checks the byte binding: re-serialising the parsed value with
+ * `profile` must give back exactly the same bytes.
+ */
+export function parseCanonicalLine(
+  line: Uint8Array,
+  profile: CanonicalProfile,
+): CanonicalLineResult {
+  let value: JsonValue;
+  try {
+    value = parseJsonBytes(line);
+  } catch (error) {
+    return { ok: false, reason: "invalid JSON", detail: (error as Error).message };
+  }
+  let again: Uint8Array;
+  try {
+    again = canonicalBytes(value, profile);
+  } catch (error) {
+    return { ok: false, reason: "non-canonical line bytes", detail: (error as Error).message };
+  }
+  if (!bytesEqual(again, line)) {
+    return {
+      ok: false,
+      reason: "non-canonical line bytes",
+      detail: `re-serialising with the ${profile} profile gives different bytes`,
+    };
+  }
+  return { ok: true, value };
+}

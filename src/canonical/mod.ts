@@ -1,0 +1,32 @@
+/**
+ * Canonical JSON: the one serializer for every hashed, signed or HMAC'd record (FORMATS.md §1),
+ * with a strict, BigInt-safe parser and the byte-binding check for JSONL records.
+ *
+ * @example
+ * ```ts
+ * import { canonicalize, parseCanonicalLine } from "./mod.ts";
+ * const line = new TextEncoder().encode(canonicalize({ a: 1 }, "canon"));
+ * parseCanonicalLine(line, "canon"); // { ok: true, value: { a: 1 } }
+ * ```
+ *
+ * @module
+ */
+export { CanonicalEncodeError, JsonParseError } from "./errors.ts";
+export { pythonFloatRepr } from "./float_repr.ts";
+export { decodeUtf8Strict, parseJson, parseJsonBytes } from "./parse.ts";
+export { canonicalBytes, canonicalize, compareCodePoints } from "./serialize.ts";
+export {
+  bytesEqual,
+  type CanonicalLineResult,
+  parseCanonicalLine,
+  type SplitLines,
+  splitLines,
+} from "./lines.ts";
+export {
+  type CanonicalProfile,
+  JsonFloat,
+  jsonFloat,
+  type JsonObject,
+  type JsonValue,
+} from "./value.ts";
+export { fromBase64, fromBase64Url, fromHex, toBase64, toBase64Url, toHex } from "./encoding.ts";

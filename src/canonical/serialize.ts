@@ -1,0 +1,148 @@
+import { CanonicalEncodeError } from "./errors.ts";
+import { pythonFloatRepr } from "./float_repr.ts";
+import { type CanonicalProfile, JsonFloat, type JsonValue } from "./value.ts";
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+};
+
+// Characters that need work in each mode; surrogates are included so lone ones are caught.
+// deno-lint-ignore no-control-regex -- control characters are exactly what must be escaped
+const NEEDS_ESCAPE_UTF8 = /["\\\u0000-\u001f\ud800-\udfff]/;
+const NEEDS_ESCAPE_ASCII = /["\\]|[^\u0020-\u007e]/;
+
+function hex4(code: number): string {
+  return "\\u" + code.toString(16).padStart(4, "0");
+}
+
+function quote(text: string, ascii: boolean): string {
+  if (!(ascii ? NEEDS_ESCAPE_ASCII : NEEDS_ESCAPE_UTF8).test(text)) return `"${text}"`;
+  let out = '"';
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    const code = text.charCodeAt(i);
+    const short = SHORT_ESCAPES[ch];
+    if (short !== undefined) {
+      out += short;
+    } else if (code < 0x20) {
+      out += hex4(code);
+    } else if (code >= 0xd800 && code <= 0xdfff) {
+      const next = text.charCodeAt(i + 1);
+      if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) {
+        throw new CanonicalEncodeError(
+          `string has a lone surrogate U+${code.toString(16).toUpperCase()} at index ${i}`,
+        );
+      }
+      out += ascii ? hex4(code) + hex4(next) : ch + text[i + 1];
+      i++;
+    } else if (ascii && code > 0x7e) {
+      out += hex4(code);
+    } else {
+      out += ch;
+    }
+  }
+  return out + '"';
+}
+
+/** Compares two strings by Unicode code point (Python's `sorted` on `str`). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // UTF-16 order differs from code-point order only when one side is a surrogate
+    // (astral) and the other is U+E000..U+FFFF.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys && (xs ? y >= 0xe000 : x >= 0xe000)) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+interface Style {
+  ascii: boolean;
+  comma: string;
+  colon: string;
+}
+
+const STYLES: Readonly<Record<CanonicalProfile, Style>> = {
+  "canon": { ascii: false, comma: ",", colon: ":" },
+  "canon-ascii": { ascii: true, comma: ",", colon: ":" },
+  "py-default": { ascii: true, comma: ", ", colon: ": " },
+};
+
+const MAX_DEPTH = 512;
+
+function write(value: JsonValue, style: Style, depth: number): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "boolean":
+      return value ? "true" : "false";
+    case "string":
+      return quote(value, style.ascii);
+    case "bigint":
+      return value.toString();
+    case "number":
+      if (Number.isInteger(value)) return BigInt(value).toString();
+      return pythonFloatRepr(value);
+    case "object":
+      break;
+    default:
+      throw new CanonicalEncodeError(`a value of type ${typeof value} has no JSON form`);
+  }
+  if (depth > MAX_DEPTH) throw new CanonicalEncodeError(`nesting deeper than ${MAX_DEPTH}`);
+  if (value instanceof JsonFloat) return pythonFloatRepr(value.value);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return "[]";
+    const parts: string[] = [];
+    for (const item of value) {
+      if (item === undefined) throw new CanonicalEncodeError("undefined inside an array");
+      parts.push(write(item, style, depth + 1));
+    }
+    return "[" + parts.join(style.comma) + "]";
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) {
+    throw new CanonicalEncodeError(
+      `an object of class ${proto?.constructor?.name ?? "unknown"} has no JSON form`,
+    );
+  }
+  const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort(compareCodePoints);
+  if (keys.length === 0) return "{}";
+  const parts: string[] = [];
+  for (const key of keys) {
+    parts.push(
+      quote(key, style.ascii) + style.colon + write(value[key] as JsonValue, style, depth + 1),
+    );
+  }
+  return "{" + parts.join(style.comma) + "}";
+}
+
+/**
+ * Serialises a value with one of the canonical profiles of FORMATS.md §1 (what CPython's
+ * `json.dumps(v, sort_keys=True, separators=…, ensure_ascii=…)` prints).
+ *
+ * @example
+ * ```ts
+ * canonicalize({ b: 1, a: "é" }, "canon"); // '{"a":"é","b":1}'
+ * canonicalize({ b: 1, a: "é" }, "py-default"); // '{"a": "\\u00e9", "b": 1}'
+ * ```
+ */
+export function canonicalize(value: JsonValue, profile: CanonicalProfile): string {
+  return write(value, STYLES[profile], 0);
+}
+
+const encoder = new TextEncoder();
+
+/** The UTF-8 bytes of {@linkcode canonicalize}. */
+export function canonicalBytes(value: JsonValue, profile: CanonicalProfile): Uint8Array {
+  return encoder.encode(canonicalize(value, profile));
+}

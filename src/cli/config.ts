@@ -1,0 +1,208 @@
+// `bernstein config …`: read and change the effective configuration.
+import type { JsonValue } from "../canonical/mod.ts";
+import type { CommandContext, CommandSpec } from "./spec.ts";
+import { stringArg } from "./spec.ts";
+
+async function configModule() {
+  return await import("../config/mod.ts");
+}
+
+function printWarnings(
+  ctx: CommandContext,
+  problems: { severity: string; code: string; message: string; location?: string; hint?: string }[],
+): void {
+  for (const p of problems) if (p.severity === "warning") ctx.out.warn(p);
+}
+
+function flatten(value: unknown, prefix: string, out: [string, unknown][]): void {
+  if (
+    typeof value === "object" && value !== null && !Array.isArray(value) &&
+    Object.keys(value).length > 0
+  ) {
+    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+    return;
+  }
+  out.push([prefix, value]);
+}
+
+function showValue(value: unknown): string {
+  if (typeof value === "string") return value;
+  return JSON.stringify(value);
+}
+
+async function get(ctx: CommandContext): Promise<number> {
+  const cfg = await configModule();
+  const key = stringArg(ctx, "key") ?? "";
+  const path = cfg.parseConfigKey(key);
+  const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
+  printWarnings(ctx, loaded.problems);
+  const value = cfg.getPath(loaded.merged, path);
+  const leaves: [string, unknown][] = [];
+  flatten(value, key, leaves);
+  const sources: Record<string, string> = {};
+  for (const [k] of leaves) sources[k] = loaded.sources.get(k) ?? "unset";
+  if (ctx.json) {
+    ctx.out.json({ key, value: (value ?? null) as JsonValue, set: value !== undefined, sources });
+    return 0;
+  }
+  if (value === undefined) {
+    ctx.out.line(`${key} is not set`);
+    return 0;
+  }
+  if (leaves.length === 1 && leaves[0][0] === key) {
+    ctx.out.line(showValue(value));
+    return 0;
+  }
+  for (const [k, v] of leaves) {
+    ctx.out.line(`${k} = ${showValue(v)}  ${ctx.out.style("dim", `(${sources[k]})`)}`);
+  }
+  return 0;
+}
+
+async function list(ctx: CommandContext): Promise<number> {
+  const cfg = await configModule();
+  const { alignColumns } = await import("./output.ts");
+  const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
+  const leaves: [string, unknown][] = [];
+  flatten(loaded.merged, "", leaves);
+  leaves.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (ctx.json) {
+    ctx.out.json({
+      values: leaves.map(([key, value]) => ({
+        key,
+        value: value as JsonValue,
+        source: loaded.sources.get(key) ?? "default",
+      })),
+      layers: loaded.sourceFiles.map((s) => ({
+        label: s.label,
+        path: s.path ?? null,
+        present: s.present,
+      })),
+      problems: loaded.problems.map((p) => ({
+        ...p,
+        location: p.location ?? null,
+        hint: p.hint ?? null,
+      })),
+    });
+    return 0;
+  }
+  printWarnings(ctx, loaded.problems);
+  for (
+    const row of alignColumns(
+      leaves.map(([k, v]) => [k, showValue(v), `(${loaded.sources.get(k) ?? "default"})`]),
+    )
+  ) {
+    ctx.out.line(row);
+  }
+  return 0;
+}
+
+async function set(ctx: CommandContext): Promise<number> {
+  const cfg = await configModule();
+  const key = stringArg(ctx, "key") ?? "";
+  const valueText = stringArg(ctx, "value") ?? "";
+  const project = await cfg.findProject(ctx.cwd);
+  const written = await cfg.setWorkspaceValue(project, key, valueText);
+  const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
+  const winner = loaded.sources.get(key);
+  if (ctx.json) {
+    ctx.out.json({
+      key,
+      value: written.value as JsonValue,
+      file: written.path,
+      effective_source: winner ?? null,
+    });
+  } else {
+    ctx.out.line(`${key} = ${showValue(written.value)} written to ${written.path}`);
+  }
+  if (winner !== undefined && winner !== ".sdd/config.yaml") {
+    ctx.out.warn({
+      code: "config.shadowed",
+      message: `${key} is also set by ${winner}, which takes precedence over .sdd/config.yaml`,
+    });
+  }
+  return 0;
+}
+
+async function validate(ctx: CommandContext): Promise<number> {
+  const cfg = await configModule();
+  const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
+  const errors = loaded.problems.filter((p) => p.severity === "error");
+  if (ctx.json) {
+    ctx.out.json({
+      ok: errors.length === 0,
+      problems: loaded.problems.map((p) => ({
+        ...p,
+        location: p.location ?? null,
+        hint: p.hint ?? null,
+      })),
+      layers: loaded.sourceFiles.map((s) => ({
+        label: s.label,
+        path: s.path ?? null,
+        present: s.present,
+      })),
+    });
+    return errors.length === 0 ? 0 : 1;
+  }
+  for (const p of loaded.problems) {
+    if (p.severity === "error") {
+      ctx.out.error(new (await import("../errors/mod.ts")).BernsteinError(p.code, p.message, p));
+    } else ctx.out.warn(p);
+  }
+  const warnings = loaded.problems.length - errors.length;
+  const present = loaded.sourceFiles.filter((s) => s.present).map((s) => s.label);
+  ctx.out.line(
+    errors.length === 0
+      ? `configuration OK (${warnings} warning${warnings === 1 ? "" : "s"}; layers: default${
+        present.length ? ", " + present.join(", ") : ""
+      })`
+      : `configuration INVALID: ${errors.length} error${
+        errors.length === 1 ? "" : "s"
+      }, ${warnings} warning${warnings === 1 ? "" : "s"}`,
+  );
+  return errors.length === 0 ? 0 : 1;
+}
+
+/** The `config` group. */
+export const CONFIG_COMMANDS: CommandSpec[] = [
+  {
+    path: ["config", "get"],
+    summary: "Show the effective value of a key and which layer set it.",
+    description: "Layers, lowest first: default, .sdd/config.yaml, bernstein.yaml, overlay,\n" +
+      "BERNSTEIN_CONFIG_OVERRIDE, individual BERNSTEIN_* variables, flags.\n" +
+      "JSON: {key, value, set, sources: {dotted key: layer}}.",
+    args: [{ name: "key", required: true, help: "Dotted key, e.g. tuning.agent.max_turns." }],
+    json: true,
+    examples: ["bernstein config get lineage.strict", "bernstein config get tuning --json"],
+    run: get,
+  },
+  {
+    path: ["config", "set"],
+    summary: "Set a key in .sdd/config.yaml (never the tracked bernstein.yaml).",
+    description:
+      "The value is read as YAML (8, true, [a, b], text) and validated before writing.\n" +
+      "Warns when a higher layer still overrides the key.",
+    args: [
+      { name: "key", required: true, help: "Dotted key." },
+      { name: "value", required: true, help: "New value (YAML)." },
+    ],
+    json: true,
+    examples: ["bernstein config set tuning.agent.max_turns 50"],
+    run: set,
+  },
+  {
+    path: ["config", "list"],
+    summary: "List every effective value with the layer that set it.",
+    description:
+      "JSON: {values: [{key, value, source}], layers: [{label, path, present}], problems}.",
+    json: true,
+    run: list,
+  },
+  {
+    path: ["config", "validate"],
+    summary: "Check every layer; print every problem; exit 1 if any is an error.",
+    description: "JSON: {ok, problems: [{severity, code, message, location, hint}], layers}.",
+    json: true,
+    run: validate,
+  },
+];

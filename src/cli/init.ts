@@ -1,0 +1,39 @@
+// `bernstein init`: create the .sdd/ layout and configuration templates.
+import type { CommandContext, CommandSpec } from "./spec.ts";
+
+async function init(ctx: CommandContext): Promise<number> {
+  const { findProject, initWorkspace } = await import("../config/mod.ts");
+  const { systemRandom } = await import("../io/mod.ts");
+  const project = await findProject(ctx.cwd);
+  const report = await initWorkspace(project, systemRandom);
+  if (ctx.json) {
+    ctx.out.json({ root: project.root, created: report.created, kept: report.kept });
+    return 0;
+  }
+  ctx.out.line(`initialised ${project.root}`);
+  for (const p of report.created) ctx.out.line(`  created ${p}`);
+  if (report.kept.length > 0) {
+    ctx.out.line(`  kept ${report.kept.length} existing path(s) unchanged`);
+  }
+  if (project.gitDir === undefined) {
+    ctx.out.warn({
+      code: "init.not_git",
+      message: `${project.root} is not a git repository; 'bernstein run' needs one`,
+    });
+  }
+  return 0;
+}
+
+/** `bernstein init`. */
+export const INIT_COMMANDS: CommandSpec[] = [
+  {
+    path: ["init"],
+    summary: "Create .sdd/ (state layout, config.yaml) and a commented bernstein.yaml.",
+    description:
+      "Idempotent: existing files are never overwritten. Disposable state (.sdd/runtime/,\n" +
+      ".sdd/worktrees/) and private keys (.sdd/keys/) are ignored via .sdd/.gitignore.\n" +
+      "JSON: {root, created: [path], kept: [path]}.",
+    json: true,
+    run: init,
+  },
+];

@@ -1,0 +1,115 @@
+/**
+ * The `bernstein` command line: the command table, help, argument parsing and the one place
+ * where errors become `error[code]: …` lines and exit codes.
+ *
+ * @example
+ * ```ts
+ * import { main } from "./mod.ts";
+ * Deno.exit(await main(Deno.args));
+ * ```
+ *
+ * @module
+ */
+import { BernsteinError, ExitCode } from "../errors/mod.ts";
+import { type EnvReader, processEnv } from "../io/env.ts";
+import { MAIN_BINARY, VERSION } from "../meta/mod.ts";
+import { COMMANDS, GROUPS } from "./commands.ts";
+import { commandHelp, groupHelp, markdownReference, rootHelp } from "./help.ts";
+import { Output } from "./output.ts";
+import { parseInvocation, resolveCommand } from "./parse.ts";
+
+export { COMMANDS, GROUPS } from "./commands.ts";
+export { markdownReference } from "./help.ts";
+export { alignColumns, BufferSink, Output, type TextSink } from "./output.ts";
+export type { CommandContext, CommandSpec, FlagSpec, GroupSpec } from "./spec.ts";
+
+/** What {@linkcode main} runs against; tests pass buffers and a fake environment. */
+export interface MainDeps {
+  /** Output streams. */
+  out: Output;
+  /** Environment. */
+  env: EnvReader;
+  /** Working directory. */
+  cwd: string;
+}
+
+function defaultDeps(): MainDeps {
+  return { out: Output.system(), env: processEnv, cwd: Deno.cwd() };
+}
+
+/** Renders an unexpected error; permission errors get a readable message. */
+function internalError(error: unknown, out: Output, debug: boolean): number {
+  if (error instanceof Deno.errors.NotCapable) {
+    out.error(new BernsteinError("permission.denied", (error as Error).message.split("\n")[0]));
+  } else {
+    const message = error instanceof Error ? error.message : String(error);
+    out.error(
+      new BernsteinError("internal", message.split("\n")[0], {
+        hint: debug ? undefined : "rerun with --debug for the stack",
+      }),
+    );
+  }
+  if (debug && error instanceof Error && error.stack) out.note(error.stack);
+  return ExitCode.failed;
+}
+
+/** Runs `bernstein` with `argv` and returns the exit code. */
+export async function main(
+  argv: readonly string[],
+  deps: MainDeps = defaultDeps(),
+): Promise<number> {
+  const { out } = deps;
+  const debug = argv.includes("--debug");
+  let args = [...argv];
+  if (args[0] === "-g" || args[0] === "--goal") args = ["run", ...args];
+  try {
+    if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+      out.line(`${MAIN_BINARY} ${VERSION}`);
+      return 0;
+    }
+    const resolution = resolveCommand(args, COMMANDS, GROUPS);
+    if (resolution.kind === "root") {
+      const rest = resolution.rest.filter((a) => a !== "--debug");
+      if (rest.length === 0 || rest.includes("--help") || rest.includes("-h")) {
+        out.line(rootHelp(COMMANDS, GROUPS));
+        return rest.length === 0 ? ExitCode.usage : 0;
+      }
+      if (rest.includes("--markdown-reference")) {
+        out.stdout.write(markdownReference(COMMANDS, GROUPS));
+        return 0;
+      }
+      throw new (await import("../errors/mod.ts")).UsageError(
+        "cli.unknown_flag",
+        `unknown flag '${rest[0]}'`,
+        {
+          hint: "run 'bernstein --help'",
+        },
+      );
+    }
+    if (resolution.kind === "group") {
+      out.line(groupHelp(resolution.group, COMMANDS));
+      const asked = resolution.rest.includes("--help") || resolution.rest.includes("-h");
+      return asked ? 0 : ExitCode.usage;
+    }
+    const parsed = parseInvocation(resolution.spec, resolution.rest);
+    if (parsed.flags.help === true) {
+      out.line(commandHelp(resolution.spec));
+      return 0;
+    }
+    return await resolution.spec.run({
+      ...parsed,
+      out,
+      env: deps.env,
+      cwd: deps.cwd,
+      debug,
+      json: parsed.flags.json === true,
+    });
+  } catch (error) {
+    if (error instanceof BernsteinError) {
+      out.error(error);
+      if (debug && error.stack) out.note(error.stack);
+      return error.exitCode;
+    }
+    return internalError(error, out, debug);
+  }
+}

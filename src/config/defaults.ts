@@ -1,0 +1,128 @@
+/**
+ * Every tunable number in one place, with its default and why it has that value. Each is
+ * overridable under `tuning:` in any config layer (e.g. `tuning.agent.max_turns: 50`).
+ */
+
+/** Orchestrator loop and run-level watchdogs. */
+export interface OrchestratorTuning {
+  /** Backstop tick of the scheduler; events (task done, agent exited) act at once. */
+  tick_interval_s: number;
+  /** How long `stop` waits for running agents to finish before killing them. */
+  drain_timeout_s: number;
+  /** A claim with no heartbeat or activity for this long is released. */
+  stale_claim_timeout_s: number;
+  /** A manager alive this long without creating any task aborts the run. */
+  stalled_manager_threshold_s: number;
+  /** Floor of every agent's wall-clock deadline; the scope buckets can only raise it. */
+  max_agent_runtime_s: number;
+  /** Wall-clock deadline per task scope before the floor is applied. */
+  scope_runtime_s: { small: number; medium: number; large: number; xl: number };
+  /** The zero-terminal backstop waits this long with an unchanged task fingerprint… */
+  stalled_run_grace_s: number;
+  /** …and over at least this many ticks, before failing the unfinished tasks. */
+  stalled_run_ticks: number;
+}
+
+/** Spawning agents. */
+export interface SpawnTuning {
+  /** First retry delay after a failed spawn; doubles per consecutive failure. */
+  spawn_backoff_base_s: number;
+  /** Cap of the spawn backoff. */
+  spawn_backoff_max_s: number;
+}
+
+/** Per-agent limits and liveness. */
+export interface AgentTuning {
+  /** Turn limit passed to adapters that support one. */
+  max_turns: number;
+  /** An agent whose log has not grown for this long counts as idle. */
+  idle_log_age_threshold_s: number;
+  /** No heartbeat, log or git activity for this long marks the agent stalled. */
+  stall_threshold_s: number;
+  /** How often agents are asked to heartbeat. */
+  heartbeat_interval_s: number;
+  /** Grace between SIGTERM and SIGKILL of an agent's process group. */
+  kill_grace_s: number;
+}
+
+/** Error-budget (SLO) tracking. */
+export interface SloTuning {
+  /** Failures tolerated before the error budget counts as burnt; negative clamps to 0. */
+  error_budget_min_failures: number;
+}
+
+/** Quality gates. */
+export interface GateTuning {
+  /** Default timeout of a gate command (tests, lint). */
+  timeout_s: number;
+}
+
+/** Task server. */
+export interface ServerTuning {
+  /** Port on 127.0.0.1; 0 picks a free port (written to `.sdd/runtime/server.port`). */
+  port: number;
+  /** Largest request body accepted. */
+  max_body_bytes: number;
+}
+
+/** All tunables. */
+export interface Tuning {
+  /** Orchestrator loop. */
+  orchestrator: OrchestratorTuning;
+  /** Spawning. */
+  spawn: SpawnTuning;
+  /** Agents. */
+  agent: AgentTuning;
+  /** SLO. */
+  slo: SloTuning;
+  /** Gates. */
+  gates: GateTuning;
+  /** Task server. */
+  server: ServerTuning;
+}
+
+/** The built-in defaults of every tunable. */
+export const DEFAULT_TUNING: Tuning = {
+  orchestrator: {
+    tick_interval_s: 3.0,
+    drain_timeout_s: 60,
+    stale_claim_timeout_s: 900,
+    stalled_manager_threshold_s: 170,
+    max_agent_runtime_s: 1800,
+    scope_runtime_s: { small: 900, medium: 1800, large: 3600, xl: 7200 },
+    stalled_run_grace_s: 1800,
+    stalled_run_ticks: 10,
+  },
+  spawn: {
+    spawn_backoff_base_s: 5,
+    spawn_backoff_max_s: 300,
+  },
+  agent: {
+    max_turns: 30,
+    idle_log_age_threshold_s: 180,
+    stall_threshold_s: 120,
+    heartbeat_interval_s: 30,
+    kill_grace_s: 10,
+  },
+  slo: {
+    error_budget_min_failures: 3,
+  },
+  gates: {
+    timeout_s: 600,
+  },
+  server: {
+    port: 0,
+    max_body_bytes: 1024 * 1024,
+  },
+};
+
+/** Task scopes, smallest first. */
+export type Scope = keyof OrchestratorTuning["scope_runtime_s"];
+
+/** An agent's wall-clock deadline for a scope: the bucket, raised to the runtime floor. */
+export function agentDeadlineSeconds(tuning: Tuning, scope: Scope): number {
+  return Math.max(
+    tuning.orchestrator.scope_runtime_s[scope],
+    tuning.orchestrator.max_agent_runtime_s,
+  );
+}

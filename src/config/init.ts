@@ -1,0 +1,124 @@
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { toHex } from "../canonical/mod.ts";
+import { writeFileIfAbsent } from "../io/files.ts";
+import type { Random } from "../io/random.ts";
+import { DEFAULT_TUNING } from "./defaults.ts";
+import type { ProjectPaths } from "./project.ts";
+
+/** Folders of the `.sdd/` layout (FORMATS.md), with their modes. */
+export const SDD_FOLDERS: readonly { path: string; mode: number }[] = [
+  { path: "", mode: 0o755 },
+  { path: "audit", mode: 0o700 },
+  { path: "cas", mode: 0o755 },
+  { path: "lineage", mode: 0o700 },
+  { path: "agents", mode: 0o755 },
+  { path: "keys", mode: 0o700 },
+  { path: "keys/agents", mode: 0o700 },
+  { path: "backlog/open", mode: 0o755 },
+  { path: "runs", mode: 0o755 },
+  { path: "runtime", mode: 0o700 },
+  { path: "worktrees", mode: 0o755 },
+];
+
+/** `.sdd/.gitignore`: disposable state and private keys never reach git. */
+export const SDD_GITIGNORE =
+  "# Written by bernstein init: disposable state and private keys stay out of git.\n" +
+  "runtime/\nworktrees/\nkeys/\n";
+
+function commented(text: string): string {
+  return text.trimEnd().split("\n").map((l) => `# ${l}`).join("\n") + "\n";
+}
+
+/** `.sdd/config.yaml` as init writes it: every tunable documented, all commented out. */
+export function workspaceConfigTemplate(): string {
+  return "# Workspace runtime defaults (lowest file layer; bernstein.yaml and overlays win).\n" +
+    "# 'bernstein config set KEY VALUE' writes here. Built-in defaults, for reference:\n#\n" +
+    commented(stringify({ tuning: DEFAULT_TUNING }));
+}
+
+/** The commented `bernstein.yaml` template. */
+export const PROJECT_TEMPLATE =
+  `# bernstein.yaml — project configuration (tracked). Run 'bernstein config validate'.
+# Sandboxed runs: put local changes in .git/bernstein-overlay.yaml or BERNSTEIN_CONFIG_OVERRIDE
+# instead of editing this file.
+
+# goal: "Add input validation to the signup form"
+# cli: auto            # adapter for every role unless role_model_policy says otherwise
+# max_agents: 4        # agents running at once
+
+# role_model_policy:
+#   backend:
+#     cli: claude
+#     model: sonnet
+#     effort: high
+#     ladder: [{ model: opus }]
+
+# quality_gates:
+#   run_config: true   # refuse diffs that touch bernstein's own config
+#   tests: { command: ["deno", "task", "test"], timeout_s: 600 }
+#   lint: { command: ["deno", "lint"] }
+
+# lineage:
+#   enabled: true
+#   strict: false      # true: a write whose lineage cannot be recorded is refused
+
+# compliance:
+#   risk_paths: ["src/payments/**", "migrations/**"]
+`;
+
+/** What {@linkcode initWorkspace} did. */
+export interface InitReport {
+  /** Paths created (relative to the project root). */
+  created: string[];
+  /** Paths that already existed and were left alone. */
+  kept: string[];
+}
+
+/**
+ * Creates the `.sdd/` layout, `.sdd/config.yaml`, `.sdd/install_id`, `.sdd/.gitignore` and a
+ * commented `bernstein.yaml`. Idempotent: existing files are never overwritten.
+ */
+export async function initWorkspace(project: ProjectPaths, random: Random): Promise<InitReport> {
+  const report: InitReport = { created: [], kept: [] };
+  for (const folder of SDD_FOLDERS) {
+    const path = join(project.sdd, folder.path);
+    const shown = join(".sdd", folder.path) + "/";
+    try {
+      await Deno.mkdir(path, { mode: folder.mode });
+      report.created.push(shown);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) {
+        if (error instanceof Deno.errors.NotFound) {
+          await Deno.mkdir(path, { recursive: true, mode: folder.mode });
+          report.created.push(shown);
+          continue;
+        }
+        throw error;
+      }
+      report.kept.push(shown);
+    }
+  }
+  const files: { rel: string; content: () => string; mode?: number }[] = [
+    { rel: ".sdd/config.yaml", content: workspaceConfigTemplate },
+    { rel: ".sdd/.gitignore", content: () => SDD_GITIGNORE },
+    { rel: ".sdd/install_id", content: () => toHex(random.bytes(8)), mode: 0o644 },
+    { rel: "bernstein.yaml", content: () => PROJECT_TEMPLATE },
+  ];
+  for (const f of files) {
+    const path = join(project.root, f.rel);
+    if (f.rel === "bernstein.yaml") {
+      const yml = await Deno.stat(join(project.root, "bernstein.yml")).then(
+        () => true,
+        () => false,
+      );
+      if (yml) {
+        report.kept.push("bernstein.yml");
+        continue;
+      }
+    }
+    const created = await writeFileIfAbsent(path, f.content(), { mode: f.mode });
+    (created ? report.created : report.kept).push(f.rel);
+  }
+  return report;
+}

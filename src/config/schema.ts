@@ -1,0 +1,139 @@
+import { z } from "zod";
+
+const positive = z.number().positive().finite();
+const positiveInt = z.number().int().positive();
+const nonNegative = z.number().nonnegative().finite();
+
+/** `tuning:` — every key of defaults.ts; all required here, the defaults layer supplies them. */
+export const TuningSchema = z.object({
+  orchestrator: z.object({
+    tick_interval_s: positive,
+    drain_timeout_s: nonNegative,
+    stale_claim_timeout_s: positive,
+    stalled_manager_threshold_s: positive,
+    max_agent_runtime_s: positive,
+    scope_runtime_s: z.object({
+      small: positive,
+      medium: positive,
+      large: positive,
+      xl: positive,
+    }).strict(),
+    stalled_run_grace_s: positive,
+    stalled_run_ticks: positive,
+  }).strict(),
+  spawn: z.object({
+    spawn_backoff_base_s: nonNegative,
+    spawn_backoff_max_s: nonNegative,
+  }).strict(),
+  agent: z.object({
+    max_turns: positiveInt,
+    idle_log_age_threshold_s: positive,
+    stall_threshold_s: positive,
+    heartbeat_interval_s: positive,
+    kill_grace_s: nonNegative,
+  }).strict(),
+  slo: z.object({
+    // Negative values are clamped to 0 by resolveConfig (documented behaviour), not refused.
+    error_budget_min_failures: z.number().int(),
+  }).strict(),
+  gates: z.object({ timeout_s: positive }).strict(),
+  server: z.object({
+    port: z.number().int().min(0).max(65535),
+    max_body_bytes: positiveInt,
+  }).strict(),
+}).strict();
+
+/** Reasoning effort names understood by adapters. */
+export const EFFORTS = ["low", "medium", "high", "max"] as const;
+
+const LadderStep = z.object({
+  cli: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  effort: z.enum(EFFORTS).optional(),
+}).strict();
+
+/** One role's model policy. */
+export const RolePolicySchema = z.object({
+  cli: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  effort: z.enum(EFFORTS).optional(),
+  endpoint: z.string().min(1).optional(),
+  ladder: z.array(LadderStep).optional(),
+  fallback_model: z.string().min(1).optional(),
+}).strict();
+
+/** A local (OpenAI-/Anthropic-/Gemini-compatible) model endpoint. */
+export const LocalEndpointSchema = z.object({
+  base_url: z.string().url(),
+  api: z.enum(["openai-chat", "openai-responses", "anthropic", "gemini"]).optional(),
+  api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+  model: z.string().min(1).optional(),
+}).strict();
+
+const GateCommand = z.object({
+  command: z.array(z.string().min(1)).min(1),
+  timeout_s: positive.optional(),
+}).strict();
+
+/** The whole `bernstein.yaml` (and every other layer), after defaults are applied. */
+export const ConfigSchema = z.object({
+  goal: z.string().optional(),
+  cells: z.array(
+    z.object({
+      name: z.string().min(1),
+      roles: z.array(z.string().min(1)).optional(),
+      max_agents: positiveInt.optional(),
+    }).strict(),
+  ).optional(),
+  workspace: z.object({
+    base_branch: z.string().min(1).optional(),
+    worktrees_dir: z.string().min(1).optional(),
+  }).strict().optional(),
+  cli: z.string().min(1),
+  max_agents: positiveInt,
+  budget: z.object({
+    usd: nonNegative.optional(),
+    max_tasks: positiveInt.optional(),
+  }).strict().optional(),
+  role_model_policy: z.record(z.string(), RolePolicySchema).optional(),
+  internal_llm_provider: z.string().min(1).optional(),
+  internal_llm_model: z.string().min(1).optional(),
+  catalogs: z.array(z.string().min(1)).optional(),
+  local_endpoints: z.record(z.string(), LocalEndpointSchema).optional(),
+  provider_availability: z.record(z.string(), z.boolean()).optional(),
+  storage: z.object({
+    backend: z.enum(["memory", "postgres", "redis"]),
+    database_url: z.string().min(1).optional(),
+    redis_url: z.string().min(1).optional(),
+  }).strict(),
+  notify: z.object({
+    webhook_url: z.string().url().optional(),
+    on: z.array(z.enum(["run.completed", "run.failed", "task.failed", "merge.refused"])).optional(),
+  }).strict().optional(),
+  network: z.object({
+    allowed_ips: z.array(z.string().min(1)),
+  }).strict(),
+  quality_gates: z.object({
+    run_config: z.boolean(),
+    tests: GateCommand.optional(),
+    lint: GateCommand.optional(),
+  }).strict(),
+  github: z.object({ sync_backlog: z.boolean() }).strict(),
+  bridges: z.record(z.string(), z.unknown()).optional(),
+  lineage: z.object({ enabled: z.boolean(), strict: z.boolean() }).strict(),
+  compliance: z.object({
+    risk_paths: z.array(z.string().min(1)),
+    remote_biometric_identification: z.boolean(),
+    retention_days: positiveInt,
+  }).strict(),
+  tuning: TuningSchema,
+}).strict();
+
+/** One layer: any subset of the config. */
+export const LayerSchema = ConfigSchema.deepPartial();
+
+/** The effective configuration. */
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** The top-level keys of `bernstein.yaml`. */
+export const TOP_LEVEL_KEYS: readonly string[] = Object.keys(ConfigSchema.shape);

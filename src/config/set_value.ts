@@ -1,0 +1,94 @@
+import { join } from "node:path";
+import { parse as parseYaml, parseDocument } from "yaml";
+import { closestMatch, UsageError } from "../errors/mod.ts";
+import { writeFileAtomic } from "../io/files.ts";
+import { ConfigError } from "./errors.ts";
+import { isPlainObject, setPath } from "./merge.ts";
+import type { ProjectPaths } from "./project.ts";
+import { knownKeysAt, validateLayer } from "./resolve.ts";
+import { objectLayer } from "./yaml_layer.ts";
+
+/** Splits and checks a dotted key against the schema; unknown segments suggest the closest. */
+export function parseConfigKey(dotted: string): string[] {
+  const path = dotted.split(".");
+  if (path.some((seg) => seg === "")) {
+    throw new UsageError(
+      "config.bad_key",
+      `'${dotted}' is not a dotted key such as tuning.agent.max_turns`,
+    );
+  }
+  for (let i = 0; i < path.length; i++) {
+    const known = knownKeysAt(path.slice(0, i));
+    // No known keys below a record (role names, endpoint names): any name is allowed there.
+    if (known.length === 0) break;
+    if (!known.includes(path[i])) {
+      const near = closestMatch(path[i], known);
+      const prefix = path.slice(0, i).join(".");
+      throw new UsageError(
+        "config.unknown_key",
+        `unknown key '${path[i]}'${prefix ? ` in ${prefix}` : ""}`,
+        {
+          hint: near
+            ? `did you mean '${[...path.slice(0, i), near].join(".")}'?`
+            : "run 'bernstein config list'",
+        },
+      );
+    }
+  }
+  return path;
+}
+
+/** Parses a value given on the command line as YAML (`8`, `true`, `[a, b]`, `text`). */
+export function parseConfigValue(text: string): unknown {
+  try {
+    return parseYaml(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Sets one key in `.sdd/config.yaml` (never the tracked bernstein.yaml), keeping the file's
+ * comments. The new value is validated before anything is written.
+ */
+export async function setWorkspaceValue(
+  project: ProjectPaths,
+  dotted: string,
+  valueText: string,
+): Promise<{
+  path: string;
+  value: unknown;
+}> {
+  const keyPath = parseConfigKey(dotted);
+  const value = parseConfigValue(valueText);
+  const file = join(project.sdd, "config.yaml");
+  let text = "";
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    await Deno.mkdir(project.sdd, { recursive: true });
+  }
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      "config.yaml_syntax",
+      `${file} is not valid YAML; fix it before 'config set'`,
+    );
+  }
+  const current = doc.toJS() ?? {};
+  if (!isPlainObject(current)) {
+    throw new ConfigError("config.not_a_mapping", `${file} is not a mapping`);
+  }
+  const candidate = setPath(current, keyPath, value);
+  const checked = validateLayer(objectLayer(dotted, candidate));
+  const errors = checked.problems.filter((p) =>
+    p.severity === "error" || p.code === "config.unknown_key"
+  );
+  if (errors.length > 0) {
+    throw new UsageError("config.invalid_value", errors[0].message);
+  }
+  doc.setIn(keyPath, value);
+  await writeFileAtomic(file, doc.toString());
+  return { path: file, value };
+}

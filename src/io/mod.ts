@@ -1,0 +1,30 @@
+/**
+ * The edges: processes, durable file writes and locks, checked paths, clock, randomness and
+ * environment, each behind a small interface so the core can be tested with fakes.
+ *
+ * @module
+ */
+export { type Clock, FakeClock, systemClock } from "./clock.ts";
+export { type EnvReader, mapEnv, processEnv } from "./env.ts";
+export { PathEscapeError, SpawnError } from "./errors.ts";
+export {
+  appendDurable,
+  pathExists,
+  readFileIfExists,
+  withFileLock,
+  writeAll,
+  writeFileAtomic,
+  writeFileIfAbsent,
+  type WriteOptions,
+} from "./files.ts";
+export {
+  buildChildEnv,
+  outputText,
+  type ProcessHandle,
+  type ProcessOptions,
+  type ProcessResult,
+  runProcess,
+  spawnProcess,
+} from "./process.ts";
+export { type Random, SeededRandom, systemRandom } from "./random.ts";
+export { checkRelativePath, resolveInside } from "./safe_path.ts";

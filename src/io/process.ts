@@ -1,0 +1,205 @@
+import type { EnvReader } from "./env.ts";
+import { SpawnError } from "./errors.ts";
+
+/** Options for {@linkcode runProcess} and {@linkcode spawnProcess}. */
+export interface ProcessOptions {
+  /** Working directory. */
+  cwd?: string;
+  /**
+   * The child's complete environment. The parent's environment is never inherited
+   * (`clearEnv`), so secrets reach a child only when listed here.
+   */
+  env?: Record<string, string>;
+  /** Bytes written to stdin, then closed; stdin is `/dev/null` when absent. */
+  stdin?: Uint8Array;
+  /** Kill the whole process group after this many milliseconds. */
+  timeoutMs?: number;
+  /** Grace period between SIGTERM and SIGKILL on timeout or abort (default 2000 ms). */
+  killGraceMs?: number;
+  /** Aborting kills the process group. */
+  signal?: AbortSignal;
+  /** Called with each chunk of stdout as it arrives. */
+  onStdout?: (chunk: Uint8Array) => void;
+  /** Called with each chunk of stderr as it arrives. */
+  onStderr?: (chunk: Uint8Array) => void;
+  /** Keep at most this many bytes of each stream in the result (default 16 MiB). */
+  maxCaptureBytes?: number;
+}
+
+/** What a finished process did. */
+export interface ProcessResult {
+  /** Exit code (128 + signal number when killed by a signal). */
+  code: number;
+  /** Signal that ended the process, if any. */
+  signal: Deno.Signal | null;
+  /** Captured stdout (possibly truncated to `maxCaptureBytes`). */
+  stdout: Uint8Array;
+  /** Captured stderr (possibly truncated to `maxCaptureBytes`). */
+  stderr: Uint8Array;
+  /** True when the deadline killed the process. */
+  timedOut: boolean;
+  /** True when the abort signal killed the process. */
+  aborted: boolean;
+}
+
+/** A running child process in its own process group. */
+export interface ProcessHandle {
+  /** Process id (also the process-group id). */
+  readonly pid: number;
+  /** Resolves when the process exits and its output is drained. */
+  readonly done: Promise<ProcessResult>;
+  /** SIGTERM the whole group, then SIGKILL after the grace period. */
+  terminate(graceMs?: number): Promise<void>;
+}
+
+const decoder = new TextDecoder();
+
+/** Text of captured output, decoded leniently (for messages, never for hashing). */
+export function outputText(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+function killGroup(pid: number, signal: Deno.Signal): void {
+  try {
+    Deno.kill(-pid, signal);
+  } catch {
+    // The group is already gone: nothing to kill.
+  }
+}
+
+async function drain(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  onChunk?: (chunk: Uint8Array) => void,
+): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let kept = 0;
+  for await (const chunk of stream) {
+    onChunk?.(chunk);
+    if (kept < limit) {
+      const take = chunk.subarray(0, limit - kept);
+      parts.push(take);
+      kept += take.length;
+    }
+  }
+  const out = new Uint8Array(kept);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/**
+ * Starts `argv[0]` with `argv.slice(1)` in its own process group, with a cleared environment,
+ * an optional deadline and output streaming. Never goes through a shell.
+ *
+ * @example
+ * ```ts
+ * const handle = spawnProcess(["git", "status"], { cwd: "/repo", env: { PATH: "/usr/bin" } });
+ * const result = await handle.done;
+ * ```
+ */
+export function spawnProcess(argv: readonly string[], options: ProcessOptions = {}): ProcessHandle {
+  if (argv.length === 0) throw new SpawnError("empty argv");
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      cwd: options.cwd,
+      env: options.env ?? {},
+      clearEnv: true,
+      stdin: options.stdin === undefined ? "null" : "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+  } catch (cause) {
+    const reason = cause instanceof Deno.errors.NotFound ? "not found" : (cause as Error).message;
+    throw new SpawnError(`cannot start ${argv[0]}: ${reason}`, { cause });
+  }
+  const pid = child.pid;
+  const grace = options.killGraceMs ?? 2000;
+  let timedOut = false;
+  let aborted = false;
+  let exited = false;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+
+  async function terminate(graceMs = grace): Promise<void> {
+    if (exited) return;
+    killGroup(pid, "SIGTERM");
+    await new Promise<void>((resolve) => {
+      killTimer = setTimeout(() => {
+        if (!exited) killGroup(pid, "SIGKILL");
+        resolve();
+      }, graceMs);
+      status.finally(() => {
+        clearTimeout(killTimer);
+        resolve();
+      });
+    });
+  }
+
+  const status = child.status.then((s) => {
+    exited = true;
+    // Descendants left in the group would hold the output pipes open and run unsupervised.
+    killGroup(pid, "SIGKILL");
+    return s;
+  });
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    writer.write(options.stdin).then(() => writer.close()).catch(() => {
+      // The child closed stdin early (it exited or does not read it): not an error here.
+    });
+  }
+  const deadline = options.timeoutMs === undefined ? undefined : setTimeout(() => {
+    timedOut = true;
+    terminate();
+  }, options.timeoutMs);
+  const onAbort = () => {
+    aborted = true;
+    terminate();
+  };
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  const limit = options.maxCaptureBytes ?? 16 * 1024 * 1024;
+
+  const done = (async (): Promise<ProcessResult> => {
+    const [stdout, stderr, s] = await Promise.all([
+      drain(child.stdout, limit, options.onStdout),
+      drain(child.stderr, limit, options.onStderr),
+      status,
+    ]);
+    clearTimeout(deadline);
+    clearTimeout(killTimer);
+    options.signal?.removeEventListener("abort", onAbort);
+    return { code: s.code, signal: s.signal, stdout, stderr, timedOut, aborted };
+  })();
+  return { pid, done, terminate };
+}
+
+/** Runs a process to completion; see {@linkcode spawnProcess}. */
+export function runProcess(
+  argv: readonly string[],
+  options: ProcessOptions = {},
+): Promise<ProcessResult> {
+  return spawnProcess(argv, options).done;
+}
+
+/**
+ * Builds a child environment from exact variable names read through `env`, plus explicit
+ * extra values. Names are exact (no patterns) so every secret a child sees is named in code.
+ */
+export function buildChildEnv(
+  names: readonly string[],
+  env: EnvReader,
+  extra: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = env.get(name);
+    if (value !== undefined) out[name] = value;
+  }
+  return { ...out, ...extra };
+}
