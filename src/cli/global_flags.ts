@@ -1,4 +1,4 @@
-import type { FlagSpec } from "./spec.ts";
+import type { CommandSpec, FlagSpec } from "./spec.ts";
 
 /** Flags every command accepts. */
 export const GLOBAL_FLAGS: readonly FlagSpec[] = [
@@ -12,3 +12,8 @@ export const JSON_FLAG: FlagSpec = {
   type: "boolean",
   help: "Print one JSON document on stdout instead of text.",
 };
+
+/** Every flag a command accepts: its own, `--json` when it has a JSON mode, and the globals. */
+export function flagsOf(spec: CommandSpec): FlagSpec[] {
+  return [...(spec.flags ?? []), ...(spec.json ? [JSON_FLAG] : []), ...GLOBAL_FLAGS];
+}

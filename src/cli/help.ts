@@ -1,6 +1,6 @@
 import { MAIN_BINARY, VERSION } from "../meta/mod.ts";
 import { alignColumns } from "./output.ts";
-import { flagsOf } from "./parse.ts";
+import { flagsOf } from "./global_flags.ts";
 import type { CommandSpec, FlagSpec, GroupSpec } from "./spec.ts";
 
 function usageLine(spec: CommandSpec): string {

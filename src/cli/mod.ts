@@ -16,7 +16,7 @@ import { MAIN_BINARY, VERSION } from "../meta/mod.ts";
 import { COMMANDS, GROUPS } from "./commands.ts";
 import { commandHelp, groupHelp, markdownReference, rootHelp } from "./help.ts";
 import { Output } from "./output.ts";
-import { parseInvocation, resolveCommand } from "./parse.ts";
+import { resolveCommand } from "./resolve.ts";
 
 export { COMMANDS, GROUPS } from "./commands.ts";
 export { markdownReference } from "./help.ts";
@@ -91,6 +91,8 @@ export async function main(
       const asked = resolution.rest.includes("--help") || resolution.rest.includes("-h");
       return asked ? 0 : ExitCode.usage;
     }
+    // node:util costs several ms to load, so help and --version never pay for it.
+    const { parseInvocation } = await import("./parse.ts");
     const parsed = parseInvocation(resolution.spec, resolution.rest);
     if (parsed.flags.help === true) {
       out.line(commandHelp(resolution.spec));
