@@ -1,0 +1,41 @@
+/**
+ * The one crypto interface: SHA-256, HMAC-SHA256, HKDF-SHA256, Ed25519 and PEM. Native
+ * `node:crypto` does the work (fast, no permissions needed, so the read-only verifier can use
+ * it); tests check it against `@noble` reference implementations and RFC vectors.
+ *
+ * @example
+ * ```ts
+ * const pair = ed25519KeyPairFromSeed(systemRandom.bytes(32));
+ * const sig = ed25519Sign(pair.seed, bytes);
+ * ed25519Verify(pair.publicKey, bytes, sig); // true
+ * ```
+ *
+ * @module
+ */
+export {
+  type Ed25519KeyPair,
+  ed25519KeyPairFromSeed,
+  ed25519Sign,
+  ed25519Verify,
+  PKCS8_ED25519_PREFIX,
+  SPKI_ED25519_PREFIX,
+} from "./ed25519.ts";
+export { CryptoFormatError } from "./errors.ts";
+export {
+  type HkdfOptions,
+  hkdfSha256,
+  hmacSha256,
+  hmacSha256Hex,
+  sha256,
+  sha256Hex,
+  type Sha256Stream,
+  sha256Stream,
+  timingSafeEqualBytes,
+} from "./hash.ts";
+export {
+  decodePrivateKeyPem,
+  decodePublicKeyPem,
+  encodePrivateKeyPem,
+  encodePublicKeyPem,
+  spkiDer,
+} from "./pem.ts";
