@@ -19,3 +19,22 @@ export {
   RUN_CONFIG_PATTERNS,
   runConfigGate,
 } from "./gates.ts";
+export { matchesGlob, ownedEntriesOverlap, ownedFilesOverlap } from "./owned_files.ts";
+export {
+  ACTIVE,
+  DEAD_END,
+  DEPENDENCY_MET,
+  type SchedulableTask,
+  scheduleTick,
+  spawnBackoffMs,
+  type TickDecision,
+  type TickInput,
+} from "./scheduler.ts";
+export {
+  decideTermination,
+  type StallState,
+  taskFingerprint,
+  type TerminationDecision,
+  type TerminationInput,
+  type TerminationTask,
+} from "./termination.ts";
