@@ -1,6 +1,7 @@
 // The command table: every group and command of `bernstein`. Group files import only types
 // statically, so building this table loads no YAML, zod or crypto.
 import { CONFIG_COMMANDS } from "./config.ts";
+import { DOCTOR_COMMANDS } from "./doctor.ts";
 import { INIT_COMMANDS } from "./init.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 
@@ -12,5 +13,6 @@ export const GROUPS: readonly GroupSpec[] = [
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   ...INIT_COMMANDS,
+  ...DOCTOR_COMMANDS,
   ...CONFIG_COMMANDS,
 ];

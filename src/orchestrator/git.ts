@@ -155,9 +155,10 @@ export class Git {
     return await this.text(["rev-parse", "--verify", `${ref}^{commit}`], cwd);
   }
 
-  /** True when the work tree or index has changes (untracked files included). */
-  async isDirty(cwd?: string): Promise<boolean> {
-    return (await this.text(["status", "--porcelain", "--untracked-files=all"], cwd)) !== "";
+  /** True when the work tree or index has changes (untracked files too unless `trackedOnly`). */
+  async isDirty(cwd?: string, trackedOnly = false): Promise<boolean> {
+    const untracked = trackedOnly ? "--untracked-files=no" : "--untracked-files=all";
+    return (await this.text(["status", "--porcelain", untracked], cwd)) !== "";
   }
 
   /** Creates a worktree at `path` on a new branch `branch` starting at `base`. */

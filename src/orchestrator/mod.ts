@@ -38,3 +38,4 @@ export {
   type TerminationInput,
   type TerminationTask,
 } from "./termination.ts";
+export { type CheckStatus, type DoctorCheck, type DoctorOptions, runDoctor } from "./doctor.ts";
