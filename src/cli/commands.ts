@@ -2,15 +2,21 @@
 // statically, so building this table loads no YAML, zod or crypto.
 import { CONFIG_COMMANDS } from "./config.ts";
 import { INIT_COMMANDS } from "./init.ts";
+import { PLAN_COMMANDS } from "./plan.ts";
+import { RUNS_COMMANDS } from "./runs.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 
 /** Command groups, in help order. */
 export const GROUPS: readonly GroupSpec[] = [
   { name: "config", summary: "Read, change and validate configuration." },
+  { name: "plan", summary: "Check plan files and the backlog before a run." },
+  { name: "runs", summary: "List past runs; show and verify their scorecards." },
 ];
 
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   ...INIT_COMMANDS,
   ...CONFIG_COMMANDS,
+  ...PLAN_COMMANDS,
+  ...RUNS_COMMANDS,
 ];

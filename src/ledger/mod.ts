@@ -67,6 +67,7 @@ export {
   findScorecard,
   type ScorecardVerification,
   type StoredScorecard,
+  type VerificationStatus,
   verifyScorecard,
   writeScorecard,
   type WrittenScorecard,

@@ -150,8 +150,19 @@ export async function findScorecard(
   return best;
 }
 
+/** Why a verification ended the way it did. */
+export type VerificationStatus =
+  | "match"
+  | "mismatch"
+  | "artefact_missing"
+  | "artefact_invalid"
+  | "ledger_missing"
+  | "ledger_broken";
+
 /** Result of {@linkcode verifyScorecard}; the five JSON fields of `runs scorecard --verify --json`. */
 export interface ScorecardVerification {
+  /** What was found, as a stable word. */
+  status: VerificationStatus;
   /** True when the artefact is intact and equals the scorecard recomputed from the ledger. */
   ok: boolean;
   /** The artefact's recorded sha256 (null when there is no readable artefact). */
@@ -176,6 +187,7 @@ export async function verifyScorecard(sdd: string, runId: string): Promise<Score
   let recomputed: JsonObject | undefined;
   let recomputedSha: string | null = null;
   let ledgerProblem: string | undefined;
+  let ledgerStatus: VerificationStatus = "ledger_broken";
   try {
     const ledger = await readLedger(sdd, runId);
     if (!ledger.ok) {
@@ -187,6 +199,7 @@ export async function verifyScorecard(sdd: string, runId: string): Promise<Score
     }
   } catch (error) {
     if (!(error instanceof LedgerError)) throw error;
+    if (error.code === "ledger.missing") ledgerStatus = "ledger_missing";
     ledgerProblem = error.code === "ledger.missing"
       ? `run '${runId}' has no ledger (${ledgerRelativePath(runId)})`
       : error.message;
@@ -199,6 +212,7 @@ export async function verifyScorecard(sdd: string, runId: string): Promise<Score
   if (stored === undefined) {
     return {
       ok: false,
+      status: "artefact_missing",
       ...base,
       diverging: [],
       description: `run '${runId}' has no scorecard artefact (.sdd/runs/${runId}/scorecard/)` +
@@ -206,11 +220,18 @@ export async function verifyScorecard(sdd: string, runId: string): Promise<Score
     };
   }
   if (stored.problem !== undefined) {
-    return { ok: false, ...base, diverging: [], description: stored.problem };
+    return {
+      ok: false,
+      status: "artefact_invalid",
+      ...base,
+      diverging: [],
+      description: stored.problem,
+    };
   }
   if (recomputed === undefined) {
     return {
       ok: false,
+      status: ledgerStatus,
       ...base,
       diverging: [],
       description: ledgerProblem ?? "the ledger is unusable",
@@ -220,6 +241,7 @@ export async function verifyScorecard(sdd: string, runId: string): Promise<Score
   if (diverging.length === 0 && recomputedSha === stored.recordedSha256) {
     return {
       ok: true,
+      status: "match",
       ...base,
       diverging,
       description: `the scorecard matches the ledger (${
@@ -231,6 +253,7 @@ export async function verifyScorecard(sdd: string, runId: string): Promise<Score
     (diverging.length > 20 ? `, … (${diverging.length} in all)` : "");
   return {
     ok: false,
+    status: "mismatch",
     ...base,
     diverging,
     description: `the scorecard differs from the ledger in: ${shown}`,

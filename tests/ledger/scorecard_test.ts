@@ -199,6 +199,7 @@ Deno.test("writeScorecard stores the canon-ascii envelope under its sha256; Pyth
     const verified = await verifyScorecard(sdd, "r1");
     deepStrictEqual(verified, {
       ok: true,
+      status: "match",
       artifact_sha256: written.sha256,
       recomputed_sha256: written.sha256,
       artifact_path: written.path,
@@ -219,6 +220,7 @@ Deno.test("verify names the diverging fields of a re-hashed, edited artefact", a
     await Deno.writeFile(join(scorecardDir(sdd, "r1"), `${env.sha256}.json`), env.bytes);
     const v = await verifyScorecard(sdd, "r1");
     strictEqual(v.ok, false);
+    strictEqual(v.status, "mismatch");
     deepStrictEqual(v.diverging, ["outcome", "tasks_failed"]);
     strictEqual(v.description, "the scorecard differs from the ledger in: outcome, tasks_failed");
     strictEqual(v.artifact_sha256, env.sha256);
@@ -245,6 +247,7 @@ Deno.test("verify catches an artefact edited in place and a ledger that grew aft
     await Deno.writeTextFile(first.path, text);
     const edited = await verifyScorecard(sdd, "r1");
     strictEqual(edited.ok, false);
+    strictEqual(edited.status, "artefact_invalid");
     ok(edited.description.includes("the content was edited"), edited.description);
   });
 });
@@ -255,6 +258,7 @@ Deno.test("verify reports a missing artefact, a missing ledger and a broken ledg
     const none = await verifyScorecard(sdd, "r1");
     strictEqual(none.ok, false);
     strictEqual(none.artifact_path, null);
+    strictEqual(none.status, "artefact_missing");
     ok(none.description.startsWith("run 'r1' has no scorecard artefact"), none.description);
     await writeRun(sdd, "r1", RUN);
     const written = await writeScorecard(sdd, "r1");
@@ -264,6 +268,7 @@ Deno.test("verify reports a missing artefact, a missing ledger and a broken ledg
     const broken = await verifyScorecard(sdd, "r1");
     strictEqual(broken.ok, false);
     strictEqual(broken.recomputed_sha256, null);
+    strictEqual(broken.status, "ledger_broken");
     strictEqual(
       broken.description,
       "the ledger does not verify at line 13: missing trailing newline",
@@ -272,6 +277,7 @@ Deno.test("verify reports a missing artefact, a missing ledger and a broken ledg
     const missing = await verifyScorecard(sdd, "r1");
     strictEqual(missing.ok, false);
     strictEqual(missing.artifact_sha256, written.sha256);
+    strictEqual(missing.status, "ledger_missing");
     strictEqual(
       missing.description,
       "run 'r1' has no ledger (.sdd/runtime/ledger/r1/000000.jsonl)",
