@@ -3,11 +3,15 @@
 import { CONFIG_COMMANDS } from "./config.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
 import { INIT_COMMANDS } from "./init.ts";
+import { PLAN_COMMANDS } from "./plan.ts";
+import { RUNS_COMMANDS } from "./runs.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 
 /** Command groups, in help order. */
 export const GROUPS: readonly GroupSpec[] = [
   { name: "config", summary: "Read, change and validate configuration." },
+  { name: "plan", summary: "Check plan files and the backlog before a run." },
+  { name: "runs", summary: "List past runs; show and verify their scorecards." },
 ];
 
 /** Every command, in help order. */
@@ -15,4 +19,6 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...INIT_COMMANDS,
   ...DOCTOR_COMMANDS,
   ...CONFIG_COMMANDS,
+  ...PLAN_COMMANDS,
+  ...RUNS_COMMANDS,
 ];

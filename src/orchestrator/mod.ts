@@ -1,6 +1,13 @@
 /**
- * The run: git worktrees and merges, quality gates, and (as they land) planning, the scheduler
- * tick, spawning, liveness, termination and resume.
+ * The run: git worktrees and merges, quality gates, completion signals, the scheduler tick,
+ * termination, doctor — and the run loop that puts them together.
+ *
+ * @example
+ * ```ts
+ * import { evaluateCompletionSignals, worktreeEdges } from "./mod.ts";
+ * const edges = worktreeEdges(worktreePath, { env: processEnv });
+ * const report = await evaluateCompletionSignals(step.completion_signals, edges);
+ * ```
  *
  * @module
  */
@@ -39,3 +46,19 @@ export {
   type TerminationTask,
 } from "./termination.ts";
 export { type CheckStatus, type DoctorCheck, type DoctorOptions, runDoctor } from "./doctor.ts";
+export {
+  type CommandProbe,
+  type CompletionReport,
+  decideSignal,
+  DEFAULT_SIGNAL_ENV,
+  evaluateCompletionSignals,
+  type EvaluateOptions,
+  type GlobProbe,
+  type PathProbe,
+  type ReadProbe,
+  type SignalEdges,
+  type SignalObservation,
+  type SignalResult,
+  type WorktreeEdgeOptions,
+  worktreeEdges,
+} from "./completion_signals.ts";
