@@ -81,6 +81,8 @@ export class IndexedTaskStore implements TaskStore {
   readonly #ids: TaskIdGenerator;
   readonly #tasks = new Map<string, Task>();
   readonly #byStatus = new Map<TaskStatus, Set<string>>();
+  /** Creation sequence of every id: breaks ties between tasks made in the same millisecond. */
+  readonly #seq = new Map<string, number>();
   #deliveries: Promise<void> = Promise.resolve();
   #unavailable: Error | undefined;
 
@@ -107,11 +109,16 @@ export class IndexedTaskStore implements TaskStore {
     return this.#tasks.size;
   }
 
+  #order(a: Task, b: Task): number {
+    return (this.#seq.get(a.id) ?? 0) - (this.#seq.get(b.id) ?? 0);
+  }
+
   #lookup = (id: string): Task | undefined => this.#tasks.get(id);
 
   #put(task: Task): void {
     const old = this.#tasks.get(task.id);
     if (old !== undefined) this.#byStatus.get(old.status)?.delete(task.id);
+    else this.#seq.set(task.id, this.#seq.size);
     this.#tasks.set(task.id, task);
     let set = this.#byStatus.get(task.status);
     if (set === undefined) this.#byStatus.set(task.status, set = new Set());
@@ -239,7 +246,7 @@ export class IndexedTaskStore implements TaskStore {
       }
       out.push(t);
     }
-    return out.sort(compareCreationOrder);
+    return out.sort((a, b) => compareCreationOrder(a, b) || this.#order(a, b));
   }
 
   async claimNext(role: string | undefined, options: ClaimOptions): Promise<Task | undefined> {
@@ -249,7 +256,7 @@ export class IndexedTaskStore implements TaskStore {
       const t = this.#require(id);
       if (role !== undefined && t.role !== role) continue;
       if (!isReady(t, this.#lookup)) continue;
-      if (best === undefined || compareClaimOrder(t, best) < 0) best = t;
+      if (best === undefined || (compareClaimOrder(t, best) || this.#order(t, best)) < 0) best = t;
     }
     if (best === undefined) return undefined;
     const change = applyTransition(best, "claimed", claimOptions(options), {
@@ -311,7 +318,7 @@ export class IndexedTaskStore implements TaskStore {
         stale.push(t);
       }
     }
-    stale.sort(compareCreationOrder);
+    stale.sort((a, b) => compareCreationOrder(a, b) || this.#order(a, b));
     const changes = stale.map((t) =>
       applyTransition(t, "open", { actor: options.actor, reason: options.reason }, {
         now,

@@ -116,6 +116,7 @@ export type {
 export {
   type CompletionSignal,
   CompletionSignalSchema,
+  describeZodError,
   describeZodIssue,
   issuePath,
   type ParsedTaskDraft,

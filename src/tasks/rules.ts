@@ -185,20 +185,24 @@ export function isReady(task: Task, lookup: TaskLookup): boolean {
   return task.status === "open" && pendingDependencies(task, lookup).length === 0;
 }
 
-/** Claim order: lower priority number first, then older, then smaller id. */
+/**
+ * Claim order: lower priority number first, then older. Ties (same millisecond) keep creation
+ * order: every backend lists tasks in creation order and sorts stably.
+ */
 export function compareClaimOrder(a: Task, b: Task): number {
   if (a.priority !== b.priority) return a.priority - b.priority;
-  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  return compareCreationOrder(a, b);
 }
 
-/** Creation order: older first, then smaller id (ids are time-ordered). */
+/** Creation time order; ties keep creation order (stable sort over creation-ordered input). */
 export function compareCreationOrder(a: Task, b: Task): number {
-  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  return a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0;
 }
 
-/** The ready tasks of `role` (any when undefined) in claim order: the scheduler's candidates. */
+/**
+ * The ready tasks of `role` (any when undefined) in claim order: the scheduler's candidates.
+ * `tasks` must be in creation order (as `TaskStore.list` returns them).
+ */
 export function selectReady(
   tasks: Iterable<Task>,
   lookup: TaskLookup,

@@ -99,11 +99,11 @@ export interface TaskStore {
   createMany(drafts: readonly TaskDraft[], options: CreateOptions): Promise<Task[]>;
   /** One task, or undefined. */
   get(id: string): Promise<Task | undefined>;
-  /** Tasks matching `filter`, oldest first (creation time, then id). */
+  /** Tasks matching `filter` in creation order (creation time; same millisecond: order made). */
   list(filter?: TaskFilter): Promise<Task[]>;
   /**
    * Claims the best ready task of `role` (any role when undefined): status `open`, every
-   * dependency closed; lowest priority number, then oldest, then smallest id. Undefined when
+   * dependency closed; lowest priority number, then oldest (creation order). Undefined when
    * nothing is ready.
    */
   claimNext(role: string | undefined, options: ClaimOptions): Promise<Task | undefined>;

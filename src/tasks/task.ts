@@ -234,17 +234,26 @@ export function describeZodIssue(issue: z.ZodIssue): string {
  */
 export function validationError(
   error: z.ZodError,
-  what: string,
   prefix: readonly (string | number)[] = [],
 ): TaskValidationError {
+  const { message, location } = describeZodError(error, prefix);
+  return new TaskValidationError(message, { location });
+}
+
+/** The first issue of a zod failure: its field path (if any) and what is wrong, plus a count. */
+export function describeZodError(
+  error: z.ZodError,
+  prefix: readonly (string | number)[] = [],
+): { message: string; location: string | undefined } {
   const first = error.issues[0];
   const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : "";
   const path = [...prefix, ...(first?.path ?? [])];
-  const location = path.length > 0 ? issuePath(path) : undefined;
-  return new TaskValidationError(
-    `${what}: ${first ? describeZodIssue(first) : "invalid"}${more}`,
-    { location },
-  );
+  // An unknown key is reported at the key itself, so the location names the offending field.
+  if (first?.code === "unrecognized_keys") path.push(first.keys[0]);
+  return {
+    message: `${first ? describeZodIssue(first) : "invalid"}${more}`,
+    location: path.length > 0 ? issuePath(path) : undefined,
+  };
 }
 
 /**
@@ -254,7 +263,7 @@ export function validationError(
 export function parseTaskDraft(input: unknown, index?: number): ParsedTaskDraft {
   const result = TaskDraftSchema.safeParse(input);
   if (!result.success) {
-    throw validationError(result.error, "invalid task", index === undefined ? [] : [index]);
+    throw validationError(result.error, index === undefined ? [] : [index]);
   }
   return result.data;
 }

@@ -190,7 +190,7 @@ export function runTaskStoreConformance(factory: BackendFactory): void {
         "task.unknown_reference",
         "parent_task_id",
       ],
-      [{ title: "x", role: "dev", colour: "red" }, "task.invalid", ""],
+      [{ title: "x", role: "dev", colour: "red" }, "task.invalid", "colour"],
       [{ title: "x", role: "dev", status: "done" }, "task.invalid", "status"],
       [{ title: "x", role: "dev", id: "../x" }, "task.invalid", "id"],
       [
@@ -277,11 +277,11 @@ export function runTaskStoreConformance(factory: BackendFactory): void {
     );
   });
 
-  test("claimNext takes priority first, then age, then id; skips other roles", async (c) => {
+  test("claimNext takes priority first, then age, then creation order; skips other roles", async (c) => {
     await c.store.create({ id: "low-old", title: "x", role: "dev", priority: 3 }, OP);
     c.clock.advance(10);
-    await c.store.create({ id: "high-new", title: "x", role: "dev", priority: 1 }, OP);
-    await c.store.create({ id: "high-new-b", title: "x", role: "dev", priority: 1 }, OP);
+    await c.store.create({ id: "zz-high-first", title: "x", role: "dev", priority: 1 }, OP);
+    await c.store.create({ id: "aa-high-second", title: "x", role: "dev", priority: 1 }, OP);
     await c.store.create({ id: "other-role", title: "x", role: "qa", priority: 1 }, OP);
     c.clock.advance(10);
     await c.store.create({ id: "high-newer", title: "x", role: "dev", priority: 1 }, OP);
@@ -293,10 +293,20 @@ export function runTaskStoreConformance(factory: BackendFactory): void {
       assert.equal(t.assigned_agent, "s1");
       order.push(t.id);
     }
-    assert.deepEqual(order, ["high-new", "high-new-b", "high-newer", "low-old"]);
+    assert.deepEqual(order, ["zz-high-first", "aa-high-second", "high-newer", "low-old"]);
     assert.equal((await c.store.get("other-role"))?.status, "open");
     assert.equal((await c.store.claimNext(undefined, { agent: "s2" }))?.id, "other-role");
     assert.equal(await c.store.claimNext(undefined, { agent: "s2" }), undefined);
+  });
+
+  test("a released task keeps its place in claim order", async (c) => {
+    const first = await c.store.create({ id: "zz-first", title: "x", role: "dev" }, OP);
+    await c.store.create({ id: "aa-second", title: "x", role: "dev" }, OP);
+    const claimed = await c.store.claimNext("dev", { agent: "s" });
+    assert.equal(claimed?.id, first.id);
+    await c.store.transition(first.id, "open", { actor: "orchestrator", reason: "agent died" });
+    assert.equal((await c.store.claimNext("dev", { agent: "s" }))?.id, first.id);
+    assert.deepEqual((await c.store.list()).map((t) => t.id), ["zz-first", "aa-second"]);
   });
 
   test("claimNext waits until every dependency is closed; planned tasks are never claimed", async (c) => {
