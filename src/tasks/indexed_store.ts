@@ -85,6 +85,7 @@ export class IndexedTaskStore implements TaskStore {
   readonly #seq = new Map<string, number>();
   #deliveries: Promise<void> = Promise.resolve();
   #unavailable: Error | undefined;
+  #closing: Promise<void> | undefined;
 
   constructor(options: IndexedTaskStoreOptions) {
     this.backend = options.backend;
@@ -330,10 +331,13 @@ export class IndexedTaskStore implements TaskStore {
   }
 
   async close(): Promise<void> {
-    if (this.#unavailable?.message === "closed") return;
-    await this.#journal.close();
-    await this.#deliveries;
-    this.#unavailable ??= new Error("closed");
+    if (this.#closing !== undefined) return await this.#closing;
+    this.#closing = (async () => {
+      await this.#journal.close();
+      await this.#deliveries;
+      this.#unavailable ??= new Error("closed");
+    })();
+    await this.#closing;
   }
 }
 
