@@ -8,6 +8,8 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 const SCRIPTS: string[] = [
   "startup.ts",
   "ledger.ts",
+  "tasks.ts",
+  "server.ts",
 ];
 
 interface Figure {

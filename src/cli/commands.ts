@@ -6,12 +6,14 @@ import { INIT_COMMANDS } from "./init.ts";
 import { PLAN_COMMANDS } from "./plan.ts";
 import { RUNS_COMMANDS } from "./runs.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
+import { TASK_COMMANDS } from "./task.ts";
 
 /** Command groups, in help order. */
 export const GROUPS: readonly GroupSpec[] = [
   { name: "config", summary: "Read, change and validate configuration." },
   { name: "plan", summary: "Check plan files and the backlog before a run." },
   { name: "runs", summary: "List past runs; show and verify their scorecards." },
+  { name: "task", summary: "Report on and inspect tasks through the task server." },
 ];
 
 /** Every command, in help order. */
@@ -21,4 +23,5 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...CONFIG_COMMANDS,
   ...PLAN_COMMANDS,
   ...RUNS_COMMANDS,
+  ...TASK_COMMANDS,
 ];
