@@ -89,6 +89,11 @@ export interface ScanAuditOptions {
   eventTypes?: readonly string[];
   /** Read size. Default 1 MiB. */
   chunkSize?: number;
+  /**
+   * Receives each returned record instead of collecting it in `records` (which then stays
+   * empty), so a scan of a long log holds no records in memory.
+   */
+  onRecord?: (record: ScannedAuditRecord) => void;
 }
 
 const MAX_SKIPS = 100;
@@ -174,6 +179,7 @@ class Scan {
     readonly keys: AuditChainKeys,
     readonly cursor: AuditScanCursor,
     readonly types: ReadonlySet<string> | undefined,
+    readonly onRecord: ((record: ScannedAuditRecord) => void) | undefined,
   ) {}
 
   skip(segment: string, line: number, reason: string): void {
@@ -197,7 +203,9 @@ class Scan {
     this.cursor.tip = record.hmac;
     if (!check.claimOk) return this.skip(segment, line.number, "false predecessor claim");
     if (this.types === undefined || this.types.has(record.event_type)) {
-      this.records.push({ record, segment, line: line.number });
+      const scanned = { record, segment, line: line.number };
+      if (this.onRecord) this.onRecord(scanned);
+      else this.records.push(scanned);
     }
   }
 }
@@ -234,6 +242,7 @@ export async function scanAuditLog(
     auditChainKeys(key),
     cursor,
     options.eventTypes ? new Set(options.eventTypes) : undefined,
+    options.onRecord,
   );
   for (let i = cursor.closed.length; i < segments.length; i++) {
     const segment = segments[i];
@@ -253,17 +262,22 @@ export async function scanAuditLog(
           firstLine: cursor.line,
           chunkSize: options.chunkSize,
         });
+        let last: RawLine | undefined;
         for await (const line of lines) {
           // An unterminated last line of the newest segment may still be in flight.
           if (!line.terminated && newest) break;
           scan.consume(segment.name, line);
-          const length = line.length + (line.terminated ? 1 : 0);
-          cursor.offset = line.offset + length;
-          cursor.line = line.number + 1;
+          last = line;
+        }
+        if (last !== undefined) {
+          const length = last.length + (last.terminated ? 1 : 0);
+          cursor.offset = last.offset + length;
+          cursor.line = last.number + 1;
           cursor.last_line_length = length;
-          cursor.last_line_sha256 = line.bytes === undefined
+          // Hashed once per scan, not per line: only the last consumed line is remembered.
+          cursor.last_line_sha256 = last.bytes === undefined
             ? ""
-            : sha256Hex(line.terminated ? withNewline(line.bytes) : line.bytes);
+            : sha256Hex(last.terminated ? withNewline(last.bytes) : last.bytes);
         }
       } finally {
         file.close();

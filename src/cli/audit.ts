@@ -1,4 +1,5 @@
 // `bernstein audit …`: verify the HMAC-chained audit log and show its authenticated records.
+import type { ScannedAuditRecord } from "../audit/mod.ts";
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec, FlagSpec } from "./spec.ts";
 import { numberFlag, stringFlag, stringsFlag } from "./spec.ts";
@@ -118,17 +119,19 @@ async function show(ctx: CommandContext): Promise<number> {
   const types = stringsFlag(ctx, "type");
   const dir = await auditDir(ctx);
   const key = await loadKey(ctx);
+  // Records stream through a filter, so only the rows to print are held in memory.
+  const rows: ScannedAuditRecord[] = [];
   const scan = await audit.scanAuditLog(dir, key, {
     eventTypes: types.length > 0 ? types : undefined,
+    onRecord(r) {
+      if (since !== undefined) {
+        const t = audit.auditTimestampMicros(r.record.timestamp);
+        if (t === undefined || t < since) return;
+      }
+      rows.push(r);
+      if (limit !== undefined && rows.length > limit) rows.shift();
+    },
   });
-  let rows = scan.records;
-  if (since !== undefined) {
-    rows = rows.filter((r) => {
-      const t = audit.auditTimestampMicros(r.record.timestamp);
-      return t !== undefined && t >= since;
-    });
-  }
-  if (limit !== undefined) rows = rows.slice(-limit);
   if (ctx.json) {
     ctx.out.json({
       dir,
