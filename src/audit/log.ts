@@ -109,6 +109,7 @@ export class AuditLog implements AuditSink {
   #queue: Pending[] = [];
   #draining: Promise<void> | undefined;
   #lockFile: Deno.FsFile | undefined;
+  #lockIno: number | null = null;
   #segment: { name: string; file: Deno.FsFile; ino: number | null } | undefined;
   #cache: TipCache | undefined;
   #closed = false;
@@ -167,17 +168,26 @@ export class AuditLog implements AuditSink {
   }
 
   async #lock(): Promise<Deno.FsFile> {
-    if (this.#lockFile === undefined) {
-      await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
-      this.#lockFile = await Deno.open(join(this.dir, LOCK_FILE), {
-        read: true,
-        write: true,
-        create: true,
-        mode: 0o600,
-      });
+    const path = join(this.dir, LOCK_FILE);
+    for (;;) {
+      if (this.#lockFile === undefined) {
+        await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
+        const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+        this.#lockFile = file;
+        this.#lockIno = (await file.stat()).ino;
+      }
+      await this.#lockFile.lock(true);
+      // A lock on a file that was deleted or replaced excludes nobody: reopen and retry.
+      let current: number | null | undefined;
+      try {
+        current = Deno.statSync(path).ino;
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      if (current !== undefined && current === this.#lockIno) return this.#lockFile;
+      this.#lockFile.close();
+      this.#lockFile = undefined;
     }
-    await this.#lockFile.lock(true);
-    return this.#lockFile;
   }
 
   async #tail(): Promise<TailState> {

@@ -202,7 +202,7 @@ export const AUDIT_COMMANDS: CommandSpec[] = [
         type: "string",
         multiple: true,
         valueName: "EVENT_TYPE",
-        help: "Only this event type (repeatable).",
+        help: "Only this event type.",
       },
       {
         name: "since",

@@ -277,3 +277,28 @@ Deno.test("MemoryAuditSink keeps a real chain for tests of other modules", async
   strictEqual(sink.ofType("probe").length, 2);
   await rejects(sink.append({ ...event(2), resource_type: "" }), /empty/);
 });
+
+Deno.test("a writer whose lock file was deleted takes a lock on the new one", async () => {
+  await withTempDir(async (root) => {
+    const fx = await auditFixture(root);
+    const log = new AuditLog(fx.dir, fx.key, { clock: fx.clock });
+    await log.append(event(0));
+    await Deno.remove(join(fx.dir, ".chain.lock"));
+    // Another writer holds the new lock file; our next append must wait for it.
+    const other = await Deno.open(join(fx.dir, ".chain.lock"), {
+      read: true,
+      write: true,
+      create: true,
+    });
+    await other.lock(true);
+    let done = false;
+    const pending = log.append(event(1)).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 150));
+    strictEqual(done, false, "appended without holding the live lock file");
+    await other.unlock();
+    other.close();
+    await pending;
+    await log.close();
+    ok((await verifyAuditLog(fx.dir, fx.key)).ok);
+  });
+});

@@ -157,3 +157,49 @@ Deno.test("line checks name what is wrong: JSON, byte binding, shape, scheme", (
   const check = checkRecordLine(invalidUtf8, KEYS);
   ok(check.kind === "bad" && check.code === "audit.invalid_json" && /UTF-8/.test(check.message));
 });
+
+Deno.test("a nested or quoted 'hmac' in details does not confuse the HMAC input", () => {
+  const { line } = buildRecord({
+    actor: "a",
+    event_type: "e",
+    resource_type: "t",
+    resource_id: "r",
+    details: { hmac: "ab".repeat(32), note: ', "hmac": "', z: [{ hmac: "cd".repeat(32) }] },
+  }, { prevHmac: GENESIS_HMAC, timestamp: TS, keys: KEYS });
+  const check = checkRecordLine(lineOf(line), KEYS);
+  ok(check.kind === "record" && check.hmacOk);
+  const altered = new TextDecoder().decode(lineOf(line)).replace('"ab', '"ac');
+  const check2 = checkRecordLine(enc(altered), KEYS);
+  ok(check2.kind === "record" && !check2.hmacOk);
+});
+
+Deno.test("lines the runtime JSON parser would accept differently are still judged exactly", () => {
+  const { line } = buildRecord(
+    { actor: "a", event_type: "e", resource_type: "t", resource_id: "r", details: { n: 1 } },
+    { prevHmac: GENESIS_HMAC, timestamp: TS, keys: KEYS },
+  );
+  const text = new TextDecoder().decode(lineOf(line));
+  // A duplicate key: JSON.parse keeps the last one; the exact parser refuses the line.
+  const duplicate = text.replace('"actor": "a", ', '"actor": "b", "actor": "a", ');
+  const dup = checkRecordLine(enc(duplicate), KEYS);
+  ok(dup.kind === "bad" && dup.code === "audit.invalid_json" && /duplicate/.test(dup.message));
+  // A big integer and an integral float: JSON.parse would round or drop the ".0".
+  for (const value of ["17329000001234567891", "1.0", "-0.0", "1e+20"]) {
+    const { line: l } = buildRecord({
+      actor: "a",
+      event_type: "e",
+      resource_type: "t",
+      resource_id: "r",
+      details: {
+        n: value === "17329000001234567891" ? 17329000001234567891n : jsonFloat(Number(value)),
+      },
+    }, { prevHmac: GENESIS_HMAC, timestamp: TS, keys: KEYS });
+    ok(new TextDecoder().decode(l).includes(`"n": ${value}}`), value);
+    const check = checkRecordLine(lineOf(l), KEYS);
+    ok(check.kind === "record" && check.hmacOk, value);
+  }
+  // And a lone surrogate escape, which JSON.parse accepts.
+  const lone = text.replace('"r"', '"\\ud800"');
+  const bad = checkRecordLine(enc(lone), KEYS);
+  ok(bad.kind === "bad", "lone surrogate accepted");
+});
