@@ -216,6 +216,10 @@ export class AuditLog implements AuditSink {
 
   async #commit(batch: Pending[]): Promise<void> {
     const outcomes: (AuditRecord | Error)[] = [];
+    // Which write holds each outcome's record, and how many writes are durable: when a later
+    // write fails, records already fsynced are still acknowledged.
+    const writeOf: number[] = [];
+    let durable = 0;
     try {
       const lock = await this.#lock();
       try {
@@ -268,8 +272,10 @@ export class AuditLog implements AuditSink {
             floor = segment;
             tip = built.record.hmac;
             outcomes.push(built.record);
+            writeOf.push(writes.length - 1);
           } catch (error) {
             outcomes.push(error as Error);
+            writeOf.push(-1);
           }
         }
         let written: TipCache | undefined = state.newest === undefined || torn !== undefined
@@ -279,6 +285,7 @@ export class AuditLog implements AuditSink {
           const known = w.segment === state.newest?.name ? state.newest : undefined;
           const info = await this.#writeSegment(w.segment, concatParts(w.parts), known);
           written = { name: w.segment, size: info.size, ino: info.ino, tip };
+          durable++;
         }
         this.#cache = written;
       } finally {
@@ -286,7 +293,14 @@ export class AuditLog implements AuditSink {
       }
     } catch (error) {
       this.#cache = undefined;
-      for (const item of batch) item.reject(error);
+      batch.forEach((item, i) => {
+        const outcome = outcomes[i];
+        if (outcome !== undefined && !(outcome instanceof Error) && writeOf[i] < durable) {
+          item.resolve(outcome);
+        } else {
+          item.reject(outcome instanceof Error ? outcome : error);
+        }
+      });
       return;
     }
     batch.forEach((item, i) => {

@@ -306,15 +306,33 @@ export class CasStore {
     }
   }
 
-  /** Links `tmp` to `path` unless `path` exists; true when this call created it. */
+  /**
+   * Puts `tmp` in place at `path` unless `path` exists; true when this call created it. A hard
+   * link never replaces an existing file, so the first writer wins even in a race (a rename
+   * would silently overwrite). File systems without hard links fall back to check + rename:
+   * the blob bytes are identical by construction, only a racing sidecar could be replaced.
+   */
   async #linkIfAbsent(tmp: string, path: string): Promise<boolean> {
     try {
       await Deno.link(tmp, path);
       return true;
     } catch (error) {
       if (error instanceof Deno.errors.AlreadyExists) return false;
-      throw error;
+      if (
+        !(error instanceof Deno.errors.NotSupported ||
+          error instanceof Deno.errors.PermissionDenied)
+      ) {
+        throw error;
+      }
     }
+    try {
+      await Deno.lstat(path);
+      return false;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    await Deno.rename(tmp, path);
+    return true;
   }
 
   async #ensureMeta(digest: string, size: number, options: CasPutOptions): Promise<CasMeta> {
