@@ -10,6 +10,7 @@ const SCRIPTS: string[] = [
   "ledger.ts",
   "tasks.ts",
   "server.ts",
+  "audit.ts",
 ];
 
 interface Figure {

@@ -1,5 +1,6 @@
 // The command table: every group and command of `bernstein`. Group files import only types
 // statically, so building this table loads no YAML, zod or crypto.
+import { AUDIT_COMMANDS } from "./audit.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
 import { INIT_COMMANDS } from "./init.ts";
@@ -14,6 +15,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { name: "plan", summary: "Check plan files and the backlog before a run." },
   { name: "runs", summary: "List past runs; show and verify their scorecards." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
+  { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
 ];
 
 /** Every command, in help order. */
@@ -24,4 +26,5 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...PLAN_COMMANDS,
   ...RUNS_COMMANDS,
   ...TASK_COMMANDS,
+  ...AUDIT_COMMANDS,
 ];
