@@ -1,5 +1,6 @@
 // The command table: every group and command of `bernstein`. Group files import only types
 // statically, so building this table loads no YAML, zod or crypto.
+import { ADAPTERS_COMMANDS } from "./adapters.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
 import { INIT_COMMANDS } from "./init.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
@@ -7,10 +8,15 @@ import type { CommandSpec, GroupSpec } from "./spec.ts";
 /** Command groups, in help order. */
 export const GROUPS: readonly GroupSpec[] = [
   { name: "config", summary: "Read, change and validate configuration." },
+  {
+    name: "adapters",
+    summary: "Agent CLIs: what is installed, and whether their flags still hold.",
+  },
 ];
 
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   ...INIT_COMMANDS,
   ...CONFIG_COMMANDS,
+  ...ADAPTERS_COMMANDS,
 ];
