@@ -17,6 +17,11 @@ import type { OutputParser, ProgressEvent, TokenUsage } from "./types.ts";
 export interface StreamJsonOptions {
   /** Read `total_cost_usd` (only CLIs that really bill; others may print a meaningless 0). */
   cost: boolean;
+  /**
+   * A `result` text that means failure even when the event says success (qwen 0.15 reports
+   * an API error as `subtype: success` with result `[API Error: …]` and exit 0).
+   */
+  error_result?: RegExp;
 }
 
 function usageOf(value: unknown): TokenUsage | null {
@@ -120,7 +125,9 @@ export function streamJsonParser(options: StreamJsonOptions): OutputParser {
             if (cost !== undefined) state.cost_usd = cost;
           }
           const isError = ev.is_error === true ||
-            (state.subtype !== null && state.subtype.startsWith("error"));
+            (state.subtype !== null && state.subtype.startsWith("error")) ||
+            (options.error_result !== undefined && resultText !== undefined &&
+              options.error_result.test(resultText));
           if (isError) {
             const errors = arr(ev.errors).map((e) => (typeof e === "string" ? e : "")).filter(
               (e) => e !== "",

@@ -95,5 +95,5 @@ export const qwen: Adapter = {
     { flag: "--append-system-prompt" },
   ],
   build,
-  parser: () => streamJsonParser({ cost: false }),
+  parser: () => streamJsonParser({ cost: false, error_result: /^\[API Error\b/ }),
 };
