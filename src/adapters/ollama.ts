@@ -41,8 +41,10 @@ export const ollama: Adapter = {
     { flag: "--model", help: ["run", "--help"] },
   ],
   build(input) {
+    // Ollama needs a concrete model; with none asked for, take the sonnet tier's.
+    const model = input.model ?? input.endpoint?.model ?? "sonnet";
     const invocation = opencodeInvocation(
-      { ...input, effort: undefined },
+      { ...input, model, effort: undefined },
       { adapter: "ollama", models: MODELS, default_endpoint: defaultOllamaEndpoint(input) },
     );
     if (input.effort !== undefined) {

@@ -74,6 +74,15 @@ async function list(ctx: CommandContext): Promise<number> {
 async function check(ctx: CommandContext): Promise<number> {
   const name = stringArg(ctx, "name") ?? "";
   const { adapters, options } = await setup(ctx);
+  if (!adapters.isAdapterName(name)) {
+    const { UsageError, closestMatch } = await import("../errors/mod.ts");
+    const near = closestMatch(name, adapters.ADAPTER_NAMES);
+    throw new UsageError("adapter.unknown", `unknown adapter '${name}'`, {
+      hint: `${near ? `did you mean '${near}'? ` : ""}registered: ${
+        adapters.ADAPTER_NAMES.join(", ")
+      }`,
+    });
+  }
   const result = await adapters.checkAdapter(name, options);
   if (ctx.json) {
     ctx.out.json(result as unknown as JsonValue);
@@ -130,7 +139,8 @@ export const ADAPTERS_COMMANDS: CommandSpec[] = [
       "Resolves the binary on PATH, runs its version probe under a deadline and checks that\n" +
       "every flag the adapter relies on still appears in the installed CLI's help (subcommand\n" +
       "help where the flags live, e.g. 'codex exec --help'). Exit 1 when the binary is missing,\n" +
-      "the version probe fails or any flag vanished (named in the output).\n" +
+      "the version probe fails or any flag vanished (named in the output); exit 2 for an\n" +
+      "unknown adapter name.\n" +
       "JSON: {name, available, path, reason, version, version_error, flags: [{flag, present,\n" +
       "via, detail}], missing: [flag], ok, summary, binary, prompt, capabilities}.",
     args: [{ name: "name", required: true, help: "adapter name (see 'bernstein adapters list')" }],

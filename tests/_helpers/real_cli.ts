@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import {
   type Adapter,
+  type AdapterSettings,
   type AgentResult,
   type EndpointProfile,
   type Invocation,
@@ -87,6 +88,8 @@ export interface RealRunOptions {
   timeoutMs: number;
   /** Turn limit. */
   max_turns?: number;
+  /** `adapters.<name>` settings. */
+  settings?: AdapterSettings;
 }
 
 /** Runs `adapter` once in a temporary git worktree with its own HOME; cleans up after `fn`. */
@@ -110,6 +113,7 @@ export async function runRealCli<T>(
       endpoint: endpointFor(adapter.name, options.server.origin),
       executable: options.executable,
       max_turns: options.max_turns,
+      settings: options.settings,
       is_root: Deno.uid() === 0,
     });
     await writeInvocationFiles(invocation, home);
