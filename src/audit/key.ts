@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { KeyMissingError } from "../errors/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { toHex } from "../canonical/mod.ts";
-import type { EnvReader } from "../io/env.ts";
-import type { Random } from "../io/random.ts";
+import type { EnvReader } from "../io/mod.ts";
+import type { Random } from "../io/mod.ts";
 import { hkdfSha256 } from "../crypto/mod.ts";
 
 /** Where the audit key lives (FORMATS.md §2), and which rule chose it. */

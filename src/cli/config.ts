@@ -181,7 +181,8 @@ export const CONFIG_COMMANDS: CommandSpec[] = [
     summary: "Set a key in .sdd/config.yaml (never the tracked bernstein.yaml).",
     description:
       "The value is read as YAML (8, true, [a, b], text) and validated before writing.\n" +
-      "Warns when a higher layer still overrides the key.",
+      "Warns when a higher layer still overrides the key.\n" +
+      "JSON: {key, value, file, effective_source}.",
     args: [
       { name: "key", required: true, help: "Dotted key." },
       { name: "value", required: true, help: "New value (YAML)." },

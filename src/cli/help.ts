@@ -116,12 +116,14 @@ export function markdownReference(
         : []),
     ];
     if ((spec.args ?? []).length + flags.length > 0) {
-      out.push("| argument / flag | meaning |", "| --- | --- |");
-      for (const a of spec.args ?? []) out.push(`| \`${a.name}\` | ${a.help} |`);
-      for (const f of flags) {
-        out.push(`| \`${flagLabel(f).trim()}\` | ${flagHelp(f).replace(/\|/g, "\\|")} |`);
-      }
-      out.push("");
+      const rows: [string, string][] = [
+        ...(spec.args ?? []).map((a): [string, string] => [`\`${a.name}\``, a.help]),
+        ...flags.map((f): [string, string] => [
+          `\`${flagLabel(f).trim()}\``,
+          flagHelp(f).replace(/\|/g, "\\|"),
+        ]),
+      ];
+      out.push(...markdownTable(["argument / flag", "meaning"], rows), "");
     }
   };
   for (const c of commands.filter((c) => c.path.length === 1 && !c.hidden)) section(c);
@@ -132,4 +134,12 @@ export function markdownReference(
     ) section(c);
   }
   return out.join("\n").trimEnd() + "\n";
+}
+
+/** A Markdown table padded the way `deno fmt` writes it, so formatting the README is a no-op. */
+function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => r[i].length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
 }

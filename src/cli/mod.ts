@@ -11,7 +11,7 @@
  * @module
  */
 import { BernsteinError, ExitCode } from "../errors/mod.ts";
-import { type EnvReader, processEnv } from "../io/env.ts";
+import type { EnvReader } from "../io/mod.ts";
 import { MAIN_BINARY, VERSION } from "../meta/mod.ts";
 import { COMMANDS, GROUPS } from "./commands.ts";
 import { commandHelp, groupHelp, markdownReference, rootHelp } from "./help.ts";
@@ -27,14 +27,14 @@ export type { CommandContext, CommandSpec, FlagSpec, GroupSpec } from "./spec.ts
 export interface MainDeps {
   /** Output streams. */
   out: Output;
-  /** Environment. */
-  env: EnvReader;
+  /** Environment; the process environment when absent. */
+  env?: EnvReader;
   /** Working directory. */
   cwd: string;
 }
 
 function defaultDeps(): MainDeps {
-  return { out: Output.system(), env: processEnv, cwd: Deno.cwd() };
+  return { out: Output.system(), cwd: Deno.cwd() };
 }
 
 /** Renders an unexpected error; permission errors get a readable message. */
@@ -101,7 +101,8 @@ export async function main(
     return await resolution.spec.run({
       ...parsed,
       out,
-      env: deps.env,
+      // Loaded only for commands: help and --version never pay for the I/O module.
+      env: deps.env ?? (await import("../io/mod.ts")).processEnv,
       cwd: deps.cwd,
       debug,
       json: parsed.flags.json === true,

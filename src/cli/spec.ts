@@ -1,4 +1,4 @@
-import type { EnvReader } from "../io/env.ts";
+import type { EnvReader } from "../io/mod.ts";
 import type { Output } from "./output.ts";
 
 /** Kinds of flag values. Numbers are parsed and validated by the CLI layer. */

@@ -59,12 +59,31 @@ export interface GateTuning {
   timeout_s: number;
 }
 
-/** Task server. */
+/** Task server and its clients (`bernstein task …`). */
 export interface ServerTuning {
   /** Port on 127.0.0.1; 0 picks a free port (written to `.sdd/runtime/server.port`). */
   port: number;
   /** Largest request body accepted. */
   max_body_bytes: number;
+  /** Connection attempts of `bernstein task …` while the server refuses connections. */
+  client_connect_attempts: number;
+  /** First delay between those attempts; doubles per attempt (100 ms → 3.1 s over 6 tries). */
+  client_retry_base_ms: number;
+  /** Lifetime of an orchestrator hold created without `ttl_s`. */
+  hold_default_ttl_s: number;
+  /** Longest hold accepted, so a forgotten hold cannot keep a run alive for ever. */
+  hold_max_ttl_s: number;
+}
+
+/** Task defaults and the embedded task store. */
+export interface TasksTuning {
+  /** Priority of a task created without one (1 is highest). */
+  default_priority: number;
+  /** Retries of a task created without `max_retries`. */
+  default_max_retries: number;
+  /** The JSONL task log is rewritten as a snapshot once it holds this many records and more
+   * than twice as many as there are tasks (keeps replay after a crash short). */
+  jsonl_compact_min_records: number;
 }
 
 /** All tunables. */
@@ -81,6 +100,8 @@ export interface Tuning {
   gates: GateTuning;
   /** Task server. */
   server: ServerTuning;
+  /** Tasks and the task store. */
+  tasks: TasksTuning;
 }
 
 /** The built-in defaults of every tunable. */
@@ -117,6 +138,15 @@ export const DEFAULT_TUNING: Tuning = {
   server: {
     port: 0,
     max_body_bytes: 1024 * 1024,
+    client_connect_attempts: 6,
+    client_retry_base_ms: 100,
+    hold_default_ttl_s: 600,
+    hold_max_ttl_s: 86400,
+  },
+  tasks: {
+    default_priority: 2,
+    default_max_retries: 2,
+    jsonl_compact_min_records: 10000,
   },
 };
 

@@ -1,4 +1,4 @@
-import type { EnvReader } from "../io/env.ts";
+import type { EnvReader } from "../io/mod.ts";
 import type { ConfigProblem } from "./errors.ts";
 import { setPath } from "./merge.ts";
 

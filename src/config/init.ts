@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { toHex } from "../canonical/mod.ts";
-import { writeFileIfAbsent } from "../io/files.ts";
-import type { Random } from "../io/random.ts";
+import { writeFileIfAbsent } from "../io/mod.ts";
+import type { Random } from "../io/mod.ts";
 import { DEFAULT_TUNING } from "./defaults.ts";
 import type { ProjectPaths } from "./project.ts";
 

@@ -1,5 +1,5 @@
 import { join, relative, resolve } from "node:path";
-import type { EnvReader } from "../io/env.ts";
+import type { EnvReader } from "../io/mod.ts";
 import { ConfigError, type ConfigProblem } from "./errors.ts";
 import { findProject, isWithin, type ProjectPaths } from "./project.ts";
 import { resolveConfig, type ResolvedConfig } from "./resolve.ts";

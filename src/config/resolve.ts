@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { closestMatch } from "../errors/mod.ts";
-import type { EnvReader } from "../io/env.ts";
+import type { EnvReader } from "../io/mod.ts";
 import { DEFAULT_TUNING } from "./defaults.ts";
 import type { ConfigProblem } from "./errors.ts";
 import { readEnvOverrides } from "./env_overrides.ts";

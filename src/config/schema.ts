@@ -41,6 +41,15 @@ export const TuningSchema = z.object({
   server: z.object({
     port: z.number().int().min(0).max(65535),
     max_body_bytes: positiveInt,
+    client_connect_attempts: positiveInt,
+    client_retry_base_ms: nonNegative,
+    hold_default_ttl_s: positive,
+    hold_max_ttl_s: positive,
+  }).strict(),
+  tasks: z.object({
+    default_priority: positiveInt,
+    default_max_retries: z.number().int().nonnegative(),
+    jsonl_compact_min_records: positiveInt,
   }).strict(),
 }).strict();
 

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { parse as parseYaml, parseDocument } from "yaml";
 import { closestMatch, UsageError } from "../errors/mod.ts";
-import { writeFileAtomic } from "../io/files.ts";
+import { writeFileAtomic } from "../io/mod.ts";
 import { ConfigError } from "./errors.ts";
 import { isPlainObject, setPath } from "./merge.ts";
 import type { ProjectPaths } from "./project.ts";

@@ -1,0 +1,165 @@
+// `deno task compile`: builds `bernstein` and `bernstein-verify` for every target with its
+// permission set baked in (deno.json "permissions"; --no-prompt), then archives, SHA256SUMS, a
+// Homebrew formula and a scoop manifest under dist/<version>/.
+//
+// `deno compile` downloads its runtime (denort) per target; where that host is unreachable a
+// target fails and is reported, and the script exits 1. With DENORT_BIN set (tests), only
+// targets whose executable format matches that binary can be written.
+import { parseArgs } from "node:util";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { zipSync } from "fflate";
+import { sha256Hex } from "../src/crypto/mod.ts";
+import { VERSION } from "../src/meta/mod.ts";
+import {
+  archiveName,
+  binaryName,
+  homebrewFormula,
+  type ReleaseInfo,
+  scoopManifest,
+  sha256Sums,
+  type Target,
+  TARGETS,
+} from "./release_manifests.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** The two binaries: entry point and permission set. */
+const BINARIES = [
+  { name: "bernstein", entry: "main.ts", permissionSet: "bernstein" },
+  { name: "bernstein-verify", entry: "verify.ts", permissionSet: "verify" },
+] as const;
+
+async function compileOne(
+  entry: string,
+  permissionSet: string,
+  target: Target,
+  output: string,
+): Promise<string | undefined> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "compile",
+      "-q",
+      "--frozen",
+      "--no-prompt",
+      `--config=${join(ROOT, "deno.json")}`,
+      `-P=${permissionSet}`,
+      "--target",
+      target.triple,
+      "--output",
+      output,
+      join(ROOT, entry),
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (out.code === 0) return undefined;
+  return new TextDecoder().decode(out.stderr).trim().split("\n").filter((l) => l.trim() !== "")
+    .slice(0, 3).join(" | ");
+}
+
+async function tarGz(dir: string, names: string[], output: string): Promise<void> {
+  // Reproducible: sorted names, fixed mtime and owner, no gzip timestamp.
+  const tar = await new Deno.Command("tar", {
+    args: [
+      "--sort=name",
+      "--mtime=@0",
+      "--owner=0",
+      "--group=0",
+      "--numeric-owner",
+      "-C",
+      dir,
+      "-cf",
+      "-",
+      ...names,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (tar.code !== 0) throw new Error(new TextDecoder().decode(tar.stderr));
+  const gz = new Deno.Command("gzip", { args: ["-n", "-9"], stdin: "piped", stdout: "piped" })
+    .spawn();
+  const w = gz.stdin.getWriter();
+  const result = gz.output();
+  await w.write(tar.stdout);
+  await w.close();
+  await Deno.writeFile(output, (await result).stdout);
+}
+
+async function zipFiles(dir: string, names: string[], output: string): Promise<void> {
+  const entries: Record<string, [Uint8Array, { mtime: Date }]> = {};
+  for (const n of [...names].sort()) {
+    entries[n] = [await Deno.readFile(join(dir, n)), { mtime: new Date(1980, 0, 1) }];
+  }
+  await Deno.writeFile(output, zipSync(entries, { level: 9 }));
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      target: { type: "string", multiple: true },
+      out: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(
+      "deno task compile [--target TRIPLE ...] [--out DIR]\n\nTargets: " +
+        TARGETS.map((t) => t.triple).join(", "),
+    );
+    Deno.exit(0);
+  }
+  const chosen = values.target?.length
+    ? TARGETS.filter((t) => values.target?.includes(t.triple))
+    : [...TARGETS];
+  const unknown = (values.target ?? []).filter((t) => !TARGETS.some((x) => x.triple === t));
+  if (unknown.length > 0) {
+    console.error(
+      `error[compile.unknown_target]: ${unknown.join(", ")} (known: ${
+        TARGETS.map((t) => t.triple).join(", ")
+      })`,
+    );
+    Deno.exit(2);
+  }
+  const dist = values.out ?? join(ROOT, "dist", VERSION);
+  await Deno.mkdir(dist, { recursive: true });
+  const info = JSON.parse(
+    await Deno.readTextFile(join(ROOT, "scripts", "release.json")),
+  ) as ReleaseInfo;
+  const digests = new Map<string, string>();
+  let failures = 0;
+  for (const target of chosen) {
+    const stage = join(dist, target.triple);
+    await Deno.mkdir(stage, { recursive: true });
+    const built: string[] = [];
+    for (const b of BINARIES) {
+      const name = binaryName(b.name, target);
+      const error = await compileOne(b.entry, b.permissionSet, target, join(stage, name));
+      if (error !== undefined) {
+        console.error(`FAIL ${target.triple} ${b.name}: ${error}`);
+        failures++;
+        continue;
+      }
+      built.push(name);
+      console.log(`built ${target.triple}/${name}`);
+    }
+    if (built.length !== BINARIES.length) continue;
+    const archive = join(dist, archiveName(VERSION, target));
+    if (target.os === "windows") await zipFiles(stage, built, archive);
+    else await tarGz(stage, built, archive);
+    digests.set(basename(archive), sha256Hex(await Deno.readFile(archive)));
+  }
+  await Deno.writeTextFile(join(dist, "SHA256SUMS"), sha256Sums(digests));
+  await Deno.writeTextFile(join(dist, "bernstein.rb"), homebrewFormula(info, VERSION, digests));
+  await Deno.writeTextFile(join(dist, "bernstein.json"), scoopManifest(info, VERSION, digests));
+  console.log(
+    `${digests.size} archive(s), SHA256SUMS, bernstein.rb (Homebrew) and bernstein.json (scoop) in ${dist}`,
+  );
+  if (failures > 0) {
+    console.error(
+      `${failures} binary build(s) failed (deno compile must download its runtime for each target)`,
+    );
+    Deno.exit(1);
+  }
+}

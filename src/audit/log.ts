@@ -1,0 +1,411 @@
+// The audit log writer: appends HMAC-chained records under an exclusive lock with fsync,
+// seals a torn tail before anything else, and commits concurrent appends as one group.
+import { join } from "node:path";
+import type { JsonObject } from "../canonical/mod.ts";
+import { type Clock, systemClock, writeAll } from "../io/mod.ts";
+import { AuditError } from "./errors.ts";
+import type { AuditKey } from "./key.ts";
+import {
+  type AuditChainKeys,
+  auditChainKeys,
+  type AuditEventInput,
+  type AuditRecord,
+  buildRecord,
+  checkEventInput,
+  formatAuditTimestamp,
+  TORN_RECORD_EVENT,
+} from "./record.ts";
+import { listSegmentsSync, segmentNameFor } from "./segments.ts";
+import { readTailState, type TailState } from "./_tail.ts";
+
+/** Options of one append. */
+export interface AppendOptions {
+  /**
+   * Set `details.prev_chain_digest` to the record's own `prev_hmac`, chosen under the lock
+   * (callers cannot know the tip in advance when other processes append too).
+   */
+  bindPrevChainDigest?: boolean;
+}
+
+/**
+ * Where modules record decisions. The orchestrator and task store depend on this, not on
+ * {@linkcode AuditLog}, so tests can pass {@linkcode MemoryAuditSink}.
+ */
+export interface AuditSink {
+  /** Appends one event; resolves with the record once it is durable. */
+  append(event: AuditEventInput, options?: AppendOptions): Promise<AuditRecord>;
+}
+
+/** Options of {@linkcode AuditLog}. */
+export interface AuditLogOptions {
+  /** Source of record timestamps and segment dates. Default: the system clock. */
+  clock?: Clock;
+  /** Most events committed with one write + fsync. Default 512. */
+  maxBatch?: number;
+  /**
+   * Splits every write into pieces of this many bytes. Only for crash tests: it makes a
+   * kill between two `write` calls (as on a full disk) likely.
+   */
+  writeChunkBytes?: number;
+}
+
+interface Pending {
+  event: AuditEventInput;
+  options: AppendOptions;
+  resolve: (record: AuditRecord) => void;
+  reject: (error: unknown) => void;
+}
+
+interface TipCache {
+  name: string;
+  size: number;
+  ino: number | null;
+  tip: string;
+}
+
+const LOCK_FILE = ".chain.lock";
+const SEGMENT_MODE = 0o600;
+
+function laterName(a: string, b: string | undefined): string {
+  return b !== undefined && b > a ? b : a;
+}
+
+function concatParts(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/**
+ * The HMAC-chained audit log of one `.sdd/audit/` folder (FORMATS.md §2).
+ *
+ * Appends hold an exclusive flock on `.chain.lock`, read the chain tip (cached while the
+ * newest segment is unchanged), seal a torn tail with a `chain.torn_record` event, write and
+ * fsync. Appends issued without awaiting each other are committed together: one write and one
+ * fsync per group, and every promise resolves only after that fsync (durable acknowledgement).
+ *
+ * @example
+ * ```ts
+ * const log = new AuditLog(".sdd/audit", await ensureAuditKey(path, systemRandom));
+ * await log.append({ actor: "orchestrator", event_type: "task.transition",
+ *   resource_type: "task", resource_id: "t-1", details: { to: "done" } });
+ * await log.close();
+ * ```
+ */
+export class AuditLog implements AuditSink {
+  /** The audit folder (`.sdd/audit`). */
+  readonly dir: string;
+  readonly #keys: AuditChainKeys;
+  readonly #clock: Clock;
+  readonly #maxBatch: number;
+  readonly #chunk: number | undefined;
+  #queue: Pending[] = [];
+  #draining: Promise<void> | undefined;
+  #lockFile: Deno.FsFile | undefined;
+  #lockIno: number | null = null;
+  #segment: { name: string; file: Deno.FsFile; ino: number | null } | undefined;
+  #cache: TipCache | undefined;
+  #closed = false;
+
+  constructor(dir: string, key: AuditKey, options: AuditLogOptions = {}) {
+    this.dir = dir;
+    this.#keys = auditChainKeys(key);
+    this.#clock = options.clock ?? systemClock;
+    this.#maxBatch = Math.max(1, options.maxBatch ?? 512);
+    this.#chunk = options.writeChunkBytes;
+  }
+
+  /** Appends one event; resolves with its record after the fsync that made it durable. */
+  append(event: AuditEventInput, options: AppendOptions = {}): Promise<AuditRecord> {
+    if (this.#closed) {
+      return Promise.reject(new AuditError("audit.closed", "the audit log is closed"));
+    }
+    try {
+      checkEventInput(event);
+      if (event.event_type === TORN_RECORD_EVENT) {
+        throw new AuditError(
+          "audit.reserved_event",
+          `'${TORN_RECORD_EVENT}' is written only by the log itself when it seals a torn tail`,
+        );
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<AuditRecord>((resolve, reject) => {
+      this.#queue.push({ event, options, resolve, reject });
+      this.#draining ??= this.#drain();
+    });
+  }
+
+  /** Waits for pending appends, then releases the lock file. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#draining;
+    this.#segment?.file.close();
+    this.#segment = undefined;
+    this.#lockFile?.close();
+    this.#lockFile = undefined;
+  }
+
+  async #drain(): Promise<void> {
+    // Let every append issued in the current task join the first group.
+    await Promise.resolve();
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, this.#maxBatch);
+        await this.#commit(batch);
+      }
+    } finally {
+      this.#draining = undefined;
+    }
+  }
+
+  async #lock(): Promise<Deno.FsFile> {
+    const path = join(this.dir, LOCK_FILE);
+    for (;;) {
+      if (this.#lockFile === undefined) {
+        await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
+        const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+        this.#lockFile = file;
+        this.#lockIno = (await file.stat()).ino;
+      }
+      await this.#lockFile.lock(true);
+      // A lock on a file that was deleted or replaced excludes nobody: reopen and retry.
+      let current: number | null | undefined;
+      try {
+        current = Deno.statSync(path).ino;
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      if (current !== undefined && current === this.#lockIno) return this.#lockFile;
+      this.#lockFile.close();
+      this.#lockFile = undefined;
+    }
+  }
+
+  async #tail(): Promise<TailState> {
+    // Metadata calls are synchronous here: each takes microseconds, while an async call
+    // costs a thread hop that dominated the time of an append.
+    const segments = listSegmentsSync(this.dir);
+    const newest = segments.at(-1);
+    const cache = this.#cache;
+    if (cache !== undefined && newest !== undefined && newest.name === cache.name) {
+      if (newest.regular) {
+        const info = Deno.statSync(newest.path);
+        if (info.size === cache.size && info.ino === cache.ino) {
+          return {
+            tip: cache.tip,
+            newest: { name: newest.name, path: newest.path, size: info.size, ino: info.ino },
+          };
+        }
+      }
+    }
+    return await readTailState(segments, this.#keys);
+  }
+
+  #timestampNs(): bigint {
+    return this.#clock.nowNs();
+  }
+
+  async #commit(batch: Pending[]): Promise<void> {
+    const outcomes: (AuditRecord | Error)[] = [];
+    // Which write holds each outcome's record, and how many writes are durable: when a later
+    // write fails, records already fsynced are still acknowledged.
+    const writeOf: number[] = [];
+    let durable = 0;
+    try {
+      const lock = await this.#lock();
+      try {
+        const state = await this.#tail();
+        // Until this group is durable, the next one must read the tail again.
+        this.#cache = undefined;
+        let tip = state.tip;
+        const writes: { segment: string; parts: Uint8Array[] }[] = [];
+        const push = (segment: string, bytes: Uint8Array) => {
+          const last = writes.at(-1);
+          if (last?.segment === segment) last.parts.push(bytes);
+          else writes.push({ segment, parts: [bytes] });
+        };
+        const torn = state.torn;
+        if (torn !== undefined) {
+          const seal = buildRecord({
+            actor: "bernstein",
+            event_type: TORN_RECORD_EVENT,
+            resource_type: "audit_segment",
+            resource_id: torn.segment,
+            details: {
+              segment: torn.segment,
+              byte_offset: torn.size,
+              verified_prefix_offset: torn.regionStart,
+              torn_bytes_sha256: torn.sha256,
+              tear_class: torn.tearClass,
+            },
+          }, {
+            prevHmac: tip,
+            timestamp: formatAuditTimestamp(this.#timestampNs()),
+            keys: this.#keys,
+          });
+          if (!torn.terminated) push(torn.segment, new Uint8Array([0x0a]));
+          push(torn.segment, seal.line);
+          tip = seal.record.hmac;
+        }
+        let floor = state.newest?.name;
+        for (const item of batch) {
+          try {
+            const ns = this.#timestampNs();
+            // Never append to a segment older than the newest: the chain runs in name order.
+            const segment = laterName(segmentNameFor(ns), floor);
+            const details = this.#details(item, tip);
+            const built = buildRecord({ ...item.event, details }, {
+              prevHmac: tip,
+              timestamp: formatAuditTimestamp(ns),
+              keys: this.#keys,
+            });
+            push(segment, built.line);
+            floor = segment;
+            tip = built.record.hmac;
+            outcomes.push(built.record);
+            writeOf.push(writes.length - 1);
+          } catch (error) {
+            outcomes.push(error as Error);
+            writeOf.push(-1);
+          }
+        }
+        let written: TipCache | undefined = state.newest === undefined || torn !== undefined
+          ? undefined
+          : { name: state.newest.name, size: state.newest.size, ino: state.newest.ino, tip };
+        for (const w of writes) {
+          const known = w.segment === state.newest?.name ? state.newest : undefined;
+          const info = await this.#writeSegment(w.segment, concatParts(w.parts), known);
+          written = { name: w.segment, size: info.size, ino: info.ino, tip };
+          durable++;
+        }
+        this.#cache = written;
+      } finally {
+        lock.unlockSync();
+      }
+    } catch (error) {
+      this.#cache = undefined;
+      batch.forEach((item, i) => {
+        const outcome = outcomes[i];
+        if (outcome !== undefined && !(outcome instanceof Error) && writeOf[i] < durable) {
+          item.resolve(outcome);
+        } else {
+          item.reject(outcome instanceof Error ? outcome : error);
+        }
+      });
+      return;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i];
+      if (outcome instanceof Error) item.reject(outcome);
+      else item.resolve(outcome);
+    });
+  }
+
+  #details(item: Pending, tip: string): JsonObject {
+    const details = item.event.details ?? {};
+    if (item.options.bindPrevChainDigest) return { ...details, prev_chain_digest: tip };
+    const claim = details.prev_chain_digest;
+    if (claim !== undefined && claim !== "" && claim !== tip) {
+      throw new AuditError(
+        "audit.false_predecessor_claim",
+        `details.prev_chain_digest ${String(claim).slice(0, 16)}… is not the chain tip ${
+          tip.slice(0, 16)
+        }…; refusing to write a false predecessor claim`,
+        { hint: "use the bindPrevChainDigest append option" },
+      );
+    }
+    return details;
+  }
+
+  /**
+   * Appends `bytes` to segment `name` and fsyncs. `known` is the segment as the tail read saw
+   * it under this lock (absent for a segment this group creates); its handle is kept open
+   * between groups while the path still names the same file.
+   */
+  async #writeSegment(
+    name: string,
+    bytes: Uint8Array,
+    known: { size: number; ino: number | null } | undefined,
+  ): Promise<{ size: number; ino: number | null }> {
+    const path = join(this.dir, name);
+    let open = this.#segment;
+    if (
+      open !== undefined &&
+      (open.name !== name || known === undefined || known.ino === null || open.ino !== known.ino)
+    ) {
+      open.file.close();
+      open = this.#segment = undefined;
+    }
+    let created = false;
+    if (open === undefined) {
+      let file: Deno.FsFile;
+      try {
+        file = await Deno.open(path, { append: true });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        file = await Deno.open(path, { append: true, createNew: true, mode: SEGMENT_MODE });
+        created = true;
+      }
+      const ino = known?.ino ?? (await file.stat()).ino;
+      open = this.#segment = { name, file, ino };
+    }
+    try {
+      if (this.#chunk !== undefined && this.#chunk > 0) {
+        for (let at = 0; at < bytes.length; at += this.#chunk) {
+          await writeAll(open.file, bytes.subarray(at, at + this.#chunk));
+        }
+      } else {
+        // A copy into the page cache; the slow, durable part (fsync) stays async.
+        let written = 0;
+        while (written < bytes.length) written += open.file.writeSync(bytes.subarray(written));
+      }
+      await open.file.sync();
+      if (created) await syncDirectory(this.dir);
+    } catch (error) {
+      open.file.close();
+      this.#segment = undefined;
+      throw error;
+    }
+    // Appends happen only under the lock, so the size is the known size plus what we wrote.
+    return { size: (created ? 0 : known?.size ?? 0) + bytes.length, ino: open.ino };
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await Deno.open(dir, { read: true });
+  try {
+    await handle.sync();
+  } finally {
+    handle.close();
+  }
+}
+
+/** Options of {@linkcode appendAuditEvent}. */
+export interface AppendAuditEventOptions extends AuditLogOptions, AppendOptions {}
+
+/**
+ * Appends one event to the audit log in `dir` (lock, tip, seal if torn, write, fsync) and
+ * returns its record. For many events keep one {@linkcode AuditLog} instead.
+ */
+export async function appendAuditEvent(
+  dir: string,
+  key: AuditKey,
+  event: AuditEventInput,
+  deps: AppendAuditEventOptions = {},
+): Promise<AuditRecord> {
+  const log = new AuditLog(dir, key, deps);
+  try {
+    return await log.append(event, { bindPrevChainDigest: deps.bindPrevChainDigest });
+  } finally {
+    await log.close();
+  }
+}

@@ -1,0 +1,355 @@
+// Full verification of the audit chain: every segment in name order, streamed line by line,
+// with one issue per problem at segment:line and sealed tears reported separately.
+import { sha256Hex } from "../crypto/mod.ts";
+import type { AuditKey } from "./key.ts";
+import {
+  type AuditChainKeys,
+  auditChainKeys,
+  type AuditIssueCode,
+  type AuditRecord,
+  checkRecordLine,
+  GENESIS_HMAC,
+  TORN_RECORD_EVENT,
+} from "./record.ts";
+import { listSegments, type SegmentEntry } from "./segments.ts";
+import { type RawLine, readLines } from "./_line_reader.ts";
+
+/** One problem found by {@linkcode verifyAuditLog}. */
+export interface AuditIssue {
+  /** Segment file name. */
+  segment: string;
+  /** 1-based line, or null for a problem with the whole segment. */
+  line: number | null;
+  /** Stable code. */
+  code: AuditIssueCode;
+  /** Human text; contains the contract's words (`HMAC mismatch`, …). */
+  message: string;
+}
+
+/** A torn region that the writer sealed with a matching `chain.torn_record` event. */
+export interface AuditSealedTear {
+  /** Segment holding the torn bytes and the seal. */
+  segment: string;
+  /** First torn line, or null when only a terminator was missing. */
+  first_line: number | null;
+  /** Last torn line, or null when only a terminator was missing. */
+  last_line: number | null;
+  /** Where the torn bytes start. */
+  region_offset: number;
+  /** `byte_offset` of the seal: segment size when it was sealed. */
+  byte_offset: number;
+  /** Number of torn bytes. */
+  torn_bytes: number;
+  /** `tear_class` of the seal, when it has one. */
+  tear_class: string | null;
+  /** Line of the sealing record. */
+  sealed_by_line: number;
+}
+
+/** Bytes at the end of the newest segment that are not yet sealed (the next append seals them). */
+export interface AuditTornTail {
+  /** Segment file name. */
+  segment: string;
+  /** Offset where the non-verifying bytes start. */
+  byte_offset: number;
+  /** Their length (0 when only the final `\n` is missing). */
+  bytes: number;
+}
+
+/** Per-segment figures. */
+export interface AuditSegmentSummary {
+  /** File name. */
+  name: string;
+  /** Lines read. */
+  lines: number;
+  /** Size in bytes. */
+  bytes: number;
+  /** Records that verified. */
+  records: number;
+}
+
+/** Result of {@linkcode verifyAuditLog}. */
+export interface AuditVerifyReport {
+  /** No issue at all (sealed tears are not issues). */
+  ok: boolean;
+  /** Segments in chain order. */
+  segments: AuditSegmentSummary[];
+  /** Records that verified. */
+  records: number;
+  /** Of those, legacy records (no `scheme`). */
+  legacy_records: number;
+  /** HMAC of the last record read (genesis when none). */
+  tip: string;
+  /** Issues, at most `maxIssues` of them. */
+  issues: AuditIssue[];
+  /** All issues, including those not kept. */
+  issue_count: number;
+  /** Sealed tears. */
+  tears: AuditSealedTear[];
+  /** Unsealed torn tail of the newest segment, if any. */
+  torn_tail: AuditTornTail | null;
+}
+
+/** Options of {@linkcode verifyAuditLog}. */
+export interface VerifyAuditOptions {
+  /** Issues kept in the report (all are counted). Default 1000. */
+  maxIssues?: number;
+  /** Read size. Default 1 MiB. */
+  chunkSize?: number;
+}
+
+interface PendingLine {
+  line: RawLine;
+  bytes: Uint8Array | undefined;
+  issues: AuditIssue[];
+}
+
+const MAX_REGION_BYTES = 16 << 20;
+
+class Walk {
+  readonly report: AuditVerifyReport = {
+    ok: true,
+    segments: [],
+    records: 0,
+    legacy_records: 0,
+    tip: GENESIS_HMAC,
+    issues: [],
+    issue_count: 0,
+    tears: [],
+    torn_tail: null,
+  };
+  /** Stored hmac of the last line that had one (verified or not): what the next record names. */
+  tip = GENESIS_HMAC;
+  /** HMAC of the last record whose HMAC verified: what a seal names. */
+  lastValid = GENESIS_HMAC;
+  pending: PendingLine[] = [];
+  pendingBytes = 0;
+  overflow = false;
+
+  constructor(readonly keys: AuditChainKeys, readonly maxIssues: number) {}
+
+  issue(issue: AuditIssue): void {
+    this.report.issue_count++;
+    this.report.ok = false;
+    if (this.report.issues.length < this.maxIssues) this.report.issues.push(issue);
+  }
+
+  addPending(line: RawLine, issues: AuditIssue[]): void {
+    let bytes: Uint8Array | undefined;
+    if (!this.overflow && line.bytes !== undefined) {
+      this.pendingBytes += line.length + 1;
+      if (this.pendingBytes > MAX_REGION_BYTES) this.overflow = true;
+      else bytes = line.bytes.slice();
+    }
+    this.pending.push({ line, bytes, issues });
+  }
+
+  flushPending(): void {
+    for (const p of this.pending) for (const i of p.issues) this.issue(i);
+    this.resetPending();
+  }
+
+  resetPending(): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.overflow = false;
+  }
+
+  /** Whether a verified seal at `sealLine` covers exactly the pending lines. */
+  sealMatches(record: AuditRecord, sealLine: RawLine): string | undefined {
+    const d = record.details;
+    const offset = d.byte_offset;
+    if (typeof offset !== "number" || !Number.isInteger(offset)) {
+      return "details.byte_offset is not an integer";
+    }
+    if (typeof d.torn_bytes_sha256 !== "string") return "details.torn_bytes_sha256 is missing";
+    if (offset !== sealLine.offset && offset !== sealLine.offset - 1) {
+      return `details.byte_offset ${offset} does not end where the seal starts (${sealLine.offset})`;
+    }
+    if (this.overflow) return "the torn region is too large to check";
+    const start = this.pending.length > 0 ? this.pending[0].line.offset : offset;
+    if (offset < start) return `details.byte_offset ${offset} is before the torn bytes`;
+    const region = new Uint8Array(this.pendingBytes);
+    let at = 0;
+    for (const p of this.pending) {
+      if (p.bytes === undefined) return "the torn region holds an over-long line";
+      region.set(p.bytes, at);
+      at += p.bytes.length;
+      if (p.line.terminated) region[at++] = 0x0a;
+    }
+    const digest = sha256Hex(region.subarray(0, offset - start));
+    if (digest !== d.torn_bytes_sha256) {
+      return "details.torn_bytes_sha256 does not match the torn bytes";
+    }
+    return undefined;
+  }
+
+  line(segment: SegmentEntry, line: RawLine, summary: AuditSegmentSummary): void {
+    const at = { segment: segment.name, line: line.number };
+    const newlineIssue: AuditIssue[] = line.terminated ? [] : [{
+      ...at,
+      code: "audit.missing_newline",
+      message: "missing trailing newline",
+    }];
+    if (line.bytes === undefined) {
+      this.addPending(line, [{
+        ...at,
+        code: "audit.line_too_long",
+        message: `line of ${line.length} bytes is too long to be a record`,
+      }, ...newlineIssue]);
+      return;
+    }
+    const check = checkRecordLine(line.bytes, this.keys);
+    if (check.kind === "bad") {
+      this.addPending(line, [{ ...at, code: check.code, message: check.message }, ...newlineIssue]);
+      // The next record names this line's hmac; following it reports the damage once.
+      if (check.claimedHmac !== undefined) this.tip = check.claimedHmac;
+      return;
+    }
+    const record = check.record;
+    if (!check.hmacOk) {
+      const issues: AuditIssue[] = [];
+      if (record.prev_hmac !== this.tip) issues.push(this.prevIssue(at, this.tip, record));
+      issues.push({
+        ...at,
+        code: "audit.hmac_mismatch",
+        message: `HMAC mismatch (expected ${check.expectedHmac.slice(0, 16)}…, got ${
+          record.hmac.slice(0, 16)
+        }…)`,
+      });
+      this.addPending(line, [...issues, ...newlineIssue]);
+      this.tip = record.hmac;
+      return;
+    }
+    let expectedPrev = this.tip;
+    const issues: AuditIssue[] = [];
+    if (record.event_type === TORN_RECORD_EVENT && record.details.segment === segment.name) {
+      const mismatch = this.sealMatches(record, line);
+      if (mismatch === undefined) {
+        expectedPrev = this.lastValid;
+        const first = this.pending[0]?.line;
+        const last = this.pending.at(-1)?.line;
+        const offset = record.details.byte_offset as number;
+        const regionOffset = first?.offset ?? offset;
+        this.report.tears.push({
+          segment: segment.name,
+          first_line: first?.number ?? null,
+          last_line: last?.number ?? null,
+          region_offset: regionOffset,
+          byte_offset: offset,
+          torn_bytes: offset - regionOffset,
+          tear_class: typeof record.details.tear_class === "string"
+            ? record.details.tear_class
+            : null,
+          sealed_by_line: line.number,
+        });
+        this.resetPending();
+      } else {
+        issues.push({
+          ...at,
+          code: "audit.seal_mismatch",
+          message: `chain.torn_record does not match the torn bytes before it: ${mismatch}`,
+        });
+      }
+    }
+    this.flushPending();
+    if (record.prev_hmac !== expectedPrev) issues.push(this.prevIssue(at, expectedPrev, record));
+    if (!check.claimOk) {
+      issues.push({
+        ...at,
+        code: "audit.false_predecessor_claim",
+        message: `false predecessor claim: details.prev_chain_digest ${
+          String(record.details.prev_chain_digest).slice(0, 16)
+        }… is not prev_hmac ${record.prev_hmac.slice(0, 16)}…`,
+      });
+    }
+    issues.push(...newlineIssue);
+    for (const i of issues) this.issue(i);
+    if (issues.length === 0) {
+      this.report.records++;
+      summary.records++;
+      if (check.legacy) this.report.legacy_records++;
+    }
+    this.tip = record.hmac;
+    this.lastValid = record.hmac;
+  }
+
+  prevIssue(at: { segment: string; line: number }, expected: string, record: AuditRecord) {
+    return {
+      ...at,
+      code: "audit.prev_hmac_mismatch" as const,
+      message: `prev_hmac mismatch (expected ${expected.slice(0, 16)}…, got ${
+        record.prev_hmac.slice(0, 16)
+      }…)`,
+    };
+  }
+}
+
+/**
+ * Verifies the whole audit log in `dir`: every segment in name order, streamed, each line
+ * checked for byte binding, shape, HMAC, chain linkage and predecessor claims. Torn regions
+ * that a matching `chain.torn_record` seals are reported as tears, not issues.
+ *
+ * @example
+ * ```ts
+ * const report = await verifyAuditLog(".sdd/audit", await readAuditKey(path));
+ * if (!report.ok) for (const i of report.issues) console.log(`${i.segment}:${i.line}: ${i.message}`);
+ * ```
+ */
+export async function verifyAuditLog(
+  dir: string,
+  key: AuditKey,
+  options: VerifyAuditOptions = {},
+): Promise<AuditVerifyReport> {
+  const walk = new Walk(auditChainKeys(key), options.maxIssues ?? 1000);
+  const segments = await listSegments(dir);
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i];
+    const summary: AuditSegmentSummary = { name: segment.name, lines: 0, bytes: 0, records: 0 };
+    walk.report.segments.push(summary);
+    if (!segment.regular) {
+      walk.issue({
+        segment: segment.name,
+        line: null,
+        code: "audit.segment_unreadable",
+        message: "not a regular file (symlink, folder or device); not read",
+      });
+      continue;
+    }
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(segment.path, { read: true });
+    } catch (error) {
+      walk.issue({
+        segment: segment.name,
+        line: null,
+        code: "audit.segment_unreadable",
+        message: `cannot open: ${(error as Error).message}`,
+      });
+      continue;
+    }
+    try {
+      let lastLine: RawLine | undefined;
+      for await (const line of readLines(file, { chunkSize: options.chunkSize })) {
+        summary.lines++;
+        summary.bytes = line.offset + line.length + (line.terminated ? 1 : 0);
+        walk.line(segment, line, summary);
+        lastLine = line;
+      }
+      const newest = i === segments.length - 1;
+      if (newest && (walk.pending.length > 0 || (lastLine && !lastLine.terminated))) {
+        const start = walk.pending[0]?.line.offset ?? summary.bytes;
+        walk.report.torn_tail = {
+          segment: segment.name,
+          byte_offset: start,
+          bytes: summary.bytes - start,
+        };
+      }
+      walk.flushPending();
+    } finally {
+      file.close();
+    }
+  }
+  walk.report.tip = walk.tip;
+  return walk.report;
+}

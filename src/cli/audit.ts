@@ -1,0 +1,223 @@
+// `bernstein audit …`: verify the HMAC-chained audit log and show its authenticated records.
+import type { ScannedAuditRecord } from "../audit/mod.ts";
+import type { JsonObject, JsonValue } from "../canonical/mod.ts";
+import type { CommandContext, CommandSpec, FlagSpec } from "./spec.ts";
+import { numberFlag, stringFlag, stringsFlag } from "./spec.ts";
+
+const DIR_FLAG: FlagSpec = {
+  name: "dir",
+  type: "string",
+  valueName: "DIR",
+  help: "Audit folder to read (default: .sdd/audit of the project around the cwd).",
+};
+
+async function auditDir(ctx: CommandContext): Promise<string> {
+  const { resolve, join } = await import("node:path");
+  const given = stringFlag(ctx, "dir");
+  if (given !== undefined) return resolve(ctx.cwd, given);
+  const { findProject } = await import("../config/mod.ts");
+  return join((await findProject(ctx.cwd)).sdd, "audit");
+}
+
+async function loadKey(ctx: CommandContext) {
+  const audit = await import("../audit/mod.ts");
+  // Verification never creates a key: a missing one is exit 3.
+  return await audit.readAuditKey(audit.resolveAuditKeyPath(ctx.env).path);
+}
+
+async function verify(ctx: CommandContext): Promise<number> {
+  const audit = await import("../audit/mod.ts");
+  const { BernsteinError } = await import("../errors/mod.ts");
+  const dir = await auditDir(ctx);
+  const key = await loadKey(ctx);
+  const report = await audit.verifyAuditLog(dir, key);
+  if (ctx.json) {
+    ctx.out.json({ dir, key_path: key.path, ...report } as unknown as JsonValue);
+    return report.ok ? 0 : 1;
+  }
+  for (const issue of report.issues) {
+    const location = issue.line === null ? issue.segment : `${issue.segment}:${issue.line}`;
+    ctx.out.error(new BernsteinError(issue.code, issue.message, { location }));
+  }
+  if (report.issue_count > report.issues.length) {
+    ctx.out.note(`… and ${report.issue_count - report.issues.length} more issues (see --json)`);
+  }
+  for (const tear of report.tears) {
+    const lines = tear.first_line === null
+      ? "a missing final newline"
+      : tear.first_line === tear.last_line
+      ? `line ${tear.first_line}`
+      : `lines ${tear.first_line}-${tear.last_line}`;
+    ctx.out.warn({
+      code: "audit.sealed_tear",
+      location: `${tear.segment}:${tear.sealed_by_line}`,
+      message: `torn tail (${lines}, ${tear.torn_bytes} bytes${
+        tear.tear_class ? `, ${tear.tear_class}` : ""
+      }) sealed by this chain.torn_record; the torn record is lost`,
+    });
+  }
+  if (report.torn_tail !== null) {
+    const t = report.torn_tail;
+    ctx.out.note(
+      `torn tail: ${t.segment} ends with ${t.bytes} unsealed byte(s) at offset ${t.byte_offset}; ` +
+        "the next append seals it",
+    );
+  }
+  const hmacFailures = report.issues.filter((i) => i.code === "audit.hmac_mismatch").length;
+  if (report.records === 0 && hmacFailures > 0) {
+    ctx.out.note(
+      `no record verified with the key at ${key.path}; is it the key that wrote this log?`,
+    );
+  }
+  const legacy = report.legacy_records > 0 ? ` (${report.legacy_records} legacy)` : "";
+  const summary = `${report.segments.length} segment(s), ${report.records} record(s)${legacy}`;
+  ctx.out.line(
+    report.ok
+      ? `PASS ${dir}: ${summary}${
+        report.tears.length ? `, ${report.tears.length} sealed tear(s)` : ""
+      }`
+      : `FAIL (${report.issue_count} issue${
+        report.issue_count === 1 ? "" : "s"
+      }) ${dir}: ${summary}`,
+  );
+  return report.ok ? 0 : 1;
+}
+
+async function sinceMicros(text: string): Promise<bigint> {
+  const { auditTimestampMicros } = await import("../audit/mod.ts");
+  const { UsageError } = await import("../errors/mod.ts");
+  const value = /^\d{4}-\d{2}-\d{2}$/.test(text)
+    ? auditTimestampMicros(`${text}T00:00:00.000000Z`)
+    : /^\d{4}-\d{2}-\d{2}T/.test(text)
+    ? auditTimestampMicros(text)
+    : undefined;
+  if (value === undefined) {
+    throw new UsageError(
+      "cli.bad_flag",
+      `--since expects YYYY-MM-DD or an ISO 8601 timestamp, got '${text}'`,
+    );
+  }
+  return value;
+}
+
+function compact(details: JsonObject, canonicalize: (v: JsonValue) => string): string {
+  const text = canonicalize(details);
+  return text.length > 120 ? text.slice(0, 119) + "…" : text;
+}
+
+async function show(ctx: CommandContext): Promise<number> {
+  const audit = await import("../audit/mod.ts");
+  const { canonicalize } = await import("../canonical/mod.ts");
+  const { UsageError } = await import("../errors/mod.ts");
+  const { alignColumns } = await import("./output.ts");
+  const sinceText = stringFlag(ctx, "since");
+  const since = sinceText === undefined ? undefined : await sinceMicros(sinceText);
+  const limit = numberFlag(ctx, "limit");
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+    throw new UsageError("cli.bad_flag", `--limit expects a positive integer, got ${limit}`);
+  }
+  const types = stringsFlag(ctx, "type");
+  const dir = await auditDir(ctx);
+  const key = await loadKey(ctx);
+  // Records stream through a filter, so only the rows to print are held in memory.
+  const rows: ScannedAuditRecord[] = [];
+  const scan = await audit.scanAuditLog(dir, key, {
+    eventTypes: types.length > 0 ? types : undefined,
+    onRecord(r) {
+      if (since !== undefined) {
+        const t = audit.auditTimestampMicros(r.record.timestamp);
+        if (t === undefined || t < since) return;
+      }
+      rows.push(r);
+      if (limit !== undefined && rows.length > limit) rows.shift();
+    },
+  });
+  if (ctx.json) {
+    ctx.out.json({
+      dir,
+      records: rows.map((r) => ({
+        segment: r.segment,
+        line: r.line,
+        record: r.record as unknown as JsonObject,
+      })),
+      skipped_count: scan.skipped_count,
+      skipped: scan.skipped as unknown as JsonValue,
+    });
+  } else if (rows.length === 0) {
+    ctx.out.line("no audit records match");
+  } else {
+    const table = rows.map((r) => [
+      r.record.timestamp,
+      r.record.event_type,
+      r.record.actor,
+      `${r.record.resource_type}:${r.record.resource_id}`,
+      compact(r.record.details, (v) => canonicalize(v, "canon")),
+    ]);
+    for (const line of alignColumns(table)) ctx.out.line(line);
+  }
+  if (scan.skipped_count > 0) {
+    const first = scan.skipped[0];
+    ctx.out.warn({
+      code: "audit.unauthenticated_lines",
+      location: `${first.segment}:${first.line}`,
+      message: `${scan.skipped_count} line(s) not shown because they did not authenticate ` +
+        `in chain order (first: ${first.reason})`,
+      hint: "run 'bernstein audit verify'",
+    });
+  }
+  return 0;
+}
+
+/** The `audit` group. */
+export const AUDIT_COMMANDS: CommandSpec[] = [
+  {
+    path: ["audit", "verify"],
+    summary: "Verify every segment of the HMAC-chained audit log.",
+    description:
+      "Checks every line of every segment in name order: strict UTF-8, py-default byte binding\n" +
+      "(`non-canonical line bytes`), `missing trailing newline`, `prev_hmac mismatch`, `HMAC\n" +
+      "mismatch` and false predecessor claims (details.prev_chain_digest). Torn tails sealed by\n" +
+      "a matching chain.torn_record are warnings, not failures. Never creates a key.\n" +
+      "Exit: 0 clean, 1 any issue, 3 audit key missing.\n" +
+      "JSON: {ok, dir, key_path, segments: [{name, lines, bytes, records}], records,\n" +
+      "legacy_records, tip, issues: [{segment, line, code, message}], issue_count,\n" +
+      "tears: [{segment, first_line, last_line, region_offset, byte_offset, torn_bytes,\n" +
+      "tear_class, sealed_by_line}], torn_tail: {segment, byte_offset, bytes} | null}.",
+    flags: [DIR_FLAG],
+    json: true,
+    examples: ["bernstein audit verify", "bernstein audit verify --json"],
+    run: verify,
+  },
+  {
+    path: ["audit", "show"],
+    summary: "List the audit records that authenticate in chain order.",
+    description:
+      "Only records whose HMAC verifies and that link to the previous shown record are listed;\n" +
+      "a warning counts the lines left out. Needs the audit key (exit 3 when missing).\n" +
+      "JSON: {dir, records: [{segment, line, record}], skipped_count,\n" +
+      "skipped: [{segment, line, reason}]}.",
+    flags: [
+      {
+        name: "type",
+        type: "string",
+        multiple: true,
+        valueName: "EVENT_TYPE",
+        help: "Only this event type.",
+      },
+      {
+        name: "since",
+        type: "string",
+        valueName: "WHEN",
+        help: "Only records at or after YYYY-MM-DD (UTC) or an ISO 8601 timestamp.",
+      },
+      { name: "limit", type: "number", valueName: "N", help: "Only the last N matching records." },
+      DIR_FLAG,
+    ],
+    json: true,
+    examples: [
+      "bernstein audit show --type task.transition --since 2026-01-01",
+      "bernstein audit show --json --limit 20",
+    ],
+    run: show,
+  },
+];

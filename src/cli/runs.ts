@@ -1,0 +1,243 @@
+// `bernstein runs …`: past runs and their scorecards (FORMATS.md §6).
+import type { JsonObject, JsonValue } from "../canonical/mod.ts";
+import type { CommandContext, CommandSpec } from "./spec.ts";
+import { booleanFlag, stringArg } from "./spec.ts";
+
+async function project(ctx: CommandContext) {
+  const { findProject } = await import("../config/mod.ts");
+  const { relative } = await import("node:path");
+  const paths = await findProject(ctx.cwd);
+  return { paths, rel: (p: string) => relative(paths.root, p) || "." };
+}
+
+/** A float from the ledger (a number, or an integral float wrapped as `{value}`). */
+function epochSeconds(value: JsonValue | undefined): number | undefined {
+  if (typeof value === "number") return value;
+  if (value !== null && typeof value === "object" && "value" in value) {
+    return typeof value.value === "number" ? value.value : undefined;
+  }
+  return undefined;
+}
+
+function isoSeconds(value: JsonValue | undefined): string {
+  const n = epochSeconds(value);
+  return n === undefined ? "-" : new Date(n * 1000).toISOString().replace(/\.\d+Z$/, "Z");
+}
+
+const VERIFY_CODES: Record<string, string> = {
+  mismatch: "runs.scorecard_mismatch",
+  artefact_missing: "runs.scorecard_missing",
+  artefact_invalid: "runs.scorecard_invalid",
+  ledger_missing: "runs.ledger_missing",
+  ledger_broken: "ledger.chain_broken",
+};
+
+async function verify(ctx: CommandContext, runId: string): Promise<number> {
+  const ledger = await import("../ledger/mod.ts");
+  const { BernsteinError } = await import("../errors/mod.ts");
+  const { paths, rel } = await project(ctx);
+  const v = await ledger.verifyScorecard(paths.sdd, runId);
+  const artifactPath = v.artifact_path === null ? null : rel(v.artifact_path);
+  if (ctx.json) {
+    ctx.out.json({
+      ok: v.ok,
+      artifact_sha256: v.artifact_sha256,
+      recomputed_sha256: v.recomputed_sha256,
+      description: v.description,
+      artifact_path: artifactPath,
+    });
+  } else if (v.ok) {
+    ctx.out.line(`scorecard OK: ${artifactPath} — ${v.description}`);
+    ctx.out.line(`sha256 ${v.artifact_sha256}`);
+  }
+  if (v.ok) return 0;
+  ctx.out.error(
+    new BernsteinError(VERIFY_CODES[v.status] ?? "runs.scorecard_mismatch", v.description, {
+      location: artifactPath ?? undefined,
+    }),
+  );
+  return 1;
+}
+
+async function scorecard(ctx: CommandContext): Promise<number> {
+  const ledger = await import("../ledger/mod.ts");
+  const runId = ledger.checkRunId(stringArg(ctx, "run-id") ?? "");
+  if (booleanFlag(ctx, "verify")) return await verify(ctx, runId);
+  const { paths, rel } = await project(ctx);
+  const stored = await ledger.findScorecard(paths.sdd, runId);
+  if (stored === undefined) {
+    let hasLedger = true;
+    try {
+      await ledger.readLedger(paths.sdd, runId);
+    } catch {
+      hasLedger = false;
+    }
+    throw new ledger.LedgerError(
+      "runs.scorecard_missing",
+      `run '${runId}' has no scorecard under .sdd/runs/${runId}/scorecard/`,
+      {
+        hint: hasLedger
+          ? "its ledger exists: the run has not finished, or ended before writing a scorecard"
+          : "no ledger either: check the id with 'bernstein runs list'",
+      },
+    );
+  }
+  if (stored.problem !== undefined || stored.content === null) {
+    throw new ledger.LedgerError("runs.scorecard_invalid", stored.problem ?? "unreadable", {
+      location: rel(stored.path),
+    });
+  }
+  const c = stored.content;
+  if (ctx.json) {
+    ctx.out.json({ artifact: rel(stored.path), sha256: stored.recordedSha256, content: c });
+    return 0;
+  }
+  const { alignColumns } = await import("./output.ts");
+  const show = (v: JsonValue | undefined) =>
+    v === undefined || v === null
+      ? "-"
+      : String(epochSeconds(v) ?? (typeof v === "object" ? "-" : v));
+  const rows: string[][] = [
+    ["run", show(c.run_id)],
+    ["outcome", show(c.outcome)],
+    ["branch", show(c.branch)],
+    ["host", show(c.host)],
+    [
+      "tasks",
+      `${show(c.tasks_total)} total, ${show(c.tasks_completed)} completed, ${
+        show(c.tasks_failed)
+      } failed, ${show(c.tasks_started)} started`,
+    ],
+    ["attempts", show(c.attempt_count)],
+    ["started", isoSeconds(c.started_at)],
+    ["ended", isoSeconds(c.ended_at)],
+    ["elapsed", `${show(c.elapsed_seconds)} s`],
+    ["cost", `$${show(c.cost_usd)}`],
+    ["artefact", rel(stored.path)],
+    ["sha256", show(stored.recordedSha256)],
+  ];
+  for (const line of alignColumns(rows)) ctx.out.line(line);
+  return 0;
+}
+
+interface RunRow {
+  run_id: string;
+  /** Start in epoch seconds, for sorting (-Infinity when unknown). */
+  sortKey: number;
+  json: JsonObject;
+  outcome: string | null;
+  started_at: JsonValue;
+  ledgerState: string;
+}
+
+async function list(ctx: CommandContext): Promise<number> {
+  const ledger = await import("../ledger/mod.ts");
+  const { compareCodePoints } = await import("../canonical/mod.ts");
+  const { paths, rel } = await project(ctx);
+  const ids = new Set<string>();
+  for (const root of [ledger.runsRoot(paths.sdd), ledger.ledgerRoot(paths.sdd)]) {
+    try {
+      for await (const e of Deno.readDir(root)) {
+        if (e.isDirectory && ledger.RUN_ID_PATTERN.test(e.name)) ids.add(e.name);
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  const runs: RunRow[] = [];
+  for (const runId of ids) {
+    let led: Awaited<ReturnType<typeof ledger.readLedger>> | undefined;
+    try {
+      led = await ledger.readLedger(paths.sdd, runId);
+    } catch (error) {
+      if (!(error instanceof ledger.LedgerError)) throw error;
+    }
+    const card = await ledger.findScorecard(paths.sdd, runId);
+    const first = led?.rows[0];
+    const last = led?.rows.at(-1);
+    const started: JsonValue = first?.ts ?? card?.content?.started_at ?? null;
+    const ended: JsonValue = last?.ts ?? card?.content?.ended_at ?? null;
+    const outcome = typeof card?.content?.outcome === "string" ? card.content.outcome : null;
+    const ledgerJson: JsonValue = led === undefined ? null : {
+      path: rel(led.path),
+      rows: led.rows.length,
+      ok: led.ok,
+      broken_line: led.broken?.line ?? null,
+    };
+    runs.push({
+      run_id: runId,
+      sortKey: epochSeconds(started) ?? -Infinity,
+      outcome,
+      started_at: started,
+      ledgerState: led === undefined
+        ? "missing"
+        : led.ok
+        ? `${led.rows.length} rows`
+        : `BROKEN at line ${led.broken?.line}`,
+      json: {
+        run_id: runId,
+        started_at: started,
+        ended_at: ended,
+        outcome,
+        ledger: ledgerJson,
+        scorecard: card === undefined
+          ? null
+          : { path: rel(card.path), sha256: card.recordedSha256, ok: card.problem === undefined },
+      },
+    });
+  }
+  runs.sort((a, b) => b.sortKey - a.sortKey || compareCodePoints(a.run_id, b.run_id));
+  if (ctx.json) {
+    ctx.out.json({ runs: runs.map((r) => r.json) });
+    return 0;
+  }
+  if (runs.length === 0) {
+    ctx.out.line("no runs yet (nothing under .sdd/runs/ or .sdd/runtime/ledger/)");
+    return 0;
+  }
+  const { alignColumns } = await import("./output.ts");
+  const table = [["RUN", "STARTED", "OUTCOME", "LEDGER"]];
+  for (const r of runs) {
+    table.push([r.run_id, isoSeconds(r.started_at), r.outcome ?? "-", r.ledgerState]);
+  }
+  for (const line of alignColumns(table)) ctx.out.line(line);
+  return 0;
+}
+
+/** The `runs` group. */
+export const RUNS_COMMANDS: CommandSpec[] = [
+  {
+    path: ["runs", "list"],
+    summary: "List runs found under .sdd/runs and the ledger folder, newest first.",
+    description:
+      "Shows each run's start time (from its ledger), its outcome when a scorecard exists, and\n" +
+      "whether its ledger verifies.\n" +
+      "JSON: {runs: [{run_id, started_at, ended_at, outcome, ledger: {path, rows, ok,\n" +
+      "broken_line} | null, scorecard: {path, sha256, ok} | null}]} (times: epoch seconds).",
+    json: true,
+    run: list,
+  },
+  {
+    path: ["runs", "scorecard"],
+    summary: "Show a run's scorecard, or --verify it against the run's ledger.",
+    description:
+      "The scorecard lives at .sdd/runs/<run-id>/scorecard/<sha256>.json and is derived only\n" +
+      "from the work ledger .sdd/runtime/ledger/<run-id>/000000.jsonl (FORMATS.md §6).\n" +
+      "--verify recomputes it from the ledger: exit 0 on a match, 1 naming the diverging\n" +
+      "fields (or the missing/broken ledger or artefact).\n" +
+      "JSON: {artifact, sha256, content}; with --verify: {ok, artifact_sha256,\n" +
+      "recomputed_sha256, description, artifact_path}.",
+    args: [{ name: "run-id", required: true, help: "Run id, e.g. brave-otter-3fa9c2." }],
+    flags: [{
+      name: "verify",
+      type: "boolean",
+      help: "Recompute the scorecard from the ledger and compare.",
+    }],
+    json: true,
+    examples: [
+      "bernstein runs scorecard brave-otter-3fa9c2",
+      "bernstein runs scorecard brave-otter-3fa9c2 --verify --json",
+    ],
+    run: scorecard,
+  },
+];

@@ -1,0 +1,8 @@
+import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
+
+/** The work ledger or a scorecard is missing, broken or cannot be written. */
+export class LedgerError extends BernsteinError {
+  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+    super(code, message, options);
+  }
+}

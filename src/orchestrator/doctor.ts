@@ -1,0 +1,252 @@
+import { join } from "node:path";
+import { findProject, loadConfig } from "../config/mod.ts";
+import { KeyMissingError } from "../errors/mod.ts";
+import { type EnvReader, outputText, runProcess } from "../io/mod.ts";
+import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
+import { VERSION } from "../meta/mod.ts";
+import { Git } from "./git.ts";
+
+/** The verdict of one doctor check. */
+export type CheckStatus = "OK" | "WARN" | "FAIL";
+
+/** One line of `bernstein doctor`. */
+export interface DoctorCheck {
+  /** Short name (`git`, `disk`, `config`, …). */
+  name: string;
+  /** Verdict. */
+  status: CheckStatus;
+  /** What was found. */
+  detail: string;
+  /** How to fix it (WARN/FAIL). */
+  hint?: string;
+}
+
+/** Inputs of {@linkcode runDoctor}. */
+export interface DoctorOptions {
+  /** Project directory. */
+  cwd: string;
+  /** Environment. */
+  env: EnvReader;
+  /** Extra checks contributed by other parts (adapters, storage), run after the built-in ones. */
+  extraChecks?: (() => Promise<DoctorCheck[]>)[];
+}
+
+const MIN_GIT = [2, 25];
+const MIN_FREE_MIB = 512;
+
+async function gitChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
+  const git = new Git(cwd, { env, timeoutMs: 10_000 });
+  let version: string;
+  try {
+    version = await git.version();
+  } catch (error) {
+    return [{
+      name: "git",
+      status: "FAIL",
+      detail: `git not usable: ${(error as Error).message}`,
+      hint: "install git 2.25 or newer",
+    }];
+  }
+  const [major, minor] = version.split(".").map(Number);
+  const checks: DoctorCheck[] = [];
+  const oldGit = major < MIN_GIT[0] || (major === MIN_GIT[0] && minor < MIN_GIT[1]);
+  checks.push(
+    oldGit
+      ? {
+        name: "git",
+        status: "FAIL",
+        detail: `git ${version} is older than 2.25 (worktree support)`,
+        hint: "upgrade git",
+      }
+      : { name: "git", status: "OK", detail: `git ${version}` },
+  );
+  const inside = await git.run(["rev-parse", "--is-inside-work-tree"], { allowFailure: true });
+  if (outputText(inside.stdout).trim() !== "true") {
+    checks.push({
+      name: "repository",
+      status: "FAIL",
+      detail: `${cwd} is not inside a git work tree`,
+      hint: "run bernstein in a git repository (git init)",
+    });
+    return checks;
+  }
+  const branch = await git.currentBranch();
+  const defaultBranch = await git.defaultBranch();
+  // Untracked files (a fresh .sdd/, say) do not block merges; changed tracked files do.
+  const dirty = await git.isDirty(undefined, true);
+  if (branch === undefined) {
+    checks.push({
+      name: "repository",
+      status: "WARN",
+      detail: "HEAD is detached",
+      hint: "check out a feature branch for merges",
+    });
+  } else if (branch === defaultBranch) {
+    checks.push({
+      name: "repository",
+      status: "WARN",
+      detail: `on the default branch '${branch}'; runs refuse to merge into it`,
+      hint: "git checkout -b feature/… (or BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH=1)",
+    });
+  } else {
+    checks.push({
+      name: "repository",
+      status: dirty ? "WARN" : "OK",
+      detail: `on '${branch}'${dirty ? ", uncommitted changes present" : ", clean"}`,
+      hint: dirty ? "commit or stash first: merges need a clean tree" : undefined,
+    });
+  }
+  return checks;
+}
+
+async function diskCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
+  try {
+    const r = await runProcess(["df", "-Pk", cwd], {
+      env: { PATH: env.get("PATH") ?? "/usr/bin:/bin" },
+      timeoutMs: 5000,
+    });
+    const fields = outputText(r.stdout).trim().split("\n").pop()?.split(/\s+/) ?? [];
+    const freeMiB = Math.floor(Number(fields[3]) / 1024);
+    if (!Number.isFinite(freeMiB)) throw new Error("unexpected df output");
+    return freeMiB < MIN_FREE_MIB
+      ? {
+        name: "disk",
+        status: "WARN",
+        detail: `${freeMiB} MiB free`,
+        hint: `worktrees need space; free at least ${MIN_FREE_MIB} MiB`,
+      }
+      : { name: "disk", status: "OK", detail: `${freeMiB} MiB free` };
+  } catch (error) {
+    return {
+      name: "disk",
+      status: "WARN",
+      detail: `cannot measure free space: ${(error as Error).message}`,
+    };
+  }
+}
+
+async function configCheck(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
+  try {
+    const loaded = await loadConfig({ cwd, env });
+    const errors = loaded.problems.filter((p) => p.severity === "error");
+    const warnings = loaded.problems.filter((p) => p.severity === "warning");
+    const lines: DoctorCheck[] = [];
+    for (const p of loaded.problems) {
+      lines.push({
+        name: "config",
+        status: p.severity === "error" ? "FAIL" : "WARN",
+        detail: `${p.location ? p.location + ": " : ""}${p.message}`,
+        hint: p.hint,
+      });
+    }
+    if (errors.length === 0 && warnings.length === 0) {
+      const present = loaded.sourceFiles.filter((s) => s.present).map((s) => s.label);
+      lines.push({
+        name: "config",
+        status: "OK",
+        detail: `valid (layers: default${present.length ? ", " + present.join(", ") : ""})`,
+      });
+    }
+    return lines;
+  } catch (error) {
+    return [{ name: "config", status: "FAIL", detail: (error as Error).message }];
+  }
+}
+
+async function auditKeyCheck(env: EnvReader): Promise<DoctorCheck> {
+  let path: string;
+  try {
+    path = resolveAuditKeyPath(env).path;
+    await readAuditKey(path);
+    return { name: "audit key", status: "OK", detail: `${path} (mode 0600)` };
+  } catch (error) {
+    if (error instanceof KeyMissingError) {
+      return {
+        name: "audit key",
+        status: "WARN",
+        detail: error.message,
+        hint: "the first run creates it; back it up: without it the audit chain cannot be verified",
+      };
+    }
+    return {
+      name: "audit key",
+      status: "FAIL",
+      detail: (error as Error).message,
+      hint: (error as { hint?: string }).hint,
+    };
+  }
+}
+
+async function portCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
+  let port = 0;
+  try {
+    port = (await loadConfig({ cwd, env })).config?.tuning.server.port ?? 0;
+  } catch {
+    // The config check reports configuration problems.
+  }
+  try {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port });
+    const actual = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    return {
+      name: "task server",
+      status: "OK",
+      detail: port === 0
+        ? `a free port is available (e.g. ${actual})`
+        : `port ${port} on 127.0.0.1 is free`,
+    };
+  } catch (error) {
+    return {
+      name: "task server",
+      status: "FAIL",
+      detail: `cannot listen on 127.0.0.1:${port}: ${(error as Error).message}`,
+      hint: "set tuning.server.port to a free port, or 0",
+    };
+  }
+}
+
+async function stateCheck(cwd: string): Promise<DoctorCheck> {
+  const sdd = (await findProject(cwd)).sdd;
+  const exists = await Deno.stat(sdd).then((i) => i.isDirectory, () => false);
+  if (!exists) {
+    return {
+      name: "state",
+      status: "WARN",
+      detail: `${sdd} does not exist yet`,
+      hint: "run 'bernstein init'",
+    };
+  }
+  try {
+    const probe = join(sdd, "runtime", `.doctor-${Deno.pid}`);
+    await Deno.mkdir(join(sdd, "runtime"), { recursive: true });
+    await Deno.writeTextFile(probe, "");
+    await Deno.remove(probe);
+    return { name: "state", status: "OK", detail: `${sdd} is writable` };
+  } catch (error) {
+    return {
+      name: "state",
+      status: "FAIL",
+      detail: `${sdd} is not writable: ${(error as Error).message}`,
+      hint: "run 'bernstein init' or fix permissions",
+    };
+  }
+}
+
+/** Runs every check; the caller prints them and exits 1 when any is FAIL. */
+export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [
+    {
+      name: "bernstein",
+      status: "OK",
+      detail: `bernstein ${VERSION} on deno ${Deno.version.deno}`,
+    },
+    ...await gitChecks(options.cwd, options.env),
+    await diskCheck(options.cwd, options.env),
+    ...await configCheck(options.cwd, options.env),
+    await auditKeyCheck(options.env),
+    await stateCheck(options.cwd),
+    await portCheck(options.cwd, options.env),
+  ];
+  for (const extra of options.extraChecks ?? []) checks.push(...await extra());
+  return checks;
+}

@@ -1,0 +1,115 @@
+import { type EnvReader, outputText, runProcess } from "../io/mod.ts";
+import type { ChangedPath } from "./git.ts";
+
+/** Outcome of one quality gate on one task's diff. */
+export interface GateResult {
+  /** `run_config`, `tests` or `lint`. */
+  gate: string;
+  /** True when the gate passed. */
+  ok: boolean;
+  /** One line: why it failed, or what passed. */
+  reason: string;
+  /** Recorded command output (tail), for gates that run a command. */
+  output?: string;
+  /** Wall time in milliseconds (0 for pure gates). */
+  durationMs: number;
+}
+
+/**
+ * Paths an agent's diff may never touch: bernstein's own configuration, MCP server config
+ * (an agent could grant itself tools), and the tamper-evident state under `.sdd/`.
+ */
+export const RUN_CONFIG_PATTERNS: readonly RegExp[] = [
+  /^bernstein\.ya?ml$/,
+  /^\.bernstein\/bernstein\.ya?ml$/,
+  /^\.mcp\.json$/,
+  /^\.claude\/mcp\.json$/,
+  /^\.sdd\//,
+];
+
+/** The `run_config` gate: fails when the diff touches any {@linkcode RUN_CONFIG_PATTERNS} path. */
+export function runConfigGate(changes: readonly ChangedPath[]): GateResult {
+  const touched = changes.map((c) => c.path).filter((p) =>
+    RUN_CONFIG_PATTERNS.some((re) => re.test(p))
+  );
+  if (touched.length === 0) {
+    return {
+      gate: "run_config",
+      ok: true,
+      reason: `${changes.length} changed path(s), none protected`,
+      durationMs: 0,
+    };
+  }
+  return {
+    gate: "run_config",
+    ok: false,
+    reason: `the diff touches protected run configuration: ${touched.join(", ")}`,
+    durationMs: 0,
+  };
+}
+
+/** Options for {@linkcode commandGate}. */
+export interface CommandGateOptions {
+  /** Gate name (`tests`, `lint`). */
+  gate: string;
+  /** argv of the configured command. */
+  command: readonly string[];
+  /** Worktree the command runs in. */
+  cwd: string;
+  /** Deadline in seconds. */
+  timeoutS: number;
+  /** Environment source; only PATH, HOME and locale pass. */
+  env: EnvReader;
+  /** Bytes of output kept in the result (tail). */
+  keepBytes?: number;
+}
+
+const GATE_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER"];
+
+/** Runs a configured gate command in the worktree; passes on exit 0 within the deadline. */
+export async function commandGate(options: CommandGateOptions): Promise<GateResult> {
+  const started = performance.now();
+  const env: Record<string, string> = { NO_COLOR: "1", CI: "1" };
+  for (const name of GATE_ENV) {
+    const v = options.env.get(name);
+    if (v !== undefined) env[name] = v;
+  }
+  let result;
+  try {
+    result = await runProcess(options.command, {
+      cwd: options.cwd,
+      env,
+      timeoutMs: options.timeoutS * 1000,
+      maxCaptureBytes: 4 * 1024 * 1024,
+    });
+  } catch (error) {
+    return {
+      gate: options.gate,
+      ok: false,
+      reason: `cannot run ${options.command[0]}: ${(error as Error).message}`,
+      durationMs: performance.now() - started,
+    };
+  }
+  const keep = options.keepBytes ?? 8192;
+  const text = outputText(result.stdout) + outputText(result.stderr);
+  const output = text.length > keep ? `…${text.slice(-keep)}` : text;
+  const durationMs = performance.now() - started;
+  if (result.timedOut) {
+    return {
+      gate: options.gate,
+      ok: false,
+      reason: `timed out after ${options.timeoutS}s`,
+      output,
+      durationMs,
+    };
+  }
+  return {
+    gate: options.gate,
+    ok: result.code === 0,
+    reason: result.code === 0
+      ? `${options.command.join(" ")} passed`
+      : `${options.command.join(" ")} exited ${result.code}`,
+    output,
+    durationMs,
+  };
+}

@@ -1,0 +1,232 @@
+import { BernsteinError } from "../errors/mod.ts";
+import {
+  buildChildEnv,
+  type EnvReader,
+  outputText,
+  type ProcessResult,
+  runProcess,
+} from "../io/mod.ts";
+
+/** A git command failed. */
+export class GitError extends BernsteinError {
+  constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super("git.failed", message, options);
+  }
+}
+
+/** Who commits and merges on behalf of bernstein. */
+export interface GitIdentity {
+  /** user.name */
+  name: string;
+  /** user.email */
+  email: string;
+}
+
+/** Options for {@linkcode Git}. */
+export interface GitOptions {
+  /** Environment the git child may see (PATH, HOME, locale only). */
+  env: EnvReader;
+  /** Author and committer of bernstein's own commits. */
+  identity?: GitIdentity;
+  /** Deadline per git command (default 120 s). */
+  timeoutMs?: number;
+}
+
+/** One changed path between two commits. */
+export interface ChangedPath {
+  /** `A`dded, `M`odified, `D`eleted, `R`enamed, `C`opied, `T`ype change. */
+  status: string;
+  /** Path after the change (repo-relative, POSIX). */
+  path: string;
+}
+
+/** Result of a merge attempt. */
+export type MergeOutcome =
+  | { ok: true; sha: string }
+  | { ok: false; reason: "conflict"; conflicts: string[]; output: string }
+  | { ok: false; reason: "failed"; output: string };
+
+const GIT_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "SYSTEMROOT"];
+
+/**
+ * A small argv-only wrapper over the git CLI for one repository. bernstein's own commits and
+ * merges run without hooks (`core.hooksPath=/dev/null`): the quality gates are the configured
+ * checks, and a repository hook must not run unsupervised inside an orchestrated merge.
+ */
+export class Git {
+  /** Repository (or worktree) root the commands run in by default. */
+  readonly root: string;
+  readonly #env: Record<string, string>;
+  readonly #identity: GitIdentity;
+  readonly #timeoutMs: number;
+
+  constructor(root: string, options: GitOptions) {
+    this.root = root;
+    this.#env = buildChildEnv(GIT_ENV, options.env, { GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" });
+    this.#identity = options.identity ?? { name: "bernstein", email: "bernstein@localhost" };
+    this.#timeoutMs = options.timeoutMs ?? 120_000;
+  }
+
+  /** Runs `git ARGS` in `cwd` (default: the root); throws {@linkcode GitError} on failure. */
+  async run(
+    args: readonly string[],
+    options: { cwd?: string; allowFailure?: boolean } = {},
+  ): Promise<ProcessResult> {
+    const argv = [
+      "git",
+      "-c",
+      `user.name=${this.#identity.name}`,
+      "-c",
+      `user.email=${this.#identity.email}`,
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "commit.gpgsign=false",
+      ...args,
+    ];
+    const result = await runProcess(argv, {
+      cwd: options.cwd ?? this.root,
+      env: this.#env,
+      timeoutMs: this.#timeoutMs,
+    });
+    if (result.code !== 0 && !options.allowFailure) {
+      const detail = outputText(result.stderr).trim().split("\n").slice(-3).join(" | ");
+      throw new GitError(
+        `git ${args.join(" ")} failed (exit ${result.code})${
+          result.timedOut ? " after its deadline" : ""
+        }: ${detail}`,
+      );
+    }
+    return result;
+  }
+
+  /** Trimmed stdout of a git command. */
+  async text(args: readonly string[], cwd?: string): Promise<string> {
+    return outputText((await this.run(args, { cwd })).stdout).trim();
+  }
+
+  /** `git --version`, e.g. `2.39.5`. */
+  async version(): Promise<string> {
+    return (await this.text(["--version"])).replace(/^git version\s+/, "");
+  }
+
+  /** The checked-out branch, or undefined when HEAD is detached. */
+  async currentBranch(cwd?: string): Promise<string | undefined> {
+    const r = await this.run(["symbolic-ref", "--quiet", "--short", "HEAD"], {
+      cwd,
+      allowFailure: true,
+    });
+    return r.code === 0 ? outputText(r.stdout).trim() : undefined;
+  }
+
+  /**
+   * The repository's default branch: `origin/HEAD` when a remote says so, else
+   * `init.defaultBranch`, else whichever of `main`/`master` exists.
+   */
+  async defaultBranch(): Promise<string> {
+    const remote = await this.run([
+      "symbolic-ref",
+      "--quiet",
+      "--short",
+      "refs/remotes/origin/HEAD",
+    ], { allowFailure: true });
+    if (remote.code === 0) return outputText(remote.stdout).trim().replace(/^origin\//, "");
+    const configured = await this.run(["config", "--get", "init.defaultBranch"], {
+      allowFailure: true,
+    });
+    const name = outputText(configured.stdout).trim();
+    if (configured.code === 0 && name !== "" && (await this.refExists(`refs/heads/${name}`))) {
+      return name;
+    }
+    for (const candidate of ["main", "master"]) {
+      if (await this.refExists(`refs/heads/${candidate}`)) return candidate;
+    }
+    return name || "main";
+  }
+
+  /** True when a ref exists. */
+  async refExists(ref: string): Promise<boolean> {
+    return (await this.run(["rev-parse", "--verify", "--quiet", ref], { allowFailure: true }))
+      .code === 0;
+  }
+
+  /** The commit id a ref points at. */
+  async revParse(ref: string, cwd?: string): Promise<string> {
+    return await this.text(["rev-parse", "--verify", `${ref}^{commit}`], cwd);
+  }
+
+  /** True when the work tree or index has changes (untracked files too unless `trackedOnly`). */
+  async isDirty(cwd?: string, trackedOnly = false): Promise<boolean> {
+    const untracked = trackedOnly ? "--untracked-files=no" : "--untracked-files=all";
+    return (await this.text(["status", "--porcelain", untracked], cwd)) !== "";
+  }
+
+  /** Creates a worktree at `path` on a new branch `branch` starting at `base`. */
+  async addWorktree(path: string, branch: string, base: string): Promise<void> {
+    await this.run(["worktree", "add", "--quiet", "-b", branch, path, base]);
+  }
+
+  /** Removes a worktree (its branch stays). */
+  async removeWorktree(path: string, force = false): Promise<void> {
+    await this.run(["worktree", "remove", ...(force ? ["--force"] : []), path]);
+  }
+
+  /** Prunes stale worktree metadata (after a crash removed a folder). */
+  async pruneWorktrees(): Promise<void> {
+    await this.run(["worktree", "prune"]);
+  }
+
+  /** Stages everything in `cwd` and commits; returns the new commit, or undefined when clean. */
+  async commitAll(cwd: string, message: string, author?: GitIdentity): Promise<string | undefined> {
+    await this.run(["add", "--all"], { cwd });
+    const staged = await this.run(["diff", "--cached", "--quiet"], { cwd, allowFailure: true });
+    if (staged.code === 0) return undefined;
+    const authorArgs = author ? [`--author=${author.name} <${author.email}>`] : [];
+    await this.run(["commit", "--quiet", "--no-verify", ...authorArgs, "-m", message], { cwd });
+    return await this.revParse("HEAD", cwd);
+  }
+
+  /** Paths changed between `base` and `head` (merge-base diff, renames as add+delete). */
+  async changedPaths(base: string, head: string): Promise<ChangedPath[]> {
+    const out = outputText(
+      (await this.run(["diff", "--name-status", "--no-renames", "-z", `${base}...${head}`])).stdout,
+    );
+    const parts = out.split("\0").filter((p) => p !== "");
+    const changes: ChangedPath[] = [];
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      changes.push({ status: parts[i], path: parts[i + 1] });
+    }
+    return changes;
+  }
+
+  /** The bytes of `path` at `ref`. */
+  async showFile(ref: string, path: string): Promise<Uint8Array> {
+    return (await this.run(["show", `${ref}:${path}`])).stdout;
+  }
+
+  /**
+   * Merges `branch` into the branch checked out in `cwd` with a merge commit. A conflict is
+   * aborted so the work tree is left as it was; the branch keeps the work.
+   */
+  async merge(branch: string, message: string, cwd?: string): Promise<MergeOutcome> {
+    const r = await this.run(["merge", "--no-ff", "--no-edit", "-m", message, branch], {
+      cwd,
+      allowFailure: true,
+    });
+    if (r.code === 0) return { ok: true, sha: await this.revParse("HEAD", cwd) };
+    const output = (outputText(r.stdout) + outputText(r.stderr)).trim();
+    const unmerged = await this.run(["diff", "--name-only", "--diff-filter=U", "-z"], {
+      cwd,
+      allowFailure: true,
+    });
+    const conflicts = outputText(unmerged.stdout).split("\0").filter((p) => p !== "");
+    await this.run(["merge", "--abort"], { cwd, allowFailure: true });
+    if (conflicts.length > 0) return { ok: false, reason: "conflict", conflicts, output };
+    return { ok: false, reason: "failed", output };
+  }
+
+  /** Deletes a local branch (after its work merged). */
+  async deleteBranch(branch: string, force = false): Promise<void> {
+    await this.run(["branch", force ? "-D" : "-d", branch]);
+  }
+}

@@ -1,0 +1,108 @@
+import { ownedFilesOverlap } from "./owned_files.ts";
+
+/** The task fields scheduling decisions read (the store's `Task` satisfies it). */
+export interface SchedulableTask {
+  /** Task id. */
+  id: string;
+  /** Status in the task state machine. */
+  status: string;
+  /** 1 is the highest priority. */
+  priority: number;
+  /** ISO-8601 creation time (age order). */
+  created_at: string;
+  /** Tasks that must finish first. */
+  depends_on: readonly string[];
+  /** Paths or globs the task expects to change. */
+  owned_files: readonly string[];
+  /** Role (manager tasks are not blocked by owned files). */
+  role: string;
+}
+
+/** Statuses that count as finished successfully for dependents. */
+export const DEPENDENCY_MET: ReadonlySet<string> = new Set(["done", "closed"]);
+/** Statuses from which a task will never succeed. */
+export const DEAD_END: ReadonlySet<string> = new Set(["failed", "cancelled", "orphaned"]);
+/** Statuses of a task an agent holds. */
+export const ACTIVE: ReadonlySet<string> = new Set(["claimed", "in_progress"]);
+
+/** Everything one scheduling tick decides from. */
+export interface TickInput {
+  /** A snapshot of every task of the run. */
+  tasks: readonly SchedulableTask[];
+  /** Ids of tasks with a live agent (spawned and not yet reaped). */
+  running: readonly string[];
+  /** Agents allowed at once. */
+  maxAgents: number;
+  /** Task id → earliest time (ms) a respawn may happen (spawn backoff). */
+  notBefore: ReadonlyMap<string, number>;
+  /** Now (ms), from the injected clock. */
+  nowMs: number;
+}
+
+/** One decision of a tick, in the order it is to be carried out. */
+export type TickDecision =
+  | { kind: "spawn"; taskId: string }
+  | { kind: "fail_dependent"; taskId: string; reason: string }
+  | { kind: "defer"; taskId: string; reason: "backoff" | "owned_files" | "capacity" };
+
+function byPriorityThenAge(a: SchedulableTask, b: SchedulableTask): number {
+  return a.priority - b.priority ||
+    (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * One scheduler tick, as a pure function: open tasks whose dependencies finished are ordered by
+ * priority then age and spawned up to `maxAgents`, skipping those in spawn backoff or whose
+ * owned files overlap a running (or just chosen) task. Open tasks with a dead-end dependency are
+ * failed. Same input → same decisions, in the same order.
+ */
+export function scheduleTick(input: TickInput): TickDecision[] {
+  const byId = new Map(input.tasks.map((t) => [t.id, t]));
+  const decisions: TickDecision[] = [];
+  const open = input.tasks.filter((t) => t.status === "open").sort(byPriorityThenAge);
+  const busyFiles: (readonly string[])[] = input.running.map((id) =>
+    byId.get(id)?.owned_files ?? []
+  );
+  let capacity = input.maxAgents - input.running.length;
+  for (const task of open) {
+    const deps = task.depends_on.map((id) => ({ id, task: byId.get(id) }));
+    const dead = deps.find((d) => d.task === undefined || DEAD_END.has(d.task.status));
+    if (dead) {
+      decisions.push({
+        kind: "fail_dependent",
+        taskId: task.id,
+        reason: dead.task === undefined
+          ? `dependency ${dead.id} does not exist`
+          : `dependency ${dead.id} ended ${dead.task.status}`,
+      });
+      continue;
+    }
+    if (!deps.every((d) => d.task !== undefined && DEPENDENCY_MET.has(d.task.status))) continue;
+    if ((input.notBefore.get(task.id) ?? 0) > input.nowMs) {
+      decisions.push({ kind: "defer", taskId: task.id, reason: "backoff" });
+      continue;
+    }
+    if (capacity <= 0) {
+      decisions.push({ kind: "defer", taskId: task.id, reason: "capacity" });
+      continue;
+    }
+    if (
+      task.owned_files.length > 0 &&
+      busyFiles.some((files) => ownedFilesOverlap(task.owned_files, files))
+    ) {
+      decisions.push({ kind: "defer", taskId: task.id, reason: "owned_files" });
+      continue;
+    }
+    decisions.push({ kind: "spawn", taskId: task.id });
+    busyFiles.push(task.owned_files);
+    capacity--;
+  }
+  return decisions;
+}
+
+/** Spawn backoff after `failures` consecutive failures: base · 2^(failures-1), capped. */
+export function spawnBackoffMs(failures: number, baseS: number, maxS: number): number {
+  if (failures <= 0) return 0;
+  return Math.min(maxS, baseS * 2 ** (failures - 1)) * 1000;
+}

@@ -1,0 +1,352 @@
+// The fields a plan step and a backlog item share, read with precise errors.
+import { EFFORTS } from "../config/mod.ts";
+import { closestMatch } from "../errors/mod.ts";
+import { compileGlob } from "./glob.ts";
+import { type FieldPath, FieldReader, relativePathProblem, typeName } from "./_reader.ts";
+import {
+  type CompletionSignal,
+  COMPLEXITIES,
+  PRIORITIES,
+  type Priority,
+  PRIORITY_NAMES,
+  SCOPES,
+  SIGNAL_KINDS,
+  type StepFields,
+} from "./types.ts";
+
+/** Most attachments one task may carry (issue: attachments, limits). */
+export const MAX_ATTACHMENTS_PER_TASK = 20;
+
+/** Keys of a plan step. */
+export const STEP_KEYS: readonly string[] = [
+  "title",
+  "description",
+  "role",
+  "priority",
+  "scope",
+  "complexity",
+  "cli",
+  "model",
+  "effort",
+  "files",
+  "completion_signals",
+  "attachments",
+];
+
+/** Common misnamings of step keys. */
+export const STEP_KEY_ALIASES: Readonly<Record<string, string>> = {
+  name: "title",
+  prompt: "description",
+  body: "description",
+  adapter: "cli",
+  agent: "cli",
+  owned_files: "files",
+  signals: "completion_signals",
+  done_when: "completion_signals",
+  attach: "attachments",
+  images: "attachments",
+  reasoning_effort: "effort",
+};
+
+const ROLE_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
+
+function checkSignalPath(reader: FieldReader, path: FieldPath, value: string): boolean {
+  const bad = relativePathProblem(value);
+  if (bad !== undefined) {
+    reader.problem(path, "plan.path_invalid", bad);
+    return false;
+  }
+  return true;
+}
+
+function requireString(
+  reader: FieldReader,
+  value: unknown,
+  path: FieldPath,
+  what: string,
+): string | undefined {
+  if (typeof value !== "string") {
+    reader.problem(path, "plan.invalid_type", `expected ${what}, got ${typeName(value)}`);
+    return undefined;
+  }
+  if (value === "") {
+    reader.problem(path, "plan.invalid_value", "must not be empty");
+    return undefined;
+  }
+  return value;
+}
+
+function readCommand(reader: FieldReader, value: unknown, path: FieldPath): string[] | undefined {
+  if (typeof value === "string") {
+    reader.problem(
+      path,
+      "plan.invalid_type",
+      "must be an argv list (commands never go through a shell)",
+      {
+        hint: `write [${value.split(/\s+/).filter(Boolean).join(", ")}]`,
+      },
+    );
+    return undefined;
+  }
+  if (!Array.isArray(value) || value.length === 0) {
+    reader.problem(
+      path,
+      "plan.invalid_type",
+      `expected a non-empty argv list, got ${typeName(value)}`,
+    );
+    return undefined;
+  }
+  let ok = true;
+  value.forEach((arg, i) => {
+    if (typeof arg !== "string") {
+      reader.problem([...path, i], "plan.invalid_type", `expected a string, got ${typeName(arg)}`);
+      ok = false;
+    }
+  });
+  if (ok && value[0] === "") {
+    reader.problem([...path, 0], "plan.invalid_value", "the program must not be empty");
+    ok = false;
+  }
+  return ok ? (value as string[]) : undefined;
+}
+
+function readSignal(
+  reader: FieldReader,
+  item: unknown,
+  path: FieldPath,
+): CompletionSignal | undefined {
+  if (item === null || typeof item !== "object" || Array.isArray(item)) {
+    reader.problem(
+      path,
+      "plan.invalid_type",
+      `expected a mapping with one key (${SIGNAL_KINDS.join(", ")}), got ${typeName(item)}`,
+      {
+        hint: typeof item === "string" ? `write '- path_exists: ${item}'` : undefined,
+      },
+    );
+    return undefined;
+  }
+  const obj = item as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  if (keys.length !== 1) {
+    reader.problem(
+      path,
+      "plan.invalid_value",
+      `a signal has exactly one key (${SIGNAL_KINDS.join(", ")}), got ${
+        keys.length === 0 ? "none" : keys.join(", ")
+      }`,
+      {
+        hint: "type" in obj ? `write '- ${String(obj.type)}: …' (one key per signal)` : undefined,
+      },
+    );
+    return undefined;
+  }
+  const kind = keys[0];
+  const value = obj[kind];
+  const at = [...path, kind];
+  switch (kind) {
+    case "path_exists": {
+      const p = requireString(reader, value, at, "a relative path");
+      return p !== undefined && checkSignalPath(reader, at, p) ? { kind, path: p } : undefined;
+    }
+    case "glob_exists": {
+      const g = requireString(reader, value, at, "a glob relative to the worktree");
+      if (g === undefined || !checkSignalPath(reader, at, g)) return undefined;
+      try {
+        compileGlob(g);
+      } catch (error) {
+        reader.problem(at, "plan.invalid_value", (error as Error).message);
+        return undefined;
+      }
+      return { kind, glob: g };
+    }
+    case "file_contains": {
+      const spec = reader.mapping(value, at, ["path", "contains", "regex"], {
+        text: "contains",
+        pattern: "regex",
+      }, "a mapping {path, contains} or {path, regex}");
+      if (spec === undefined) return undefined;
+      const p = reader.string(spec, "path", at, { required: true });
+      const okPath = p !== undefined && checkSignalPath(reader, [...at, "path"], p);
+      const hasContains = spec.contains !== undefined;
+      const hasRegex = spec.regex !== undefined;
+      if (hasContains === hasRegex) {
+        reader.problem(
+          at,
+          "plan.invalid_value",
+          "give exactly one of 'contains' (a substring) or 'regex'",
+        );
+        return undefined;
+      }
+      if (hasContains) {
+        const c = reader.string(spec, "contains", at);
+        return okPath && c !== undefined ? { kind, path: p, contains: c } : undefined;
+      }
+      const r = reader.string(spec, "regex", at);
+      if (r === undefined) return undefined;
+      try {
+        new RegExp(r, "u");
+      } catch (error) {
+        reader.problem(
+          [...at, "regex"],
+          "plan.invalid_value",
+          `invalid regular expression: ${(error as Error).message}`,
+        );
+        return undefined;
+      }
+      return okPath ? { kind, path: p, regex: r } : undefined;
+    }
+    case "test_passes": {
+      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+        const spec = reader.mapping(value, at, ["command", "timeout_s"], {
+          argv: "command",
+          timeout: "timeout_s",
+        });
+        if (spec === undefined) return undefined;
+        if (spec.command === undefined) {
+          reader.problem([...at, "command"], "plan.missing_field", "'command' is required");
+          return undefined;
+        }
+        const command = readCommand(reader, spec.command, [...at, "command"]);
+        const t = spec.timeout_s;
+        if (t !== undefined && (typeof t !== "number" || !(t > 0) || !Number.isFinite(t))) {
+          reader.problem(
+            [...at, "timeout_s"],
+            "plan.invalid_value",
+            `expected a positive number of seconds, got ${
+              typeof t === "number" ? String(t) : typeName(t)
+            }`,
+          );
+          return undefined;
+        }
+        if (command === undefined) return undefined;
+        return t === undefined ? { kind, command } : { kind, command, timeout_s: t as number };
+      }
+      const command = readCommand(reader, value, at);
+      return command === undefined ? undefined : { kind, command };
+    }
+    default: {
+      const near = closestMatch(kind, SIGNAL_KINDS);
+      reader.problem(
+        at,
+        "plan.invalid_value",
+        `unknown signal '${kind}'; accepted: ${SIGNAL_KINDS.join(", ")}`,
+        {
+          key: true,
+          hint: near ? `did you mean '${near}'?` : undefined,
+        },
+      );
+      return undefined;
+    }
+  }
+}
+
+function readAttachments(
+  reader: FieldReader,
+  obj: Record<string, unknown>,
+  path: FieldPath,
+  title: string | undefined,
+): string[] {
+  const value = obj.attachments;
+  const step = title === undefined ? "this step" : `step '${title}'`;
+  if (value !== undefined && value !== null && !Array.isArray(value)) {
+    reader.problem(
+      [...path, "attachments"],
+      "attach.invalid",
+      `attachments of ${step} must be a list of file paths, got ${typeName(value)}`,
+      { hint: typeof value === "string" ? `write 'attachments: [${value}]'` : undefined },
+    );
+    return [];
+  }
+  const list = reader.stringList(obj, "attachments", path, {
+    code: "attach.invalid",
+    what: "file paths",
+    check: relativePathProblem,
+  });
+  if (Array.isArray(value) && value.length > MAX_ATTACHMENTS_PER_TASK) {
+    reader.problem(
+      [...path, "attachments"],
+      "attach.invalid",
+      `${step} has ${value.length} attachments; at most ${MAX_ATTACHMENTS_PER_TASK} per task`,
+    );
+  }
+  return list;
+}
+
+/**
+ * Reads the step fields of `obj` (already checked to be a mapping with known keys). Returns
+ * undefined when a required field is missing or invalid; every problem is recorded.
+ */
+export function readStepFields(
+  reader: FieldReader,
+  obj: Record<string, unknown>,
+  path: FieldPath,
+  options: { title?: string; description?: string } = {},
+): StepFields | undefined {
+  const before = reader.problems.filter((p) => p.severity === "error").length;
+  const title = options.title ?? reader.string(obj, "title", path, { required: true });
+  let description = options.description ?? "";
+  if (
+    options.description === undefined && obj.description !== undefined && obj.description !== null
+  ) {
+    if (typeof obj.description === "string") description = obj.description;
+    else {reader.problem(
+        [...path, "description"],
+        "plan.invalid_type",
+        `expected a string, got ${typeName(obj.description)}`,
+      );}
+  }
+  const role = reader.string(obj, "role", path, {
+    pattern: ROLE_PATTERN,
+    patternText: "a role name (lowercase letters, digits, '-' or '_')",
+  }) ?? "backend";
+  const priority = reader.oneOf<Priority>(
+    obj,
+    "priority",
+    path,
+    PRIORITIES,
+    (p) => `${p} (${PRIORITY_NAMES[p]})`,
+  ) ?? 2;
+  const scope = reader.oneOf(obj, "scope", path, SCOPES) ?? "medium";
+  const complexity = reader.oneOf(obj, "complexity", path, COMPLEXITIES) ?? "medium";
+  const cli = reader.string(obj, "cli", path);
+  const model = reader.string(obj, "model", path);
+  const effort = reader.oneOf(obj, "effort", path, EFFORTS);
+  const files = reader.stringList(obj, "files", path, {
+    what: "relative paths",
+    check: relativePathProblem,
+  });
+  const completion_signals: CompletionSignal[] = [];
+  const signals = obj.completion_signals;
+  if (signals !== undefined && signals !== null) {
+    if (!Array.isArray(signals)) {
+      reader.problem(
+        [...path, "completion_signals"],
+        "plan.invalid_type",
+        `must be a list of signals, got ${typeName(signals)}`,
+      );
+    } else {
+      signals.forEach((item, i) => {
+        const s = readSignal(reader, item, [...path, "completion_signals", i]);
+        if (s !== undefined) completion_signals.push(s);
+      });
+    }
+  }
+  const attachments = readAttachments(reader, obj, path, title);
+  const after = reader.problems.filter((p) => p.severity === "error").length;
+  if (after > before || title === undefined) return undefined;
+  return {
+    title,
+    description,
+    role,
+    priority,
+    scope,
+    complexity,
+    ...(cli !== undefined ? { cli } : {}),
+    ...(model !== undefined ? { model } : {}),
+    ...(effort !== undefined ? { effort } : {}),
+    files,
+    completion_signals,
+    attachments,
+  };
+}

@@ -1,0 +1,56 @@
+import type { JsonObject } from "../canonical/mod.ts";
+import type { CompletionSignal, PlanGraph, PlanStep } from "./types.ts";
+
+function signalJson(signal: CompletionSignal): JsonObject {
+  switch (signal.kind) {
+    case "path_exists":
+      return { kind: signal.kind, path: signal.path };
+    case "glob_exists":
+      return { kind: signal.kind, glob: signal.glob };
+    case "file_contains":
+      return "regex" in signal
+        ? { kind: signal.kind, path: signal.path, regex: signal.regex }
+        : { kind: signal.kind, path: signal.path, contains: signal.contains };
+    case "test_passes":
+      return { kind: signal.kind, command: [...signal.command], timeout_s: signal.timeout_s };
+  }
+}
+
+function stepJson(step: PlanStep): JsonObject {
+  return {
+    id: step.id,
+    stage: step.stage,
+    title: step.title,
+    description: step.description,
+    role: step.role,
+    priority: step.priority,
+    scope: step.scope,
+    complexity: step.complexity,
+    cli: step.cli ?? null,
+    model: step.model ?? null,
+    effort: step.effort ?? null,
+    files: [...step.files],
+    completion_signals: step.completion_signals.map(signalJson),
+    attachments: [...step.attachments],
+    depends_on: [...step.depends_on],
+    field: step.field,
+    location: step.location,
+  };
+}
+
+/** The graph as a JSON document (absent optional values as `null`), for `--json` output. */
+export function planGraphJson(graph: PlanGraph): JsonObject {
+  return {
+    name: graph.name,
+    description: graph.description,
+    source: graph.source,
+    cli: graph.cli ?? null,
+    max_agents: graph.max_agents ?? null,
+    stages: graph.stages.map((s) => ({
+      name: s.name,
+      depends_on: [...s.depends_on],
+      step_ids: [...s.step_ids],
+    })),
+    steps: graph.steps.map(stepJson),
+  };
+}

@@ -1,0 +1,113 @@
+import type { EFFORTS, Scope } from "../config/mod.ts";
+
+/** Task scopes, smallest first (they pick the agent's wall-clock deadline bucket). */
+export const SCOPES = ["small", "medium", "large", "xl"] as const satisfies readonly Scope[];
+
+/** Complexity hints, lowest first (used by model policies). */
+export const COMPLEXITIES = ["low", "medium", "high"] as const;
+
+/** Priorities: 1 runs first. */
+export const PRIORITIES = [1, 2, 3] as const;
+
+/** What each priority means, for messages and help. */
+export const PRIORITY_NAMES: Readonly<Record<Priority, string>> = {
+  1: "critical",
+  2: "normal",
+  3: "low",
+};
+
+/** A task scope. */
+export type StepScope = typeof SCOPES[number];
+/** A complexity hint. */
+export type Complexity = typeof COMPLEXITIES[number];
+/** A priority (1 = critical, 2 = normal, 3 = low). */
+export type Priority = typeof PRIORITIES[number];
+/** A reasoning effort (the names of `role_model_policy.*.effort`). */
+export type Effort = typeof EFFORTS[number];
+
+/** The kinds of completion signal, in documentation order. */
+export const SIGNAL_KINDS = ["path_exists", "glob_exists", "file_contains", "test_passes"] as const;
+
+/** One kind of completion signal. */
+export type SignalKind = typeof SIGNAL_KINDS[number];
+
+/**
+ * A check that a step's work is present in its worktree. Paths and globs are relative to the
+ * worktree root; `test_passes` is an argv list (never a shell string).
+ */
+export type CompletionSignal =
+  | { kind: "path_exists"; path: string }
+  | { kind: "glob_exists"; glob: string }
+  | { kind: "file_contains"; path: string; contains: string }
+  | { kind: "file_contains"; path: string; regex: string }
+  | { kind: "test_passes"; command: string[]; timeout_s?: number };
+
+/** The fields a plan step and a backlog item share. */
+export interface StepFields {
+  /** One line saying what to do. */
+  title: string;
+  /** The task text given to the agent ("" when absent). */
+  description: string;
+  /** Role template to use (default `backend`). */
+  role: string;
+  /** 1 critical, 2 normal (default), 3 low. */
+  priority: Priority;
+  /** Size bucket (default `medium`). */
+  scope: StepScope;
+  /** Complexity hint (default `medium`). */
+  complexity: Complexity;
+  /** Adapter for this step; absent means the plan's or the run's. */
+  cli?: string;
+  /** Model for this step. */
+  model?: string;
+  /** Reasoning effort for this step. */
+  effort?: Effort;
+  /** Files the step owns (relative paths or globs); two running steps never share one. */
+  files: string[];
+  /** Checks that the work is present, evaluated in the step's worktree. */
+  completion_signals: CompletionSignal[];
+  /** Files handed to this step's agents (relative paths, checked again at spawn). */
+  attachments: string[];
+}
+
+/** One step of the graph: a task-to-be, with stable id and resolved dependencies. */
+export interface PlanStep extends StepFields {
+  /** Stable id: `<stage#>.<step#>-<title slug>` for plans, the file stem for backlog items. */
+  id: string;
+  /** Stage name (`backlog` for backlog items). */
+  stage: string;
+  /** Ids of the steps that must finish first, in plan order. */
+  depends_on: string[];
+  /** Field path of the step in its source (`stages[0].steps[1]`, or the backlog file). */
+  field: string;
+  /** `file:line:col` of the step, for errors raised later (e.g. an unreadable attachment). */
+  location: string;
+}
+
+/** One stage of a plan. */
+export interface PlanStage {
+  /** Stage name, unique in the plan. */
+  name: string;
+  /** Stage names this stage waits for. */
+  depends_on: string[];
+  /** Ids of its steps, in file order. */
+  step_ids: string[];
+}
+
+/** A loaded plan: pure data, the same for the same input bytes. */
+export interface PlanGraph {
+  /** Plan name. */
+  name: string;
+  /** Plan description ("" when absent). */
+  description: string;
+  /** Where it came from (file as shown to the user, or `backlog`). */
+  source: string;
+  /** Default adapter for steps without one. */
+  cli?: string;
+  /** Most agents at once, when the plan sets it. */
+  max_agents?: number;
+  /** Stages in file order. */
+  stages: PlanStage[];
+  /** Every step, in file order (stage by stage). */
+  steps: PlanStep[];
+}

@@ -1,0 +1,54 @@
+import { BernsteinError, type BernsteinErrorOptions, KeyMissingError } from "../errors/mod.ts";
+
+/**
+ * An HTTP-level refusal raised inside the server (auth, routing, body). `status` is the HTTP
+ * status it is answered with.
+ */
+export class HttpError extends BernsteinError {
+  /** HTTP status code. */
+  readonly status: number;
+
+  constructor(status: number, code: string, message: string, options: BernsteinErrorOptions = {}) {
+    super(code, message, options);
+    this.status = status;
+  }
+}
+
+/** A token file or the token directory is unusable (bad mode, damaged scope file). */
+export class TokenFileError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("server.token_file", message, options);
+  }
+}
+
+/** The task server could not start (port taken, bad allow list). */
+export class ServerStartError extends BernsteinError {
+  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
+
+/** The server answered with an error: `code` and `message` are the server's own. */
+export class ServerRefusalError extends BernsteinError {
+  /** HTTP status of the answer. */
+  readonly status: number;
+
+  constructor(status: number, code: string, message: string, options: BernsteinErrorOptions = {}) {
+    super(code, message, options);
+    this.status = status;
+  }
+}
+
+/** No server answered: connection refused on every attempt, or no address known. */
+export class ServerUnreachableError extends BernsteinError {
+  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
+
+/** No token was found for a client (exit code 3, like any missing key). */
+export class TokenMissingError extends KeyMissingError {
+  constructor(message: string, options: Omit<BernsteinErrorOptions, "exitCode"> = {}) {
+    super("server.token_missing", message, options);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The task server: a loopback HTTP API over the task store (Deno.serve on 127.0.0.1) with
+ * per-session bearer tokens, `network.allowed_ips`, zod-validated bodies with a size limit,
+ * Prometheus `/metrics`, and an event hub the run loop listens on; plus its client, used by
+ * `bernstein task …`.
+ *
+ * @example
+ * ```ts
+ * import { startTaskServer, TokenRegistry } from "./mod.ts";
+ * const tokens = await TokenRegistry.open(runtimeDir, { random: systemRandom });
+ * const server = await startTaskServer({ store, holds, tokens, runtimeDir, config, clock });
+ * server.events.on((event) => console.log(event.type));
+ * ```
+ *
+ * @module
+ */
+export {
+  discoverEndpoint,
+  type DiscoverOptions,
+  discoverServerUrl,
+  discoverToken,
+  findRuntimeDir,
+  type ListTasksQuery,
+  SERVER_URL_ENV,
+  type ServerEndpoint,
+  TASK_TOKEN_ENV,
+  TASK_TOKEN_FILE_ENV,
+  TaskClient,
+  type TaskClientOptions,
+} from "./client.ts";
+export {
+  HttpError,
+  ServerRefusalError,
+  ServerStartError,
+  ServerUnreachableError,
+  TokenFileError,
+  TokenMissingError,
+} from "./errors.ts";
+export { type AgentLiveness, EventHub, type Listener, type ServerEvent } from "./events.ts";
+export { errorResponse, jsonResponse, readBodyLimited, STATUS_BY_CODE } from "./http.ts";
+export { compileAllowList, type IpAllowList } from "./ip_allow.ts";
+export {
+  DURATION_BOUNDS,
+  type HistogramSeries,
+  type Labels,
+  type MetricFamily,
+  METRICS_CONTENT_TYPE,
+  renderExposition,
+  RequestMetrics,
+} from "./metrics.ts";
+export {
+  SERVER_PORT_FILE,
+  startTaskServer,
+  type TaskServer,
+  type TaskServerOptions,
+} from "./server.ts";
+export {
+  AGENT_TOKEN_DIR,
+  type AgentScope,
+  type IssuedToken,
+  OPERATOR_TOKEN_FILE,
+  type OperatorScope,
+  TokenRegistry,
+  type TokenRegistryOptions,
+  type TokenScope,
+} from "./tokens.ts";

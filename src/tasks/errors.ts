@@ -1,0 +1,150 @@
+import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
+import type { TaskStatus } from "./task.ts";
+
+/** A task draft, filter or option failed validation; `location` is the field path. */
+export class TaskValidationError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("task.invalid", message, { exitCode: 2, ...options });
+  }
+}
+
+/** No task has this id. */
+export class TaskNotFoundError extends BernsteinError {
+  /** The id that was asked for. */
+  readonly taskId: string;
+
+  constructor(taskId: string) {
+    super("task.not_found", `no task with id '${taskId}'`);
+    this.taskId = taskId;
+  }
+}
+
+/** A task with this id already exists (create with an explicit id). */
+export class DuplicateTaskError extends BernsteinError {
+  constructor(taskId: string, options: BernsteinErrorOptions = {}) {
+    super("task.duplicate_id", `a task with id '${taskId}' already exists`, options);
+  }
+}
+
+/** `depends_on` or `parent_task_id` names a task that does not exist. */
+export class UnknownTaskReferenceError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("task.unknown_reference", message, options);
+  }
+}
+
+/** The state machine does not allow `from → to`. */
+export class IllegalTransitionError extends BernsteinError {
+  /** Current status. */
+  readonly from: TaskStatus;
+  /** Requested status. */
+  readonly to: TaskStatus;
+
+  constructor(taskId: string, from: TaskStatus, to: TaskStatus, allowed: readonly TaskStatus[]) {
+    super("task.illegal_transition", `task '${taskId}' cannot go from ${from} to ${to}`, {
+      hint: allowed.length === 0
+        ? `${from} is final`
+        : `from ${from} it can go to ${allowed.join(", ")}`,
+    });
+    this.from = from;
+    this.to = to;
+  }
+}
+
+/** Optimistic concurrency: the caller's `expectedVersion` is not the task's version. */
+export class VersionConflictError extends BernsteinError {
+  /** The version the caller expected. */
+  readonly expected: number;
+  /** The task's current version. */
+  readonly actual: number;
+
+  constructor(taskId: string, expected: number, actual: number) {
+    super(
+      "task.version_conflict",
+      `task '${taskId}' is at version ${actual}, not ${expected} (it changed since it was read)`,
+      { hint: "read the task again and retry" },
+    );
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/** A claim of a task whose dependencies are not all closed. */
+export class DependenciesUnfinishedError extends BernsteinError {
+  /** Ids of the dependencies that are not closed yet. */
+  readonly pending: readonly string[];
+
+  constructor(taskId: string, pending: readonly string[]) {
+    super(
+      "task.dependencies_unfinished",
+      `task '${taskId}' waits for ${pending.length} unfinished dependenc${
+        pending.length === 1 ? "y" : "ies"
+      }: ${pending.join(", ")}`,
+    );
+    this.pending = pending;
+  }
+}
+
+/** A retry (failed → open) of a task that used all of its `max_retries`. */
+export class RetriesExhaustedError extends BernsteinError {
+  constructor(taskId: string, maxRetries: number) {
+    super(
+      "task.retries_exhausted",
+      `task '${taskId}' has used all ${maxRetries} retr${maxRetries === 1 ? "y" : "ies"}`,
+    );
+  }
+}
+
+/** Progress reported for a task that is not being worked on. */
+export class TaskNotActiveError extends BernsteinError {
+  constructor(taskId: string, status: TaskStatus) {
+    super("task.not_active", `task '${taskId}' is ${status}, not being worked on`);
+  }
+}
+
+/** The task log holds a record that is not a valid task (not a torn tail: real damage). */
+export class TaskLogCorruptError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("task.log_corrupt", message, options);
+  }
+}
+
+/** Another process has the task store open. */
+export class TaskStoreLockedError extends BernsteinError {
+  constructor(path: string) {
+    super("task.store_locked", `the task store ${path} is open in another process`, {
+      hint: "only one orchestrator may own the embedded store; stop the other run first",
+    });
+  }
+}
+
+/**
+ * A write to the task store failed (disk full, I/O error) or the store was closed. The
+ * in-memory index may be ahead of the disk, so every later call fails until it is reopened.
+ */
+export class TaskStoreUnavailableError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("task.store_unavailable", message, options);
+  }
+}
+
+/** The change is durable but the event recorder (audit chain) refused its event. */
+export class TaskEventNotRecordedError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("task.event_not_recorded", message, options);
+  }
+}
+
+/** An orchestrator hold was not found (or already released / expired). */
+export class HoldNotFoundError extends BernsteinError {
+  constructor(holdId: string) {
+    super("hold.not_found", `no active hold with id '${holdId}'`);
+  }
+}
+
+/** The configured storage backend has no implementation yet. */
+export class BackendUnavailableError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("task.backend_unavailable", message, options);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Tasks: the task record and its schemas, the state machine, the `TaskStore` contract with
+ * its backends (embedded JSONL log + in-memory index, pure in-memory), the pure rules every
+ * backend shares, store events for the audit chain, and orchestrator holds.
+ *
+ * @example
+ * ```ts
+ * import { openTaskStore } from "./mod.ts";
+ * const store = await openTaskStore({ config, runtimeDir: ".sdd/runtime", clock, random, sink });
+ * const task = await store.create({ title: "Write the parser", role: "backend" }, {
+ *   actor: "planner",
+ * });
+ * const next = await store.claimNext("backend", { agent: "session-1" });
+ * ```
+ *
+ * @module
+ */
+export {
+  BackendUnavailableError,
+  DependenciesUnfinishedError,
+  DuplicateTaskError,
+  HoldNotFoundError,
+  IllegalTransitionError,
+  RetriesExhaustedError,
+  TaskEventNotRecordedError,
+  TaskLogCorruptError,
+  TaskNotActiveError,
+  TaskNotFoundError,
+  TaskStoreLockedError,
+  TaskStoreUnavailableError,
+  TaskValidationError,
+  UnknownTaskReferenceError,
+  VersionConflictError,
+} from "./errors.ts";
+export {
+  fanOutSink,
+  MemoryEventSink,
+  NULL_EVENT_SINK,
+  type TaskEvent,
+  type TaskEventSink,
+  type TaskEventType,
+} from "./events.ts";
+export {
+  type AddHoldOptions,
+  FileHoldStore,
+  type Hold,
+  type HoldStore,
+  type HoldStoreOptions,
+  openHoldStore,
+} from "./holds.ts";
+export {
+  IndexedTaskStore,
+  type IndexedTaskStoreOptions,
+  NULL_JOURNAL,
+  type TaskJournal,
+} from "./indexed_store.ts";
+export {
+  encodeTaskLogLine,
+  JsonlTaskStore,
+  type JsonlTaskStoreOptions,
+  openJsonlTaskStore,
+  readTaskLog,
+  replayTaskLog,
+  TASK_LOG_VERSION,
+  type TaskLogRecovery,
+  type TaskLogSnapshot,
+  type TornTail,
+} from "./jsonl_store.ts";
+export {
+  createMemoryTaskStore,
+  HOLDS_FILE,
+  type MemoryTaskStoreOptions,
+  openTaskStore,
+  type OpenTaskStoreOptions,
+  TASK_LOG_FILE,
+  taskDefaults,
+} from "./open_store.ts";
+export {
+  applyProgress,
+  applyTransition,
+  type BuildContext,
+  buildTask,
+  checkChange,
+  checkStatus,
+  compareClaimOrder,
+  compareCreationOrder,
+  freezeTask,
+  isoTime,
+  isReady,
+  pendingDependencies,
+  selectReady,
+  type TaskChange,
+  type TaskDefaults,
+  type TaskLookup,
+} from "./rules.ts";
+export {
+  canTransition,
+  CLAIMED_STATUSES,
+  DEPENDENCY_SATISFIED,
+  FINAL_STATUSES,
+  FINISHED_STATUSES,
+  nextStatuses,
+  TRANSITIONS,
+} from "./state_machine.ts";
+export type {
+  ChangeOptions,
+  ClaimByIdOptions,
+  ClaimOptions,
+  CreateOptions,
+  ProgressOptions,
+  ReleaseStaleOptions,
+  TaskFilter,
+  TaskStore,
+  TransitionOptions,
+} from "./store.ts";
+export {
+  type CompletionSignal,
+  CompletionSignalSchema,
+  describeZodError,
+  describeZodIssue,
+  issuePath,
+  type ParsedTaskDraft,
+  parseTaskDraft,
+  type Task,
+  TASK_COMPLEXITIES,
+  TASK_SCOPES,
+  TASK_STATUSES,
+  type TaskComplexity,
+  type TaskDraft,
+  TaskDraftSchema,
+  type TaskEffort,
+  TaskIdSchema,
+  type TaskJson,
+  TaskSchema,
+  type TaskScope,
+  type TaskStatus,
+  validationError,
+} from "./task.ts";
+export { TaskIdGenerator } from "./task_id.ts";

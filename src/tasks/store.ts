@@ -1,0 +1,120 @@
+// The TaskStore contract. Every backend (embedded JSONL, in-memory, later PostgreSQL with
+// `FOR UPDATE SKIP LOCKED` and Redis claim locks) implements exactly this and passes the shared
+// conformance suite (tests/tasks/conformance.ts).
+import type { Task, TaskDraft, TaskStatus } from "./task.ts";
+
+/** Who makes a change and why; every change becomes a {@linkcode TaskEvent}. */
+export interface ChangeOptions {
+  /** `operator`, `orchestrator`, `agent:<id>`, … */
+  actor: string;
+  /** Why (free text, recorded in the audit chain). */
+  reason: string;
+}
+
+/** Options of {@linkcode TaskStore.create}. */
+export interface CreateOptions {
+  /** Who creates the task. */
+  actor: string;
+  /** Why; defaults to `created`. */
+  reason?: string;
+}
+
+/** Filter of {@linkcode TaskStore.list}; all given conditions must hold. */
+export interface TaskFilter {
+  /** One status or any of several. */
+  status?: TaskStatus | readonly TaskStatus[];
+  /** Exact role. */
+  role?: string;
+  /** Children of this task (`parent_task_id`). */
+  parent_task_id?: string;
+  /** Only these ids. */
+  ids?: readonly string[];
+}
+
+/** Options of {@linkcode TaskStore.claimNext}. */
+export interface ClaimOptions extends Partial<ChangeOptions> {
+  /** The agent/session that takes the task (becomes `assigned_agent`). */
+  agent: string;
+  /** Who claims (default: the agent). */
+  actor?: string;
+}
+
+/** Options of {@linkcode TaskStore.claim}. */
+export interface ClaimByIdOptions extends ClaimOptions {
+  /** The version the caller read; a different current version is a conflict. */
+  expectedVersion: number;
+}
+
+/** Options of {@linkcode TaskStore.transition}. */
+export interface TransitionOptions extends ChangeOptions {
+  /** When given, the change is refused unless the task is still at this version. */
+  expectedVersion?: number;
+  /** `→ claimed` only: the agent taking it. */
+  agent?: string;
+  /** `→ done`: the agent's summary. */
+  result_summary?: string;
+  /** `→ failed|blocked|cancelled|orphaned`: stored reason (default: `reason`). */
+  terminal_reason?: string;
+}
+
+/** Options of {@linkcode TaskStore.progress}. */
+export interface ProgressOptions {
+  /** Who reports. */
+  actor: string;
+  /** What is happening. */
+  message: string;
+  /** 0–100, when known. */
+  percent?: number;
+}
+
+/** Options of {@linkcode TaskStore.releaseStaleClaims}. */
+export interface ReleaseStaleOptions extends ChangeOptions {
+  /** Claims whose task has not changed for this long (by `updated_at`) are released. */
+  olderThanMs: number;
+  /** Return true to keep a claim anyway (e.g. its agent heartbeats). */
+  keep?: (task: Task) => boolean;
+}
+
+/**
+ * Where tasks live. All methods are safe to call concurrently: a backend serialises changes
+ * so that two callers never claim the same task and version checks are atomic. A returned
+ * promise resolves only after the change is durable and its event was recorded.
+ *
+ * @example
+ * ```ts
+ * const task = await store.create({ title: "Add tests", role: "qa" }, { actor: "planner" });
+ * const mine = await store.claimNext("qa", { agent: "session-1" });
+ * await store.transition(mine!.id, "in_progress", { actor: "orchestrator", reason: "spawned" });
+ * ```
+ */
+export interface TaskStore {
+  /** Backend name (`jsonl`, `memory`, `postgres`). */
+  readonly backend: string;
+  /** Creates one task. `depends_on` and `parent_task_id` must name existing tasks. */
+  create(draft: TaskDraft, options: CreateOptions): Promise<Task>;
+  /**
+   * Creates several tasks atomically (all or none), in order. Dependencies may name tasks
+   * created earlier in the same batch (a plan's graph), never later ones, so no cycle exists.
+   */
+  createMany(drafts: readonly TaskDraft[], options: CreateOptions): Promise<Task[]>;
+  /** One task, or undefined. */
+  get(id: string): Promise<Task | undefined>;
+  /** Tasks matching `filter` in creation order (creation time; same millisecond: order made). */
+  list(filter?: TaskFilter): Promise<Task[]>;
+  /**
+   * Claims the best ready task of `role` (any role when undefined): status `open`, every
+   * dependency closed; lowest priority number, then oldest (creation order). Undefined when
+   * nothing is ready.
+   */
+  claimNext(role: string | undefined, options: ClaimOptions): Promise<Task | undefined>;
+  /** Claims one task by id if it is still at `expectedVersion`, open and ready. */
+  claim(id: string, options: ClaimByIdOptions): Promise<Task>;
+  /** Moves a task to `to` if the state machine allows it (and the version matches). */
+  transition(id: string, to: TaskStatus, options: TransitionOptions): Promise<Task>;
+  /** Records progress of an active task (claimed or in progress); bumps `updated_at`. */
+  progress(id: string, options: ProgressOptions): Promise<Task>;
+  /** Puts stale claims back to `open` (agent gone) and returns the released tasks. */
+  releaseStaleClaims(options: ReleaseStaleOptions): Promise<Task[]>;
+  /** Finishes pending writes and releases files/locks/connections. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,209 @@
+// Enforces docs/DESIGN.md: inward dependencies, mod.ts-only imports across folders, the
+// verifier's closed module set, and a start-up path that loads no YAML, zod or crypto.
+import { ok } from "node:assert/strict";
+import { relative } from "node:path";
+import { REPO_ROOT } from "./_helpers/cli.ts";
+
+interface GraphModule {
+  specifier: string;
+  dependencies?: { specifier: string; code?: { specifier: string }; isDynamic?: boolean }[];
+}
+
+async function moduleGraph(entry: string): Promise<GraphModule[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry],
+    cwd: REPO_ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout)).modules as GraphModule[];
+}
+
+/** Runtime modules reachable from `entry`, optionally through static imports only. */
+async function reachable(entry: string, staticOnly: boolean): Promise<Set<string>> {
+  const modules = new Map((await moduleGraph(entry)).map((m) => [m.specifier, m]));
+  const rootSpec = new URL(entry, `file://${REPO_ROOT}`).href;
+  const seen = new Set<string>();
+  const stack = [rootSpec];
+  while (stack.length > 0) {
+    const spec = stack.pop() as string;
+    if (seen.has(spec)) continue;
+    seen.add(spec);
+    for (const dep of modules.get(spec)?.dependencies ?? []) {
+      if (!dep.code) continue; // type-only import
+      if (staticOnly && dep.isDynamic) continue;
+      stack.push(dep.code.specifier);
+    }
+  }
+  return seen;
+}
+
+function local(spec: string): string | undefined {
+  return spec.startsWith("file://") ? relative(REPO_ROOT, new URL(spec).pathname) : undefined;
+}
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(`${REPO_ROOT}${dir}`)) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) out.push(...await sourceFiles(path));
+    else if (e.name.endsWith(".ts")) out.push(path);
+  }
+  return out.sort();
+}
+
+const VERIFIER_ALLOWED = [
+  /^verify\.ts$/,
+  /^deno\.json$/,
+  /^src\/(verify|canonical|crypto|errors|meta)\/[a-z0-9_]+\.ts$/,
+  /^src\/(lineage|compliance)\/[a-z0-9_]+\.ts$/, // the pure top level only, not subfolders
+];
+const VERIFIER_NPM = /^npm:\/?(fflate|@noble\/(ed25519|hashes))@/;
+const VERIFIER_NODE = new Set(["node:crypto", "node:buffer"]);
+const FORBIDDEN_IN_VERIFIER =
+  /\bDeno\.(Command|run|writeFile|writeTextFile|mkdir|remove|rename|create|env|serve|connect|listen|chmod|symlink|truncate)\b|\bfetch\(/;
+
+Deno.test("the verifier reaches only its closed module set and no write, env, net or run API", async () => {
+  for (const spec of await reachable("verify.ts", false)) {
+    const path = local(spec);
+    if (path === undefined) {
+      ok(VERIFIER_NPM.test(spec) || VERIFIER_NODE.has(spec), `verify.ts reaches ${spec}`);
+      continue;
+    }
+    ok(
+      VERIFIER_ALLOWED.some((re) => re.test(path)),
+      `verify.ts reaches ${path}, outside the allowed set`,
+    );
+    if (path.endsWith(".ts")) {
+      const text = await Deno.readTextFile(`${REPO_ROOT}${path}`);
+      const m = FORBIDDEN_IN_VERIFIER.exec(text.replace(/^\s*(\/\/|\*).*$/gm, ""));
+      ok(m === null, `${path} (in the verifier graph) uses ${m?.[0]}`);
+    }
+  }
+});
+
+Deno.test("bernstein start-up (--version, --help, command table) loads no YAML, zod or crypto", async () => {
+  for (const entry of ["src/cli/mod.ts", "src/meta/mod.ts"]) {
+    for (const spec of await reachable(entry, true)) {
+      ok(!spec.startsWith("npm:"), `${entry} statically loads ${spec}`);
+      const path = local(spec) ?? spec;
+      ok(
+        !/^src\/(config|crypto|audit|lineage|verify|orchestrator|adapters|tasks|server)\//.test(
+          path,
+        ),
+        `${entry} statically loads ${path}`,
+      );
+      ok(spec !== "node:util" && spec !== "node:crypto", `${entry} statically loads ${spec}`);
+    }
+  }
+});
+
+// Lower rank = more inward. A folder may import its own rank or lower, never higher.
+const RANK: Record<string, number> = {
+  errors: 0,
+  meta: 0,
+  canonical: 1,
+  crypto: 2,
+  io: 2,
+  config: 3,
+  audit: 4,
+  cas: 4,
+  lineage: 5,
+  verify: 5,
+  compliance: 6,
+  ledger: 4,
+  plan: 4,
+  tasks: 5,
+  adapters: 5,
+  attachments: 6,
+  server: 7,
+  orchestrator: 8,
+  cli: 9,
+};
+
+const IMPORT_RE =
+  /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^"';]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+function folderOf(path: string): string | undefined {
+  return /^src\/([a-z0-9_]+)\//.exec(path)?.[1];
+}
+
+Deno.test("imports point inward, cross folders only through mod.ts, and never reach private files", async () => {
+  const files = await sourceFiles("src");
+  const problems: string[] = [];
+  const edges = new Map<string, Set<string>>();
+  for (const file of files) {
+    const from = folderOf(file) as string;
+    ok(from in RANK, `src/${from}/ has no rank in tests/architecture_test.ts`);
+    const text = await Deno.readTextFile(`${REPO_ROOT}${file}`);
+    for (const m of text.matchAll(IMPORT_RE)) {
+      const spec = m[1] ?? m[2];
+      if (!spec.startsWith(".")) continue;
+      const target = relative(REPO_ROOT, new URL(spec, `file://${REPO_ROOT}${file}`).pathname);
+      if (target === "deno.json") continue;
+      const to = folderOf(target);
+      if (to === undefined) {
+        problems.push(`${file} imports ${target} outside src/`);
+        continue;
+      }
+      if (to === from) {
+        // Inside a folder anything goes, except reaching into a subfolder's private files.
+        if (
+          /\/_[a-z0-9_]+\.ts$/.test(target) && target.split("/").length > file.split("/").length
+        ) {
+          problems.push(`${file} imports private ${target}`);
+        }
+        continue;
+      }
+      if (!/\/mod\.ts$/.test(target)) {
+        problems.push(`${file} imports ${target}; cross-folder imports go through mod.ts`);
+      }
+      if (to === "cli") problems.push(`${file} imports the CLI (${target})`);
+      if (RANK[to] > RANK[from]) {
+        problems.push(`${file} (${from}) imports outward ${target} (${to})`);
+      }
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from)?.add(to);
+    }
+  }
+  // No folder-level cycles.
+  const visiting = new Set<string>();
+  const done = new Set<string>();
+  const visit = (node: string, path: string[]) => {
+    if (done.has(node)) return;
+    if (visiting.has(node)) {
+      problems.push(`import cycle: ${[...path, node].join(" -> ")}`);
+      return;
+    }
+    visiting.add(node);
+    for (const next of edges.get(node) ?? []) visit(next, [...path, node]);
+    visiting.delete(node);
+    done.add(node);
+  };
+  for (const node of edges.keys()) visit(node, []);
+  ok(problems.length === 0, problems.join("\n"));
+});
+
+Deno.test("files are snake_case, folders have mod.ts, no index.ts and no default exports", async () => {
+  const files = [
+    ...await sourceFiles("src"),
+    ...await sourceFiles("tests"),
+    ...await sourceFiles("scripts"),
+  ];
+  const problems: string[] = [];
+  const folders = new Set<string>();
+  for (const file of files) {
+    const name = file.split("/").pop() as string;
+    if (!/^_?[a-z0-9]+(_[a-z0-9]+)*\.ts$/.test(name)) problems.push(`${file}: not snake_case`);
+    if (name === "index.ts") problems.push(`${file}: no index.ts`);
+    if (file.startsWith("src/")) folders.add(file.slice(0, file.lastIndexOf("/")));
+    const text = await Deno.readTextFile(`${REPO_ROOT}${file}`);
+    if (/^\s*export\s+default\b/m.test(text)) problems.push(`${file}: default export`);
+  }
+  for (const folder of folders) {
+    const has = await Deno.stat(`${REPO_ROOT}${folder}/mod.ts`).then(() => true, () => false);
+    if (!has) problems.push(`${folder}/ has no mod.ts`);
+  }
+  ok(problems.length === 0, problems.join("\n"));
+});

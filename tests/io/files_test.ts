@@ -1,0 +1,106 @@
+import { ok, rejects, strictEqual, throws } from "node:assert/strict";
+import { join } from "node:path";
+import {
+  appendDurable,
+  checkRelativePath,
+  PathEscapeError,
+  resolveInside,
+  writeFileAtomic,
+  writeFileIfAbsent,
+} from "../../src/io/mod.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+
+Deno.test("checkRelativePath refuses absolute, '..', backslash, NUL and empty paths", () => {
+  strictEqual(checkRelativePath("src/app.ts"), "src/app.ts");
+  for (const bad of ["", "/etc/passwd", "../x", "a/../../x", "a\\b", "a\0b", "C:/x", ".."]) {
+    throws(() => checkRelativePath(bad), PathEscapeError, JSON.stringify(bad));
+  }
+});
+
+Deno.test("resolveInside follows symlinks and refuses escapes, also for paths not yet created", async () => {
+  await withTempDir(async (dir) => {
+    const root = join(dir, "root");
+    await Deno.mkdir(join(root, "sub"), { recursive: true });
+    await Deno.mkdir(join(dir, "outside"));
+    await Deno.symlink(join(dir, "outside"), join(root, "link"));
+    strictEqual(await resolveInside(root, "sub/new/file.txt"), join(root, "sub/new/file.txt"));
+    await rejects(resolveInside(root, "link/secret"), PathEscapeError);
+    await rejects(resolveInside(root, "link/not/yet/there"), PathEscapeError);
+    await rejects(resolveInside(root, "../outside"), PathEscapeError);
+    await rejects(resolveInside(root, join(dir, "outside")), PathEscapeError);
+  });
+});
+
+Deno.test("writeFileAtomic replaces content and leaves no temp files; mode applies", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "f.json");
+    await writeFileAtomic(path, "one", { mode: 0o600 });
+    await writeFileAtomic(path, "two", { mode: 0o600 });
+    strictEqual(await Deno.readTextFile(path), "two");
+    strictEqual(((await Deno.stat(path)).mode ?? 0) & 0o777, 0o600);
+    const names = [];
+    for await (const e of Deno.readDir(dir)) names.push(e.name);
+    strictEqual(names.join(","), "f.json");
+  });
+});
+
+Deno.test("writeFileIfAbsent never overwrites", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "f");
+    strictEqual(await writeFileIfAbsent(path, "first"), true);
+    strictEqual(await writeFileIfAbsent(path, "second"), false);
+    strictEqual(await Deno.readTextFile(path), "first");
+  });
+});
+
+Deno.test("withFileLock serialises critical sections across real processes", async () => {
+  await withTempDir(async (dir) => {
+    const log = join(dir, "log");
+    const lock = join(dir, "lock");
+    const script = join(dir, "w.ts");
+    const mod = new URL("../../src/io/mod.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { appendDurable, withFileLock } from "${mod}";
+for (let i = 0; i < 20; i++) {
+  await withFileLock(${JSON.stringify(lock)}, async () => {
+    await appendDurable(${
+        JSON.stringify(log)
+      }, new TextEncoder().encode("begin " + Deno.args[0] + "\\n"));
+    await new Promise((r) => setTimeout(r, 2));
+    await appendDurable(${
+        JSON.stringify(log)
+      }, new TextEncoder().encode("end " + Deno.args[0] + "\\n"));
+  });
+}
+`,
+    );
+    const procs = [1, 2, 3].map((n) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-q", "-A", script, String(n)],
+        stdout: "null",
+        stderr: "inherit",
+      }).output()
+    );
+    for (const p of await Promise.all(procs)) strictEqual(p.code, 0);
+    const lines = (await Deno.readTextFile(log)).trim().split("\n");
+    strictEqual(lines.length, 120);
+    for (let i = 0; i < lines.length; i += 2) {
+      const who = lines[i].split(" ")[1];
+      ok(
+        lines[i].startsWith("begin") && lines[i + 1] === `end ${who}`,
+        `interleaved at line ${i}: ${lines[i]} / ${lines[i + 1]}`,
+      );
+    }
+  });
+});
+
+Deno.test("appendDurable creates with the requested mode and appends", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "log.jsonl");
+    await appendDurable(path, new TextEncoder().encode("a\n"), { mode: 0o600 });
+    await appendDurable(path, new TextEncoder().encode("b\n"), { mode: 0o600 });
+    strictEqual(await Deno.readTextFile(path), "a\nb\n");
+    strictEqual(((await Deno.stat(path)).mode ?? 0) & 0o777, 0o600);
+  });
+});

@@ -1,0 +1,95 @@
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import {
+  buildChildEnv,
+  mapEnv,
+  outputText,
+  runProcess,
+  SpawnError,
+  spawnProcess,
+} from "../../src/io/mod.ts";
+
+Deno.test("the child sees only the environment it is given", async () => {
+  const r = await runProcess(["sh", "-c", "env"], { env: { ONLY: "1", PATH: "/usr/bin:/bin" } });
+  strictEqual(r.code, 0);
+  const names = outputText(r.stdout).trim().split("\n").map((l) => l.split("=")[0]).filter((n) =>
+    n !== "PWD" && n !== "SHLVL" && n !== "_"
+  );
+  deepStrictEqual(names.sort(), ["ONLY", "PATH"]);
+});
+
+Deno.test("buildChildEnv passes exact names only, plus extras", () => {
+  const env = mapEnv({ ANTHROPIC_API_KEY: "k", AWS_SECRET_ACCESS_KEY: "s", HOME: "/h" });
+  deepStrictEqual(buildChildEnv(["ANTHROPIC_API_KEY", "HOME", "MISSING"], env, { X: "1" }), {
+    ANTHROPIC_API_KEY: "k",
+    HOME: "/h",
+    X: "1",
+  });
+});
+
+Deno.test("stdin bytes reach the child and stdout is captured exactly", async () => {
+  const bytes = new TextEncoder().encode("héllo\n\0end");
+  const r = await runProcess(["cat"], { stdin: bytes, env: { PATH: "/usr/bin:/bin" } });
+  deepStrictEqual(r.stdout, bytes);
+});
+
+Deno.test("a deadline kills the whole process group, grandchildren included", async () => {
+  const marker = await Deno.makeTempFile();
+  const started = performance.now();
+  const r = await runProcess(["sh", "-c", `sleep 30 & echo $! > ${marker}; sleep 30`], {
+    env: { PATH: "/usr/bin:/bin" },
+    timeoutMs: 300,
+    killGraceMs: 200,
+  });
+  strictEqual(r.timedOut, true);
+  ok(r.signal === "SIGTERM" || r.signal === "SIGKILL", String(r.signal));
+  ok(performance.now() - started < 20_000);
+  const grandchild = Number((await Deno.readTextFile(marker)).trim());
+  await new Promise((res) => setTimeout(res, 100));
+  // A killed orphan may linger as a zombie until init reaps it: a zombie counts as gone.
+  const stat = await Deno.readTextFile(`/proc/${grandchild}/stat`).catch(() => "");
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  ok(state === "" || state === "Z", `the background grandchild must be gone, state ${state}`);
+  await Deno.remove(marker);
+});
+
+Deno.test("a child that ignores SIGTERM is SIGKILLed after the grace period", async () => {
+  const handle = spawnProcess(["sh", "-c", "trap '' TERM; sleep 30"], {
+    env: { PATH: "/usr/bin:/bin" },
+  });
+  await new Promise((res) => setTimeout(res, 200));
+  await handle.terminate(200);
+  const r = await handle.done;
+  strictEqual(r.signal, "SIGKILL");
+});
+
+Deno.test("an abort signal kills the process and is reported", async () => {
+  const controller = new AbortController();
+  const done = runProcess(["sleep", "30"], {
+    env: { PATH: "/usr/bin:/bin" },
+    signal: controller.signal,
+    killGraceMs: 100,
+  });
+  setTimeout(() => controller.abort(), 100);
+  const r = await done;
+  strictEqual(r.aborted, true);
+  strictEqual(r.timedOut, false);
+});
+
+Deno.test("a missing binary is a SpawnError naming it", async () => {
+  await rejects(
+    async () =>
+      await runProcess(["definitely-not-a-binary-xyz"], { env: { PATH: "/usr/bin:/bin" } }),
+    (e: unknown) => e instanceof SpawnError && e.message.includes("definitely-not-a-binary-xyz"),
+  );
+});
+
+Deno.test("output beyond the capture limit is truncated but still streamed", async () => {
+  let streamed = 0;
+  const r = await runProcess(["sh", "-c", "head -c 100000 /dev/zero"], {
+    env: { PATH: "/usr/bin:/bin" },
+    maxCaptureBytes: 1000,
+    onStdout: (c) => (streamed += c.length),
+  });
+  strictEqual(r.stdout.length, 1000);
+  strictEqual(streamed, 100000);
+});

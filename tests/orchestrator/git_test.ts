@@ -1,0 +1,83 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { Git } from "../../src/orchestrator/mod.ts";
+import { processEnv } from "../../src/io/mod.ts";
+import { git, makeRepo, withTempDir } from "../_helpers/temp.ts";
+
+Deno.test("worktree, commit, changed paths and a clean merge into the checked-out branch", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const g = new Git(dir, { env: processEnv });
+    strictEqual(await g.currentBranch(), "feature");
+    strictEqual(await g.defaultBranch(), "main");
+    const wt = join(dir, ".sdd", "worktrees", "s1");
+    await g.addWorktree(wt, "agent/s1", "HEAD");
+    await Deno.writeTextFile(join(wt, "new.txt"), "hello\n");
+    await Deno.writeTextFile(join(wt, "README.md"), "# changed\n");
+    strictEqual(await g.commitAll(wt, "agent work"), await g.revParse("agent/s1"));
+    strictEqual(await g.commitAll(wt, "nothing"), undefined, "a clean tree makes no commit");
+    deepStrictEqual(await g.changedPaths("feature", "agent/s1"), [
+      { status: "M", path: "README.md" },
+      { status: "A", path: "new.txt" },
+    ]);
+    const merged = await g.merge("agent/s1", "merge s1");
+    ok(merged.ok);
+    strictEqual(await Deno.readTextFile(join(dir, "new.txt")), "hello\n");
+    strictEqual(new TextDecoder().decode(await g.showFile("HEAD", "new.txt")), "hello\n");
+    await g.removeWorktree(wt);
+    await g.deleteBranch("agent/s1");
+    strictEqual(await g.refExists("refs/heads/agent/s1"), false);
+  });
+});
+
+Deno.test("a conflicting merge is aborted, names the files, and keeps the branch", async () => {
+  await withTempDir(async (tmp) => {
+    const dir = join(tmp, "repo");
+    await Deno.mkdir(dir);
+    await makeRepo(dir);
+    const g = new Git(dir, { env: processEnv });
+    const wt = join(tmp, "wt");
+    await g.addWorktree(wt, "agent/s2", "HEAD");
+    await Deno.writeTextFile(join(wt, "README.md"), "agent version\n");
+    await g.commitAll(wt, "agent");
+    await Deno.writeTextFile(join(dir, "README.md"), "operator version\n");
+    await git(dir, "commit", "-qam", "operator");
+    const before = await g.revParse("HEAD");
+    const r = await g.merge("agent/s2", "merge s2");
+    strictEqual(r.ok, false);
+    if (!r.ok) {
+      strictEqual(r.reason, "conflict");
+      if (r.reason === "conflict") deepStrictEqual(r.conflicts, ["README.md"]);
+    }
+    strictEqual(await g.revParse("HEAD"), before);
+    strictEqual(await g.isDirty(), false, "the aborted merge leaves the tree as it was");
+    ok(await g.refExists("refs/heads/agent/s2"));
+  });
+});
+
+Deno.test("repository hooks do not run during bernstein's commits and merges", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const hook = join(dir, ".git", "hooks", "pre-commit");
+    await Deno.writeTextFile(hook, `#!/bin/sh\ntouch ${join(dir, "hook-ran")}\nexit 1\n`);
+    await Deno.chmod(hook, 0o755);
+    const g = new Git(dir, { env: processEnv });
+    await Deno.writeTextFile(join(dir, "f.txt"), "x");
+    ok(await g.commitAll(dir, "no hooks"));
+    strictEqual(await Deno.stat(join(dir, "hook-ran")).then(() => true, () => false), false);
+  });
+});
+
+Deno.test("defaultBranch follows init.defaultBranch and falls back to master", async () => {
+  await withTempDir(async (dir) => {
+    await git(dir, "init", "-q", "-b", "master");
+    await Deno.writeTextFile(join(dir, "a"), "a");
+    await git(dir, "add", "-A");
+    await git(dir, "commit", "-qm", "a");
+    const g = new Git(dir, { env: processEnv });
+    strictEqual(await g.defaultBranch(), "master");
+    await git(dir, "branch", "trunk");
+    await git(dir, "config", "init.defaultBranch", "trunk");
+    strictEqual(await g.defaultBranch(), "trunk");
+  });
+});

@@ -1,0 +1,199 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import {
+  decideTermination,
+  ownedEntriesOverlap,
+  type SchedulableTask,
+  scheduleTick,
+  spawnBackoffMs,
+  type StallState,
+} from "../../src/orchestrator/mod.ts";
+
+function task(id: string, extra: Partial<SchedulableTask> = {}): SchedulableTask {
+  return {
+    id,
+    status: "open",
+    priority: 2,
+    created_at: `2026-01-01T00:00:0${id.length}.000Z`,
+    depends_on: [],
+    owned_files: [],
+    role: "backend",
+    ...extra,
+  };
+}
+
+const base = { running: [], maxAgents: 4, notBefore: new Map<string, number>(), nowMs: 1000 };
+
+Deno.test("ready tasks spawn by priority, then age, then id, up to max_agents", () => {
+  const tasks = [
+    task("c", { priority: 2, created_at: "2026-01-01T00:00:02.000Z" }),
+    task("a", { priority: 1, created_at: "2026-01-01T00:00:09.000Z" }),
+    task("b", { priority: 2, created_at: "2026-01-01T00:00:01.000Z" }),
+    task("d", { priority: 3 }),
+  ];
+  deepStrictEqual(scheduleTick({ ...base, tasks, maxAgents: 3 }), [
+    { kind: "spawn", taskId: "a" },
+    { kind: "spawn", taskId: "b" },
+    { kind: "spawn", taskId: "c" },
+    { kind: "defer", taskId: "d", reason: "capacity" },
+  ]);
+});
+
+Deno.test("unfinished dependencies hold a task back; dead-end dependencies fail it", () => {
+  const tasks = [
+    task("x", { status: "in_progress" }),
+    task("y", { status: "failed" }),
+    task("z", { status: "closed" }),
+    task("wait", { depends_on: ["x"] }),
+    task("doomed", { depends_on: ["z", "y"] }),
+    task("ghost", { depends_on: ["nope"] }),
+    task("go", { depends_on: ["z"] }),
+  ];
+  // Age order: the helper dates each task by its id's length (go < ghost < doomed).
+  deepStrictEqual(scheduleTick({ ...base, tasks, running: ["x"] }), [
+    { kind: "spawn", taskId: "go" },
+    { kind: "fail_dependent", taskId: "ghost", reason: "dependency nope does not exist" },
+    { kind: "fail_dependent", taskId: "doomed", reason: "dependency y ended failed" },
+  ]);
+});
+
+Deno.test("owned-file overlap with running or just-chosen tasks defers; backoff defers", () => {
+  const tasks = [
+    task("run", { status: "in_progress", owned_files: ["src/api/"] }),
+    task("a", { owned_files: ["src/api/users.ts"] }),
+    task("b", { owned_files: ["docs/**"] }),
+    task("c", { owned_files: ["docs/guide.md"] }),
+    task("d", { owned_files: ["web/app.ts"] }),
+  ];
+  deepStrictEqual(
+    scheduleTick({ ...base, tasks, running: ["run"], notBefore: new Map([["d", 5000]]) }),
+    [
+      { kind: "defer", taskId: "a", reason: "owned_files" },
+      { kind: "spawn", taskId: "b" },
+      { kind: "defer", taskId: "c", reason: "owned_files" },
+      { kind: "defer", taskId: "d", reason: "backoff" },
+    ],
+  );
+});
+
+Deno.test("scheduling is deterministic: shuffled input, same decisions", () => {
+  const tasks = Array.from(
+    { length: 30 },
+    (_, i) =>
+      task(`t${i}`, {
+        priority: (i * 7) % 3 + 1,
+        created_at: `2026-01-01T00:00:${String(i % 10).padStart(2, "0")}.000Z`,
+      }),
+  );
+  const expected = scheduleTick({ ...base, tasks });
+  for (let seed = 1; seed < 20; seed++) {
+    const shuffled = [...tasks].sort((a, b) =>
+      ((a.id.length * seed + a.id.charCodeAt(1) * seed) % 7) -
+      ((b.id.length * seed + b.id.charCodeAt(1) * seed) % 7)
+    );
+    deepStrictEqual(scheduleTick({ ...base, tasks: shuffled }), expected);
+  }
+});
+
+Deno.test("owned entries overlap for equal paths, folders, and globs", () => {
+  const cases: [string, string, boolean][] = [
+    ["a.ts", "a.ts", true],
+    ["src/", "src/a.ts", true],
+    ["src", "src/a.ts", true],
+    ["src/a.ts", "src/ab.ts", false],
+    ["src/*.ts", "src/a.ts", true],
+    ["src/*.ts", "src/x/a.ts", false],
+    ["src/**/*.ts", "src/x/a.ts", true],
+    ["docs/**", "src/**", false],
+    ["src/**", "src/api/*.ts", true],
+  ];
+  for (const [a, b, want] of cases) strictEqual(ownedEntriesOverlap(a, b), want, `${a} vs ${b}`);
+});
+
+Deno.test("spawn backoff doubles and caps", () => {
+  deepStrictEqual([0, 1, 2, 3, 10].map((n) => spawnBackoffMs(n, 5, 60)), [
+    0,
+    5000,
+    10000,
+    20000,
+    60000,
+  ]);
+});
+
+function terminate(
+  tasks: { id: string; status: string; version?: number }[],
+  extra: Partial<Parameters<typeof decideTermination>[0]> = {},
+) {
+  return decideTermination({
+    tasks: tasks.map((t) => ({ version: 1, ...t })),
+    runningAgents: 0,
+    pendingMerges: 0,
+    deferredByBackoff: 0,
+    holdActive: false,
+    nowMs: 0,
+    graceS: 10,
+    minTicks: 3,
+    ...extra,
+  });
+}
+
+Deno.test("quiescence stops a run when nothing is open or running and something finished", () => {
+  deepStrictEqual(terminate([{ id: "a", status: "closed" }, { id: "b", status: "failed" }]), {
+    stop: "quiescent",
+  });
+  deepStrictEqual(terminate([{ id: "a", status: "closed" }], { runningAgents: 1 }), {
+    stop: false,
+  });
+  deepStrictEqual(terminate([{ id: "a", status: "closed" }], { pendingMerges: 1 }), {
+    stop: false,
+  });
+  deepStrictEqual(
+    terminate([{ id: "a", status: "closed" }, { id: "b", status: "open" }]).stop,
+    false,
+  );
+  deepStrictEqual(terminate([{ id: "a", status: "closed" }], { holdActive: true }), {
+    stop: false,
+  });
+});
+
+Deno.test("the zero-terminal backstop needs both the grace period and the tick count", () => {
+  const tasks = [{ id: "b", status: "open" }, { id: "a", status: "claimed" }];
+  let stall: StallState | undefined;
+  const seen: string[] = [];
+  for (const nowMs of [0, 4000, 8000, 12000]) {
+    const d = terminate(tasks, { nowMs, stall });
+    seen.push(String(d.stop));
+    if (d.stop === false) stall = d.stall;
+    else {deepStrictEqual(d, {
+        stop: "backstop",
+        failTaskIds: ["a", "b"],
+        reason: "no task finished and nothing changed for 10s over 4 ticks",
+      });}
+  }
+  deepStrictEqual(seen, ["false", "false", "false", "backstop"]);
+  // Enough time but too few ticks: no stop.
+  const early = terminate(tasks, {
+    nowMs: 20_000,
+    stall: { ...(stall as StallState), sinceMs: 0, ticks: 1 },
+  });
+  strictEqual(early.stop, false);
+});
+
+Deno.test("any task change, backoff, a live agent or a hold resets or suppresses the backstop", () => {
+  const tasks = [{ id: "a", status: "open" }];
+  const d1 = terminate(tasks, { nowMs: 0 });
+  const stall = d1.stop === false ? d1.stall : undefined;
+  ok(stall);
+  const changed = terminate([{ id: "a", status: "open", version: 2 }], {
+    nowMs: 50_000,
+    stall: { ...stall, ticks: 99 },
+  });
+  strictEqual(changed.stop, false);
+  if (changed.stop === false) {
+    strictEqual(changed.stall?.ticks, 1, "a new fingerprint restarts the count");
+  }
+  for (const extra of [{ deferredByBackoff: 1 }, { runningAgents: 1 }, { holdActive: true }]) {
+    deepStrictEqual(terminate(tasks, { nowMs: 50_000, stall: { ...stall, ticks: 99 }, ...extra }), {
+      stop: false,
+    });
+  }
+});

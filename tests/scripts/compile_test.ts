@@ -1,0 +1,98 @@
+// The sandbox of each binary, read back from what `deno compile` embeds. The runtime cannot be
+// downloaded here, so DENORT_BIN=/bin/true stands in for it: the metadata is written in full.
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import {
+  archiveName,
+  homebrewFormula,
+  readCompileMetadata,
+  scoopManifest,
+  sha256Sums,
+  TARGETS,
+} from "../../scripts/release_manifests.ts";
+import { REPO_ROOT } from "../_helpers/cli.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+
+const LINUX = "x86_64-unknown-linux-gnu";
+
+interface Perms {
+  [key: string]: unknown;
+}
+
+async function compileBoth(out: string): Promise<{ main: Perms; verify: Perms }> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-q",
+      "--frozen",
+      "-P=dev",
+      join(REPO_ROOT, "scripts", "compile.ts"),
+      "--target",
+      LINUX,
+      "--out",
+      out,
+    ],
+    env: { DENORT_BIN: "/bin/true" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  strictEqual(r.code, 0, new TextDecoder().decode(r.stderr));
+  const read = async (name: string) =>
+    readCompileMetadata(await Deno.readFile(join(out, LINUX, name))).permissions as Perms;
+  return { main: await read("bernstein"), verify: await read("bernstein-verify") };
+}
+
+Deno.test("bernstein-verify is compiled read-only: no write, net, env, run, sys, ffi; no prompt", async () => {
+  await withTempDir(async (dir) => {
+    const { verify } = await compileBoth(dir);
+    deepStrictEqual(verify.allow_read, [], "read everything ([] means unrestricted)");
+    for (
+      const key of ["allow_write", "allow_net", "allow_env", "allow_run", "allow_sys", "allow_ffi"]
+    ) {
+      strictEqual(verify[key], null, `${key} must be null`);
+    }
+    strictEqual(verify.prompt, false);
+  });
+});
+
+Deno.test("bernstein is compiled with exactly the declared permission set", async () => {
+  await withTempDir(async (dir) => {
+    const { main } = await compileBoth(dir);
+    const declared =
+      JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json"))).permissions.bernstein;
+    deepStrictEqual(main.allow_read, declared.read === true ? [] : declared.read);
+    deepStrictEqual(main.allow_write, declared.write === true ? [] : declared.write);
+    deepStrictEqual(main.allow_run, declared.run === true ? [] : declared.run);
+    deepStrictEqual(main.allow_env, declared.env.allow);
+    deepStrictEqual(main.ignore_env, declared.env.ignore);
+    deepStrictEqual(main.allow_net, declared.net);
+    deepStrictEqual(main.allow_sys, declared.sys);
+    strictEqual(main.allow_ffi, null);
+    strictEqual(main.prompt, false);
+  });
+});
+
+Deno.test("release manifests name every archive with its checksum", () => {
+  const info = {
+    description: "d",
+    homepage: "https://example.invalid/b",
+    license: "Apache-2.0",
+    download_base_url: "https://example.invalid/v{version}",
+  };
+  const digests = new Map(TARGETS.map((t, i) => [archiveName("1.2.3", t), String(i).repeat(64)]));
+  const sums = sha256Sums(digests);
+  strictEqual(sums.split("\n").length - 1, TARGETS.length);
+  ok(sums.includes(`${"4".repeat(64)}  bernstein-1.2.3-x86_64-pc-windows-msvc.zip`));
+  const formula = homebrewFormula(info, "1.2.3", digests);
+  ok(
+    formula.includes(
+      'url "https://example.invalid/v1.2.3/bernstein-1.2.3-aarch64-apple-darwin.tar.gz"',
+    ),
+  );
+  ok(formula.includes(`sha256 "${"3".repeat(64)}"`));
+  const scoop = JSON.parse(scoopManifest(info, "1.2.3", digests));
+  strictEqual(scoop.architecture["64bit"].hash, "4".repeat(64));
+  deepStrictEqual(scoop.bin, ["bernstein.exe", "bernstein-verify.exe"]);
+  const partial = homebrewFormula(info, "1.2.3", new Map());
+  ok(partial.includes("not built in this release"));
+});

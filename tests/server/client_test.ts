@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { mapEnv, systemClock } from "../../src/io/mod.ts";
+import {
+  discoverEndpoint,
+  ServerRefusalError,
+  ServerUnreachableError,
+  TaskClient,
+  TokenFileError,
+  TokenMissingError,
+} from "../../src/server/mod.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+import { startTestServer } from "./_server.ts";
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+Deno.test("client: discovery prefers env, then walks up to .sdd/runtime from a worktree", async () => {
+  await withTempDir(async (root) => {
+    const env = mapEnv({
+      BERNSTEIN_SERVER_URL: "http://127.0.0.1:4321/",
+      BERNSTEIN_TASK_TOKEN: " bag_abc ",
+    });
+    const e = await discoverEndpoint({ env, cwd: root });
+    assert.deepEqual(e, {
+      url: "http://127.0.0.1:4321",
+      token: "bag_abc",
+      urlSource: "BERNSTEIN_SERVER_URL",
+      tokenSource: "BERNSTEIN_TASK_TOKEN",
+    });
+    await assert.rejects(
+      discoverEndpoint({ env: mapEnv({ BERNSTEIN_SERVER_URL: "ftp://x" }), cwd: root }),
+      (err: unknown) => err instanceof ServerUnreachableError && err.code === "server.bad_url",
+    );
+
+    const runtime = join(root, ".sdd", "runtime");
+    const worktree = join(root, ".sdd", "worktrees", "s1", "src");
+    await Deno.mkdir(runtime, { recursive: true });
+    await Deno.mkdir(worktree, { recursive: true });
+    await assert.rejects(
+      discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
+      (err: unknown) => err instanceof ServerUnreachableError && err.code === "server.not_found",
+    );
+    await Deno.writeTextFile(join(runtime, "server.port"), "5555\n");
+    await assert.rejects(
+      discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
+      (err: unknown) => err instanceof TokenMissingError && err.exitCode === 3,
+    );
+    await Deno.writeTextFile(join(runtime, "auth.token"), "bop_operator", { mode: 0o600 });
+    const found = await discoverEndpoint({ env: mapEnv({}), cwd: worktree });
+    assert.equal(found.url, "http://127.0.0.1:5555");
+    assert.equal(found.token, "bop_operator");
+    assert.equal(found.tokenSource, join(runtime, "auth.token"));
+
+    const tokenFile = join(root, "agent.token");
+    await Deno.writeTextFile(tokenFile, "bag_from_file\n", { mode: 0o600 });
+    const viaFile = await discoverEndpoint({
+      env: mapEnv({ BERNSTEIN_TASK_TOKEN_FILE: tokenFile }),
+      cwd: worktree,
+    });
+    assert.equal(viaFile.token, "bag_from_file");
+    await Deno.chmod(tokenFile, 0o644);
+    await assert.rejects(
+      discoverEndpoint({ env: mapEnv({ BERNSTEIN_TASK_TOKEN_FILE: tokenFile }), cwd: worktree }),
+      TokenFileError,
+    );
+    await Deno.writeTextFile(join(runtime, "server.port"), "http\n");
+    await assert.rejects(
+      discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
+      (err: unknown) =>
+        err instanceof ServerUnreachableError && err.code === "server.bad_port_file" &&
+        err.location === join(runtime, "server.port"),
+    );
+  });
+});
+
+Deno.test("client: retries while the connection is refused, then reaches the server", async () => {
+  const port = freePort();
+  let retries = 0;
+  const client = new TaskClient({ url: `http://127.0.0.1:${port}`, token: "unused" }, {
+    attempts: 10,
+    baseDelayMs: 50,
+    clock: systemClock,
+    onRetry: () => retries++,
+  });
+  let started: Awaited<ReturnType<typeof startTestServer>> | undefined;
+  const starter = new Promise<void>((resolve) =>
+    setTimeout(async () => {
+      started = await startTestServer({ server: { port } });
+      resolve();
+    }, 250)
+  );
+  try {
+    const health = await client.health();
+    assert.equal(health.ok, true);
+    assert.ok(retries >= 1, "at least one connection was refused first");
+  } finally {
+    await starter;
+    await started?.stop();
+  }
+});
+
+Deno.test("client: gives up after the configured attempts with server.unreachable", async () => {
+  const port = freePort();
+  const delays: number[] = [];
+  const client = new TaskClient({ url: `http://127.0.0.1:${port}`, token: "t" }, {
+    attempts: 3,
+    baseDelayMs: 10,
+    clock: systemClock,
+    onRetry: (_attempt, delay) => delays.push(delay),
+  });
+  await assert.rejects(
+    client.complete("t1", "done"),
+    (e: unknown) =>
+      e instanceof ServerUnreachableError && e.code === "server.unreachable" &&
+      /refused the connection 3 times/.test(e.message),
+  );
+  assert.deepEqual(delays, [10, 20]);
+});
+
+Deno.test("client: a refusal is final (no retry) and carries the server's code", async () => {
+  const s = await startTestServer();
+  try {
+    let retries = 0;
+    const client = new TaskClient({ url: s.server.url, token: s.operator }, {
+      attempts: 5,
+      baseDelayMs: 10,
+      clock: systemClock,
+      onRetry: () => retries++,
+    });
+    await assert.rejects(
+      client.complete("missing", "done"),
+      (e: unknown) =>
+        e instanceof ServerRefusalError && e.code === "task.not_found" && e.status === 404,
+    );
+    const bad = new TaskClient({ url: s.server.url, token: "wrong" }, {
+      attempts: 5,
+      baseDelayMs: 10,
+      clock: systemClock,
+      onRetry: () => retries++,
+    });
+    await assert.rejects(
+      bad.listTasks(),
+      (e: unknown) => e instanceof ServerRefusalError && e.code === "auth.invalid_token",
+    );
+    assert.equal(retries, 0);
+    const metrics = await s.call("GET", "/metrics", { token: s.operator });
+    assert.ok(
+      metrics.text.includes(
+        'bernstein_http_requests_total{route="/tasks/{id}/complete",method="POST",code="404"} 1',
+      ),
+    );
+    const made = await client.createTask({ title: "x", role: "dev" });
+    assert.deepEqual((await client.listTasks({ status: ["open"] })).map((t) => t.id), [made.id]);
+    assert.equal((await client.getTask(made.id)).title, "x");
+    const hold = await client.addHold("wait", 60);
+    assert.deepEqual((await client.listHolds()).map((h) => h.id), [hold.id]);
+    await client.releaseHold(hold.id, "go");
+    assert.deepEqual(await client.listHolds(), []);
+    const beat = await client.heartbeat("w1", { note: "alive" });
+    assert.equal(beat.heartbeats, 1);
+  } finally {
+    await s.stop();
+  }
+});
