@@ -97,8 +97,18 @@ async function linkBin(dir: string, cli: PinnedCli, target: string): Promise<str
   return link;
 }
 
+/** Options of {@linkcode installOne}. */
+export interface InstallOptions {
+  /** The npm executable (tests pass a stand-in). */
+  npm?: string;
+}
+
 /** Installs one pinned CLI (or finds it already installed). */
-export async function installOne(dir: string, cli: PinnedCli): Promise<InstallOutcome> {
+export async function installOne(
+  dir: string,
+  cli: PinnedCli,
+  options: InstallOptions = {},
+): Promise<InstallOutcome> {
   const spec = `${cli.package}@${cli.version}`;
   const prefix = join(dir, `${cli.name}-${cli.version}`);
   const target = join(prefix, "node_modules", ".bin", cli.bin);
@@ -110,7 +120,7 @@ export async function installOne(dir: string, cli: PinnedCli): Promise<InstallOu
   try {
     result = await runProcess(
       [
-        "npm",
+        options.npm ?? "npm",
         "install",
         "--prefix",
         prefix,

@@ -9,10 +9,15 @@ import { streamJsonParser } from "./_stream_json.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput } from "./types.ts";
 
-/** Variables through which an agent reaches the task server (set by the orchestrator). */
+/**
+ * Variables through which an agent reaches the task server (set by the orchestrator). The
+ * first three are the names `bernstein task …` reads (src/server client); the task id is
+ * also in the prompt, and this variable is for agents that report without a CLI.
+ */
 export const AGENT_SERVER_ENV = {
   server_url: "BERNSTEIN_SERVER_URL",
-  token: "BERNSTEIN_AGENT_TOKEN",
+  token: "BERNSTEIN_TASK_TOKEN",
+  token_file: "BERNSTEIN_TASK_TOKEN_FILE",
   task_id: "BERNSTEIN_TASK_ID",
 } as const;
 

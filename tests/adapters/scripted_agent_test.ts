@@ -2,78 +2,9 @@
 // adapter's invocation (argv, env allowlist, prompt on stdin) in a temporary worktree.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  type AgentResult,
-  type InvocationInput,
-  parseOutput,
-  type ProgressEvent,
-  scripted,
-  SCRIPTED_RECORD_ENV,
-} from "../../src/adapters/mod.ts";
-import { mapEnv, outputText, spawnProcess } from "../../src/io/mod.ts";
+import { SCRIPTED_RECORD_ENV } from "../../src/adapters/mod.ts";
+import { runScriptedAgent as runAgent } from "../_helpers/scripted.ts";
 import { withTempDir } from "../_helpers/temp.ts";
-
-interface Run {
-  code: number;
-  signal: Deno.Signal | null;
-  timedOut: boolean;
-  stdout: string;
-  stderr: string;
-  result: AgentResult;
-  events: ProgressEvent[];
-}
-
-interface RunOptions {
-  max_turns?: number;
-  extra_env?: Record<string, string>;
-  env?: Record<string, string>;
-  timeoutMs?: number;
-  system_prompt?: string;
-  model?: string;
-  extra_args?: string[];
-}
-
-async function runAgent(root: string, prompt: string, options: RunOptions = {}): Promise<Run> {
-  const cwd = join(root, "worktree");
-  const home = join(root, "home");
-  await Deno.mkdir(cwd, { recursive: true });
-  await Deno.mkdir(join(home, "tmp"), { recursive: true });
-  const input: InvocationInput = {
-    prompt,
-    cwd,
-    home,
-    env: mapEnv({ PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env }),
-    executable: Deno.execPath(),
-    max_turns: options.max_turns,
-    extra_env: options.extra_env,
-    system_prompt: options.system_prompt,
-    model: options.model,
-    settings: options.extra_args ? { extra_args: options.extra_args } : undefined,
-  };
-  const inv = scripted.build(input);
-  const done = await spawnProcess(inv.argv, {
-    cwd: inv.cwd,
-    env: inv.env,
-    stdin: inv.stdin,
-    timeoutMs: options.timeoutMs ?? 60_000,
-    killGraceMs: 500,
-  }).done;
-  const stdout = outputText(done.stdout);
-  const stderr = outputText(done.stderr);
-  const parsed = parseOutput(scripted, stdout, {
-    code: done.code,
-    timed_out: done.timedOut,
-    stderr,
-  });
-  return {
-    code: done.code,
-    signal: done.signal,
-    timedOut: done.timedOut,
-    stdout,
-    stderr,
-    ...parsed,
-  };
-}
 
 async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
@@ -320,7 +251,7 @@ Deno.test("scripted: with server env it reports progress and completion over HTT
     await withServer(200, async (url, calls) => {
       const extra_env = {
         BERNSTEIN_SERVER_URL: url,
-        BERNSTEIN_AGENT_TOKEN: "tok-123",
+        BERNSTEIN_TASK_TOKEN: "tok-123",
         BERNSTEIN_TASK_ID: "task/7",
       };
       const run = await runAgent(root, "@agent progress half\n@agent summary done it", {
@@ -351,7 +282,7 @@ Deno.test("scripted: a server refusing completion makes the run fail with the st
       const run = await runAgent(root, "@agent summary done", {
         extra_env: {
           BERNSTEIN_SERVER_URL: url,
-          BERNSTEIN_AGENT_TOKEN: "wrong",
+          BERNSTEIN_TASK_TOKEN: "wrong",
           BERNSTEIN_TASK_ID: "t1",
         },
       });
