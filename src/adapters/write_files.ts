@@ -1,15 +1,23 @@
-import { dirname } from "node:path";
+import { dirname, isAbsolute, relative } from "node:path";
 import { checkRelativePath, resolveInside, writeFileAtomic } from "../io/mod.ts";
 import type { Invocation } from "./types.ts";
 
 /**
- * Writes an invocation's planned files under the spawn's HOME (creating folders), each
- * checked to stay inside it (no `..`, no symlink escape). Returns the absolute paths.
+ * Prepares the spawn's HOME: creates the child's TMPDIR when it lies under HOME, then writes
+ * the invocation's planned files (creating folders), each checked to stay inside HOME (no
+ * `..`, no symlink escape). Returns the absolute paths written.
  */
 export async function writeInvocationFiles(
-  invocation: Pick<Invocation, "files">,
+  invocation: Pick<Invocation, "files"> & { env?: Readonly<Record<string, string>> },
   home: string,
 ): Promise<string[]> {
+  const tmp = invocation.env?.TMPDIR;
+  if (tmp !== undefined) {
+    const rel = relative(home, tmp);
+    if (rel !== "" && !rel.startsWith("..") && !isAbsolute(rel)) {
+      await Deno.mkdir(await resolveInside(home, rel), { recursive: true, mode: 0o700 });
+    }
+  }
   const written: string[] = [];
   for (const file of invocation.files) {
     checkRelativePath(file.path, "adapter file");

@@ -445,6 +445,7 @@ Deno.test("writeInvocationFiles writes under HOME with the planned modes and ref
     const inv = build("codex", { home });
     const written = await writeInvocationFiles(inv, home);
     assert.equal(written.length, 1);
+    assert.ok((await Deno.stat(`${home}/tmp`)).isDirectory, "the child's TMPDIR exists");
     assert.equal(await Deno.readTextFile(`${home}/.codex/config.toml`), inv.files[0].content);
     assert.equal(((await Deno.stat(`${home}/.codex/config.toml`)).mode ?? 0) & 0o777, 0o600);
     await assert.rejects(
