@@ -5,14 +5,15 @@
 //   deno run -P=dev scripts/capture_adapter_fixtures.ts [claude codex …]
 //
 // Recorded per CLI: version.txt, help/<args>.txt for every help command of the flag contract,
-// text_reply.{stdout.jsonl,meta.json} (the server answers one final text) and
+// text_reply.{stdout.jsonl,meta.json} (the server answers one final text),
+// tool_write.{stdout.jsonl,meta.json} (the server has the CLI write hello.txt, then answers) and
 // api_error.{stdout.jsonl,meta.json} (the server answers an HTTP error).
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getAdapter } from "../src/adapters/mod.ts";
 import { outputText, runProcess } from "../src/io/mod.ts";
 import { installedCli, runRealCli } from "../tests/_helpers/real_cli.ts";
-import { startTextModelServer } from "../tests/_helpers/text_model_server.ts";
+import { type ServerMode, startTextModelServer } from "../tests/_helpers/text_model_server.ts";
 import { PINNED_CLIS } from "./install_agent_clis.ts";
 
 const root = fileURLToPath(new URL("../fixtures/adapters/", import.meta.url));
@@ -21,6 +22,10 @@ const root = fileURLToPath(new URL("../fixtures/adapters/", import.meta.url));
 export const CAPTURE_PROMPT = "Reply with one short sentence. PROMPT-MARKER-7";
 /** Text the server answers. */
 export const CAPTURE_REPLY = "All done: MARKER-42";
+/** File the write mode makes the CLI create in its worktree. */
+export const CAPTURE_FILE = "hello.txt";
+/** Content of {@linkcode CAPTURE_FILE}. */
+export const CAPTURE_FILE_CONTENT = "written by the agent";
 
 /** Error each CLI is recorded with: a status it does not retry for long where possible. */
 export const CAPTURE_ERRORS: Readonly<Record<string, { status: number; timeoutMs: number }>> = {
@@ -77,12 +82,17 @@ async function capture(name: string): Promise<string> {
   } finally {
     await Deno.remove(home, { recursive: true }).catch(() => {});
   }
-  const runs = [
-    { file: "text_reply", mode: { kind: "text" as const, text: CAPTURE_REPLY }, timeoutMs: 60_000 },
+  const runs: { file: string; mode: ServerMode; timeoutMs: number }[] = [
+    { file: "text_reply", mode: { kind: "text", text: CAPTURE_REPLY }, timeoutMs: 60_000 },
+    {
+      file: "tool_write",
+      mode: { kind: "write", path: "", content: CAPTURE_FILE_CONTENT, text: CAPTURE_REPLY },
+      timeoutMs: 90_000,
+    },
     {
       file: "api_error",
       mode: {
-        kind: "error" as const,
+        kind: "error",
         status: CAPTURE_ERRORS[name].status,
         message: "fake failure",
       },
@@ -95,8 +105,18 @@ async function capture(name: string): Promise<string> {
     try {
       await runRealCli(
         adapter,
-        { executable: exe, server, prompt: CAPTURE_PROMPT, timeoutMs: run.timeoutMs, max_turns: 3 },
+        {
+          executable: exe,
+          server,
+          prompt: CAPTURE_PROMPT,
+          timeoutMs: run.timeoutMs,
+          max_turns: 3,
+          onWorktree: (cwd) => {
+            if (server.mode.kind === "write") server.mode.path = `${cwd}/${CAPTURE_FILE}`;
+          },
+        },
         async (r) => {
+          const written = await Deno.readTextFile(`${r.cwd}/${CAPTURE_FILE}`).catch(() => null);
           const paths = [r.cwd, r.home, server.origin, server.origin.replace("http://", "")];
           await Deno.writeTextFile(join(dir, `${run.file}.stdout.jsonl`), scrub(r.stdout, paths));
           const meta = {
@@ -106,6 +126,7 @@ async function capture(name: string): Promise<string> {
             server_mode: run.mode,
             argv: r.invocation.argv.slice(1).map((a) => scrub(a, paths)),
             prompt_channel: r.invocation.prompt_channel,
+            file_written: written === CAPTURE_FILE_CONTENT,
             exit_code: r.code,
             timed_out: r.timedOut,
             deadline_ms: run.timeoutMs,

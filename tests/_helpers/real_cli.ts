@@ -90,6 +90,8 @@ export interface RealRunOptions {
   max_turns?: number;
   /** `adapters.<name>` settings. */
   settings?: AdapterSettings;
+  /** Called with the worktree path before the spawn (e.g. to aim a write mode at it). */
+  onWorktree?: (cwd: string) => void;
 }
 
 /** Runs `adapter` once in a temporary git worktree with its own HOME; cleans up after `fn`. */
@@ -105,6 +107,7 @@ export async function runRealCli<T>(
     await Deno.mkdir(cwd);
     await Deno.mkdir(join(home, "tmp"), { recursive: true });
     await git(cwd, "init", "-q", "-b", "main");
+    options.onWorktree?.(cwd);
     const invocation = adapter.build({
       prompt: options.prompt,
       cwd,

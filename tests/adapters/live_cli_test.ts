@@ -119,6 +119,46 @@ for (const pin of PINNED_CLIS) {
     },
   });
 
+  Deno.test({
+    name: `live ${pin.name}: the CLI writes a file in its worktree without asking${why}`,
+    ignore,
+    async fn() {
+      const server = startTextModelServer({
+        kind: "write",
+        path: "",
+        content: "written by the agent",
+        text: REPLY,
+      });
+      try {
+        await runRealCli(
+          getAdapter(pin.name),
+          {
+            executable: exe ?? "",
+            server,
+            prompt: PROMPT,
+            timeoutMs: 90_000,
+            max_turns: 5,
+            onWorktree: (cwd) => {
+              if (server.mode.kind === "write") server.mode.path = `${cwd}/hello.txt`;
+            },
+          },
+          async (run) => {
+            assert.equal(run.result.ok, true, `${run.result.error}\n${run.stderr}`);
+            assert.equal(
+              await Deno.readTextFile(`${run.cwd}/hello.txt`),
+              "written by the agent",
+              "the approval flags let the CLI edit headless (as root too)",
+            );
+            assert.equal(run.events.filter((e) => e.kind === "tool_use").length, 1);
+            assert.equal(run.result.summary, REPLY);
+          },
+        );
+      } finally {
+        await server.close();
+      }
+    },
+  });
+
   const status = FAST_ERROR[pin.name];
   Deno.test({
     name: status !== undefined

@@ -146,6 +146,43 @@ Deno.test("opencode API error (recorded): silent until the deadline, reported as
   assert.equal(result.summary, "");
 });
 
+interface ToolExpect {
+  tool: string;
+  turns: number | null;
+  tokens: { input: number; output: number };
+  cost: "reported" | null;
+}
+
+const TOOL_WRITE: Readonly<Record<string, ToolExpect>> = {
+  claude: { tool: "Write", turns: 2, tokens: { input: 32, output: 14 }, cost: "reported" },
+  codex: { tool: "command_execution", turns: null, tokens: { input: 32, output: 14 }, cost: null },
+  gemini: { tool: "write_file", turns: null, tokens: { input: 32, output: 14 }, cost: null },
+  qwen: { tool: "write_file", turns: 2, tokens: { input: 32, output: 14 }, cost: null },
+  opencode: { tool: "write", turns: 2, tokens: { input: 32, output: 14 }, cost: "reported" },
+};
+
+for (const [cli, want] of Object.entries(TOOL_WRITE)) {
+  Deno.test(`${cli} tool call (recorded): the write shows as a tool event, then the final text`, async () => {
+    const meta = JSON.parse(
+      await Deno.readTextFile(`${FIXTURES}${cli}/tool_write.meta.json`),
+    ) as Meta & { file_written: boolean };
+    assert.equal(meta.file_written, true, "the real CLI wrote the file without asking");
+    const { events, result } = await recorded(cli, "tool_write");
+    assert.equal(result.ok, true, result.error ?? "");
+    assert.equal(result.summary, REPLY);
+    assert.equal(result.turns, want.turns);
+    assert.equal(result.tokens?.input, want.tokens.input);
+    assert.equal(result.tokens?.output, want.tokens.output);
+    if (want.cost === null) assert.equal(result.cost_usd, null);
+    else assert.ok(result.cost_usd !== null && result.cost_usd >= 0);
+    const tools = events.filter((e) => e.kind === "tool_use").map((e) => e.tool);
+    assert.deepEqual(tools, [want.tool]);
+    const toolAt = events.findIndex((e) => e.kind === "tool_use");
+    const finalAt = events.findIndex((e) => e.kind === "message" && e.text === REPLY);
+    assert.ok(toolAt >= 0 && finalAt > toolAt, "tool event before the final message");
+  });
+}
+
 Deno.test("cursor (hand-built): tool_call events, result text, no cost", async () => {
   const stdout = await Deno.readTextFile(`${FIXTURES}cursor/handbuilt_success.stdout.jsonl`);
   const { events, result } = parseOutput(getAdapter("cursor"), stdout, { code: 0 });
