@@ -6,8 +6,9 @@
 //
 // Recorded per CLI: version.txt, help/<args>.txt for every help command of the flag contract,
 // text_reply.{stdout.jsonl,meta.json} (the server answers one final text),
-// tool_write.{stdout.jsonl,meta.json} (the server has the CLI write hello.txt, then answers) and
-// api_error.{stdout.jsonl,meta.json} (the server answers an HTTP error).
+// tool_write.{stdout.jsonl,meta.json} (the server has the CLI write hello.txt, then answers),
+// api_error.{stdout.jsonl,meta.json} (the server answers an HTTP error) and, for CLIs with a
+// turn limit, max_turns.{stdout.jsonl,meta.json} (limit 1, the model keeps calling tools).
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getAdapter } from "../src/adapters/mod.ts";
@@ -82,7 +83,7 @@ async function capture(name: string): Promise<string> {
   } finally {
     await Deno.remove(home, { recursive: true }).catch(() => {});
   }
-  const runs: { file: string; mode: ServerMode; timeoutMs: number }[] = [
+  const runs: { file: string; mode: ServerMode; timeoutMs: number; max_turns?: number }[] = [
     { file: "text_reply", mode: { kind: "text", text: CAPTURE_REPLY }, timeoutMs: 60_000 },
     {
       file: "tool_write",
@@ -99,6 +100,15 @@ async function capture(name: string): Promise<string> {
       timeoutMs: CAPTURE_ERRORS[name].timeoutMs,
     },
   ];
+  if (adapter.capabilities.max_turns) {
+    // A turn limit of 1 with a model that calls a tool: the CLI's own max-turns ending.
+    runs.push({
+      file: "max_turns",
+      mode: { kind: "write", path: "", content: CAPTURE_FILE_CONTENT, text: CAPTURE_REPLY },
+      timeoutMs: 90_000,
+      max_turns: 1,
+    });
+  }
   for (const run of runs) {
     const server = startTextModelServer(run.mode);
     const started = performance.now();
@@ -110,7 +120,7 @@ async function capture(name: string): Promise<string> {
           server,
           prompt: CAPTURE_PROMPT,
           timeoutMs: run.timeoutMs,
-          max_turns: 3,
+          max_turns: run.max_turns ?? 3,
           onWorktree: (cwd) => {
             if (server.mode.kind === "write") server.mode.path = `${cwd}/${CAPTURE_FILE}`;
           },
@@ -130,6 +140,7 @@ async function capture(name: string): Promise<string> {
             exit_code: r.code,
             timed_out: r.timedOut,
             deadline_ms: run.timeoutMs,
+            max_turns: run.max_turns ?? 3,
             elapsed_ms: Math.round(performance.now() - started),
             requests: r.requests.map((q) => ({
               method: q.method,

@@ -219,6 +219,18 @@ export function addTokens(a: TokenUsage | null, b: TokenUsage): TokenUsage {
   return out;
 }
 
+/**
+ * The `subtype` every parser reports when it recognises the CLI's own turn-limit ending
+ * (claude's own name for it), so the run loop can tell "ran out of turns" from other failures.
+ */
+export const MAX_TURNS_SUBTYPE = "error_max_turns";
+
+/**
+ * Exit code gemini and qwen use when the session turn limit is reached (FatalTurnLimitedError);
+ * qwen prints no result event then, only this code and a line on stderr.
+ */
+export const TURN_LIMIT_EXIT = 53;
+
 /** What a parser accumulates while reading; `finishResult` turns it into an AgentResult. */
 export interface ParseState {
   /** Final message when the CLI sent one explicitly. */

@@ -5,6 +5,7 @@ import {
   clip,
   finishResult,
   jsonObject,
+  MAX_TURNS_SUBTYPE,
   newState,
   num,
   obj,
@@ -22,6 +23,8 @@ export interface StreamJsonOptions {
    * an API error as `subtype: success` with result `[API Error: …]` and exit 0).
    */
   error_result?: RegExp;
+  /** An exit code that means the turn limit ended the run (qwen: 53, with no result event). */
+  turn_limit_exit?: number;
 }
 
 function usageOf(value: unknown): TokenUsage | null {
@@ -150,6 +153,12 @@ export function streamJsonParser(options: StreamJsonOptions): OutputParser {
       }
     },
     finish(exit) {
+      if (
+        options.turn_limit_exit !== undefined && exit.code === options.turn_limit_exit &&
+        state.subtype === null
+      ) {
+        state.subtype = MAX_TURNS_SUBTYPE;
+      }
       return finishResult(state, exit);
     },
   };

@@ -10,6 +10,7 @@ import {
   finishResult,
   jsonFile,
   jsonObject,
+  MAX_TURNS_SUBTYPE,
   newState,
   noteUnsupported,
   num,
@@ -131,6 +132,7 @@ function parser(): OutputParser {
           state.subtype = str(ev.status) ?? null;
           if (ev.status === "error") {
             const err = obj(ev.error);
+            if (err?.type === "FatalTurnLimitedError") state.subtype = MAX_TURNS_SUBTYPE;
             state.error = str(err?.message) ?? state.error ?? "gemini reported an error";
             return [{ kind: "error", text: clip(state.error) }];
           }

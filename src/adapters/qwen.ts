@@ -11,6 +11,7 @@ import {
   noteUnsupported,
   requireEndpointApi,
   resolveModel,
+  TURN_LIMIT_EXIT,
   utf8,
 } from "./_common.ts";
 import { streamJsonParser } from "./_stream_json.ts";
@@ -95,5 +96,10 @@ export const qwen: Adapter = {
     { flag: "--append-system-prompt" },
   ],
   build,
-  parser: () => streamJsonParser({ cost: false, error_result: /^\[API Error\b/ }),
+  parser: () =>
+    streamJsonParser({
+      cost: false,
+      error_result: /^\[API Error\b/,
+      turn_limit_exit: TURN_LIMIT_EXIT,
+    }),
 };

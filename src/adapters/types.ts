@@ -173,7 +173,10 @@ export interface AgentResult {
   cost_usd: number | null;
   /** Error text the CLI reported, or a reason derived from the exit. */
   error: string | null;
-  /** The CLI's own result subtype (`success`, `error_max_turns`, …), when it has one. */
+  /**
+   * The CLI's own result subtype (`success`, …), when it has one — except that every parser
+   * reports `error_max_turns` when it recognises the CLI's turn-limit ending.
+   */
   subtype: string | null;
   /** Session/thread id, when announced. */
   session_id: string | null;

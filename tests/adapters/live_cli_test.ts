@@ -159,6 +159,45 @@ for (const pin of PINNED_CLIS) {
     },
   });
 
+  Deno.test({
+    name: `live ${pin.name}: the turn limit ends a run that keeps calling tools${
+      !getAdapter(pin.name).capabilities.max_turns
+        ? " [skipped: this CLI has no turn limit; the deadline applies]"
+        : why
+    }`,
+    ignore: ignore || !getAdapter(pin.name).capabilities.max_turns,
+    async fn() {
+      const server = startTextModelServer({
+        kind: "write",
+        path: "",
+        content: "written by the agent",
+        text: REPLY,
+      });
+      try {
+        await runRealCli(
+          getAdapter(pin.name),
+          {
+            executable: exe ?? "",
+            server,
+            prompt: PROMPT,
+            timeoutMs: 90_000,
+            max_turns: 1,
+            onWorktree: (cwd) => {
+              if (server.mode.kind === "write") server.mode.path = `${cwd}/hello.txt`;
+            },
+          },
+          (run) => {
+            assert.equal(run.timedOut, false);
+            assert.equal(run.result.ok, false);
+            assert.equal(run.result.subtype, "error_max_turns", run.stdout + run.stderr);
+          },
+        );
+      } finally {
+        await server.close();
+      }
+    },
+  });
+
   const status = FAST_ERROR[pin.name];
   Deno.test({
     name: status !== undefined

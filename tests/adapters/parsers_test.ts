@@ -183,6 +183,16 @@ for (const [cli, want] of Object.entries(TOOL_WRITE)) {
   });
 }
 
+for (const [cli, exit] of [["claude", 1], ["gemini", 53], ["qwen", 53]] as const) {
+  Deno.test(`${cli} turn limit 1 (recorded): error_max_turns, not ok, the CLI's reason`, async () => {
+    const { result, meta } = await recorded(cli, "max_turns");
+    assert.equal(meta.exit_code, exit);
+    assert.equal(result.ok, false);
+    assert.equal(result.subtype, "error_max_turns");
+    assert.match(result.error ?? "", /max(imum)? (number of |session )?turns/i);
+  });
+}
+
 Deno.test("cursor (hand-built): tool_call events, result text, no cost", async () => {
   const stdout = await Deno.readTextFile(`${FIXTURES}cursor/handbuilt_success.stdout.jsonl`);
   const { events, result } = parseOutput(getAdapter("cursor"), stdout, { code: 0 });
