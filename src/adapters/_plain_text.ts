@@ -1,5 +1,5 @@
 // Output of CLIs that print plain text: every line is progress, the last one the summary.
-import { finishResult, newState, rawEvent } from "./_common.ts";
+import { finishResult, newState, rawEvent } from "./_result.ts";
 import type { OutputParser } from "./types.ts";
 
 /** A parser for plain-text output (no turns, tokens or cost). */

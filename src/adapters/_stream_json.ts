@@ -1,17 +1,7 @@
 // The Claude Code `stream-json` event shape (system/init, assistant, user, result), which qwen,
 // cursor-agent and amp also emit. One parser, with switches for what each CLI really reports.
-import {
-  arr,
-  clip,
-  finishResult,
-  jsonObject,
-  MAX_TURNS_SUBTYPE,
-  newState,
-  num,
-  obj,
-  rawEvent,
-  str,
-} from "./_common.ts";
+import { arr, clip, jsonObject, num, obj, str } from "./_json.ts";
+import { finishResult, MAX_TURNS_SUBTYPE, newState, rawEvent } from "./_result.ts";
 import type { OutputParser, ProgressEvent, TokenUsage } from "./types.ts";
 
 /** What the CLI's `result` event is trusted for. */

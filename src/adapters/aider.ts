@@ -2,19 +2,11 @@
 // without confirmation (`--yes-always`), no commits of its own (the orchestrator commits).
 // Output is plain text; the parser reads aider's "Tokens: … Cost: …" lines.
 import { join } from "node:path";
-import {
-  childEnv,
-  clip,
-  endpointKey,
-  executable,
-  extraArgs,
-  finishResult,
-  newState,
-  noteUnsupported,
-  promptWithSystem,
-  requireEndpointApi,
-  resolveModel,
-} from "./_common.ts";
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { clip } from "./_json.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { promptWithSystem } from "./_prompt.ts";
+import { finishResult, newState } from "./_result.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput, OutputParser, TokenUsage } from "./types.ts";
 

@@ -1,15 +1,8 @@
 // Sourcegraph Amp (`amp`): execute mode with the prompt on stdin, Claude-compatible
 // stream-json output; Amp picks its own model, so tiers are ignored (with a note).
-import {
-  childEnv,
-  executable,
-  extraArgs,
-  noteUnsupported,
-  promptWithSystem,
-  refuseEndpoint,
-  resolveModel,
-  utf8,
-} from "./_common.ts";
+import { childEnv, refuseEndpoint } from "./_env.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { promptWithSystem, utf8 } from "./_prompt.ts";
 import { streamJsonParser } from "./_stream_json.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput } from "./types.ts";

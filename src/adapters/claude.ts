@@ -1,16 +1,9 @@
 // Claude Code (`@anthropic-ai/claude-code`): `claude -p` with the prompt on stdin and
 // stream-json output whose final `result` event carries turns, usage and cost.
 import { join } from "node:path";
-import {
-  ARGV_PROMPT_LIMIT,
-  childEnv,
-  endpointKey,
-  executable,
-  extraArgs,
-  requireEndpointApi,
-  resolveModel,
-  utf8,
-} from "./_common.ts";
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { executable, extraArgs, resolveModel } from "./_options.ts";
+import { ARGV_PROMPT_LIMIT, utf8 } from "./_prompt.ts";
 import { streamJsonParser } from "./_stream_json.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput } from "./types.ts";

@@ -1,25 +1,11 @@
 // OpenAI Codex CLI (`@openai/codex`): `codex exec --json … -` with the prompt on stdin and
 // JSONL events; configuration (endpoint provider, analytics off) goes in $CODEX_HOME/config.toml.
 import { join } from "node:path";
-import {
-  addTokens,
-  childEnv,
-  clip,
-  endpointKey,
-  executable,
-  extraArgs,
-  finishResult,
-  jsonObject,
-  newState,
-  noteUnsupported,
-  num,
-  obj,
-  rawEvent,
-  requireEndpointApi,
-  resolveModel,
-  str,
-  utf8,
-} from "./_common.ts";
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { clip, jsonObject, num, obj, str } from "./_json.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { utf8 } from "./_prompt.ts";
+import { addTokens, finishResult, newState, rawEvent } from "./_result.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Effort, Invocation, InvocationInput, OutputParser } from "./types.ts";
 

@@ -1,15 +1,8 @@
 // Cursor's CLI agent (`cursor-agent`): `--print --output-format stream-json --force`, prompt on
 // stdin; Claude-style stream-json output without cost or turn counts.
-import {
-  childEnv,
-  executable,
-  extraArgs,
-  noteUnsupported,
-  promptWithSystem,
-  refuseEndpoint,
-  resolveModel,
-  utf8,
-} from "./_common.ts";
+import { childEnv, refuseEndpoint } from "./_env.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { promptWithSystem, utf8 } from "./_prompt.ts";
 import { streamJsonParser } from "./_stream_json.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput } from "./types.ts";

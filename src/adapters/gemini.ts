@@ -1,26 +1,10 @@
 // Gemini CLI (`@google/gemini-cli`): `gemini --prompt … --output-format stream-json --yolo
 // --skip-trust`; auth type, telemetry and the turn limit go in $HOME/.gemini/settings.json.
-import {
-  argvOrStdin,
-  childEnv,
-  clip,
-  endpointKey,
-  executable,
-  extraArgs,
-  finishResult,
-  jsonFile,
-  jsonObject,
-  MAX_TURNS_SUBTYPE,
-  newState,
-  noteUnsupported,
-  num,
-  obj,
-  promptWithSystem,
-  rawEvent,
-  requireEndpointApi,
-  resolveModel,
-  str,
-} from "./_common.ts";
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { clip, jsonFile, jsonObject, num, obj, str } from "./_json.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { argvOrStdin, promptWithSystem } from "./_prompt.ts";
+import { finishResult, MAX_TURNS_SUBTYPE, newState, rawEvent } from "./_result.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput, OutputParser } from "./types.ts";
 

@@ -2,15 +2,9 @@
 // how the prompt is passed, model and turn-limit flags, extra env names, its version probe
 // and the flags it relies on. Output is read as plain text.
 import { join } from "node:path";
-import {
-  childEnv,
-  endpointKey,
-  noteUnsupported,
-  promptWithSystem,
-  resolveModel,
-  tooLongForArgv,
-  utf8,
-} from "./_common.ts";
+import { childEnv, endpointKey } from "./_env.ts";
+import { noteUnsupported, resolveModel } from "./_options.ts";
+import { promptWithSystem, tooLongForArgv, utf8 } from "./_prompt.ts";
 import { plainTextParser } from "./_plain_text.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import { AdapterError } from "./errors.ts";

@@ -1,16 +1,9 @@
 // Block's goose (`goose run`): instructions from a file, no session, auto mode (GOOSE_MODE);
 // provider and model through GOOSE_PROVIDER / GOOSE_MODEL; plain-text output.
 import { join } from "node:path";
-import {
-  childEnv,
-  endpointKey,
-  executable,
-  extraArgs,
-  noteUnsupported,
-  promptWithSystem,
-  requireEndpointApi,
-  resolveModel,
-} from "./_common.ts";
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { promptWithSystem } from "./_prompt.ts";
 import { plainTextParser } from "./_plain_text.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput } from "./types.ts";

@@ -1,26 +1,11 @@
 // opencode (`opencode-ai`): `opencode run --format json --auto [-m provider/model] PROMPT`;
 // configuration (permissions, endpoint provider, autoupdate/share off) goes in
 // OPENCODE_CONFIG_CONTENT, so nothing is written to the worktree.
-import {
-  addTokens,
-  argvOrStdin,
-  childEnv,
-  clip,
-  endpointKey,
-  executable,
-  extraArgs,
-  finishResult,
-  jsonObject,
-  newState,
-  noteUnsupported,
-  num,
-  obj,
-  promptWithSystem,
-  rawEvent,
-  requireEndpointApi,
-  resolveModel,
-  str,
-} from "./_common.ts";
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { clip, jsonObject, num, obj, str } from "./_json.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { argvOrStdin, promptWithSystem } from "./_prompt.ts";
+import { addTokens, finishResult, newState, rawEvent } from "./_result.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import { AdapterError } from "./errors.ts";
 import type {

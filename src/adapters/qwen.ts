@@ -1,19 +1,10 @@
 // Qwen Code (`@qwen-code/qwen-code`): `qwen --auth-type openai -o stream-json --yolo
 // --max-session-turns N PROMPT`; OpenAI-compatible endpoint through OPENAI_BASE_URL/KEY.
-import {
-  ARGV_PROMPT_LIMIT,
-  argvOrStdin,
-  childEnv,
-  endpointKey,
-  executable,
-  extraArgs,
-  jsonFile,
-  noteUnsupported,
-  requireEndpointApi,
-  resolveModel,
-  TURN_LIMIT_EXIT,
-  utf8,
-} from "./_common.ts";
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { jsonFile } from "./_json.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { ARGV_PROMPT_LIMIT, argvOrStdin, utf8 } from "./_prompt.ts";
+import { TURN_LIMIT_EXIT } from "./_result.ts";
 import { streamJsonParser } from "./_stream_json.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput } from "./types.ts";

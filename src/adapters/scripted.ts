@@ -4,7 +4,9 @@
 // it with and no fixtures/ folder, so there it reports itself unavailable.
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
-import { childEnv, isTier, resolveModel, utf8 } from "./_common.ts";
+import { childEnv } from "./_env.ts";
+import { isTier, resolveModel } from "./_options.ts";
+import { utf8 } from "./_prompt.ts";
 import { streamJsonParser } from "./_stream_json.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import type { Adapter, Invocation, InvocationInput } from "./types.ts";
