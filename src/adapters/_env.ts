@@ -70,7 +70,11 @@ export function endpointKey(input: InvocationInput, endpoint: EndpointProfile): 
     throw new AdapterError(
       "adapter.endpoint_key_missing",
       `endpoint '${endpoint.name}' needs \$${endpoint.api_key_env}, which is not set`,
-      { location: `local_endpoints.${endpoint.name}.api_key_env` },
+      {
+        location: `local_endpoints.${endpoint.name}.api_key_env`,
+        hint: "the bernstein binary reads only the variables its env permission lists " +
+          "(deno.json permissions.bernstein.env)",
+      },
     );
   }
   return value;

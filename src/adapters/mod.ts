@@ -21,6 +21,7 @@
  *
  * @module
  */
+export { BASE_ENV as BASE_AGENT_ENV } from "./_env.ts";
 export { aider } from "./aider.ts";
 export { amp } from "./amp.ts";
 export { type Capabilities, capabilitiesOf, CAPABILITY_TABLE } from "./capabilities.ts";
