@@ -107,6 +107,36 @@ async function progress(ctx: CommandContext): Promise<number> {
   return report(ctx, await client.progress(id, message, percent), "progress recorded");
 }
 
+async function create(ctx: CommandContext): Promise<number> {
+  const title = await requireText(ctx, "title");
+  const priority = numberFlag(ctx, "priority");
+  const draft: Record<string, unknown> = {
+    title,
+    description: stringFlag(ctx, "description") ?? "",
+    role: stringFlag(ctx, "role") ?? "backend",
+    depends_on: stringsFlag(ctx, "depends-on"),
+    owned_files: stringsFlag(ctx, "file"),
+  };
+  if (priority !== undefined) draft.priority = priority;
+  const parent = stringFlag(ctx, "parent") ?? ctx.env.get("BERNSTEIN_TASK_ID");
+  if (parent !== undefined) draft.parent_task_id = parent;
+  for (const key of ["scope", "complexity", "cli", "model", "effort"] as const) {
+    const value = stringFlag(ctx, key);
+    if (value !== undefined) draft[key] = value;
+  }
+  const { client } = await connect(ctx);
+  const { TaskDraftSchema } = await import("../tasks/mod.ts");
+  const parsed = TaskDraftSchema.safeParse(draft);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    await usage("task.invalid", `${issue.path.join(".") || "draft"}: ${issue.message}`);
+  }
+  const task = await client.createTask(parsed.success ? parsed.data : (draft as never));
+  if (ctx.json) ctx.out.json({ task: taskJson(task) });
+  else ctx.out.line(`${task.id} created (${task.role}, priority ${task.priority})`);
+  return 0;
+}
+
 /** Tasks from the server, or from the task log when no server answers. */
 async function readTasks(
   ctx: CommandContext,
@@ -228,6 +258,51 @@ const ID_ARG = [{ name: "id", required: true, help: "Task id." }];
 
 /** The `task` group. */
 export const TASK_COMMANDS: CommandSpec[] = [
+  {
+    path: ["task", "create"],
+    summary: "Create a task (managers decompose a goal with this; operators add work).",
+    description: "The parent is --parent, else $BERNSTEIN_TASK_ID (the manager's own task).\n" +
+      `${ENV_HELP}\n${EXIT_HELP}\nJSON: {task}.`,
+    flags: [
+      { name: "title", type: "string", valueName: "TEXT", help: "One line (required)." },
+      {
+        name: "description",
+        type: "string",
+        valueName: "TEXT",
+        help: "What to do, for the agent.",
+      },
+      {
+        name: "role",
+        type: "string",
+        valueName: "ROLE",
+        help: "Role that does it (default backend).",
+      },
+      { name: "priority", type: "number", valueName: "N", help: "1 is highest." },
+      { name: "scope", type: "string", valueName: "SCOPE", help: "small, medium, large or xl." },
+      { name: "complexity", type: "string", valueName: "LEVEL", help: "low, medium or high." },
+      {
+        name: "depends-on",
+        type: "string",
+        multiple: true,
+        valueName: "ID",
+        help: "A task that must be merged first.",
+      },
+      {
+        name: "file",
+        type: "string",
+        multiple: true,
+        valueName: "PATH",
+        help: "A file the task expects to change.",
+      },
+      { name: "parent", type: "string", valueName: "ID", help: "Parent task id." },
+      { name: "cli", type: "string", valueName: "NAME", help: "Adapter for this task." },
+      { name: "model", type: "string", valueName: "MODEL", help: "Model or tier for this task." },
+      { name: "effort", type: "string", valueName: "LEVEL", help: "low, medium, high or max." },
+    ],
+    json: true,
+    examples: ['bernstein task create --title "Add the parser" --role backend --file src/parse.ts'],
+    run: create,
+  },
   {
     path: ["task", "complete"],
     summary: "Report a task as done (agents run this when they finish).",

@@ -18,8 +18,11 @@ export interface SchedulableTask {
   role: string;
 }
 
-/** Statuses that count as finished successfully for dependents. */
-export const DEPENDENCY_MET: ReadonlySet<string> = new Set(["done", "closed"]);
+/**
+ * Statuses that satisfy a dependency: `closed` only (merged), matching the task store's claim
+ * rule, so dependents never start on work that may still fail its gates or merge.
+ */
+export const DEPENDENCY_MET: ReadonlySet<string> = new Set(["closed"]);
 /** Statuses from which a task will never succeed. */
 export const DEAD_END: ReadonlySet<string> = new Set(["failed", "cancelled", "orphaned"]);
 /** Statuses of a task an agent holds. */

@@ -50,7 +50,8 @@ export type TerminationDecision =
   | { stop: "quiescent" }
   | { stop: "backstop"; failTaskIds: string[]; reason: string };
 
-const FINISHED = new Set([...DEPENDENCY_MET, ...DEAD_END]);
+// `done` is finished for its agent; its merge is counted by `pendingMerges`.
+const FINISHED = new Set([...DEPENDENCY_MET, "done", ...DEAD_END]);
 
 /** A stable digest of every task's id, status and version. */
 export function taskFingerprint(tasks: readonly TerminationTask[]): string {

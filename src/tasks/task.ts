@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { EFFORTS } from "../config/mod.ts";
 import { checkRelativePath } from "../io/mod.ts";
+import type { CompletionSignal } from "../plan/mod.ts";
 import { TaskValidationError } from "./errors.ts";
 
 /** Every task status. `claimed`/`in_progress`/`waiting_for_subtasks` are "active". */
@@ -41,12 +42,11 @@ export type TaskEffort = typeof EFFORTS[number];
 /** A JSON value as it round-trips through `JSON.stringify`/`JSON.parse` (task metadata). */
 export type TaskJson = null | boolean | number | string | TaskJson[] | { [key: string]: TaskJson };
 
-/** One check that tells whether an agent's work is complete (run against its worktree). */
-export type CompletionSignal =
-  | { type: "path_exists"; path: string }
-  | { type: "glob_exists"; pattern: string }
-  | { type: "file_contains"; path: string; text: string }
-  | { type: "test_passes"; command: string[] };
+/**
+ * One check that tells whether an agent's work is complete (run against its worktree). The
+ * one definition lives with the plan format (src/plan), which declares signals.
+ */
+export type { CompletionSignal };
 
 /**
  * A task. Every field is always present; "not set" is `null`, never absent, so the JSON
@@ -133,14 +133,38 @@ const RelativePath = z.string().superRefine((value, ctx) => {
   }
 });
 
-/** Schema of one completion signal. */
-export const CompletionSignalSchema: z.ZodType<CompletionSignal> = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("path_exists"), path: RelativePath }).strict(),
-  z.object({ type: z.literal("glob_exists"), pattern: RelativePath }).strict(),
-  z.object({ type: z.literal("file_contains"), path: RelativePath, text: z.string() }).strict(),
-  z.object({ type: z.literal("test_passes"), command: z.array(z.string().min(1)).min(1) })
-    .strict(),
-]);
+const NonEmpty = z.string().min(1);
+
+/** Schema of one completion signal (the plan format's shape: `kind` plus its fields). */
+export const CompletionSignalSchema: z.ZodType<CompletionSignal, z.ZodTypeDef, unknown> = z
+  .discriminatedUnion("kind", [
+    z.object({ kind: z.literal("path_exists"), path: RelativePath }).strict(),
+    z.object({ kind: z.literal("glob_exists"), glob: RelativePath }).strict(),
+    z.object({
+      kind: z.literal("file_contains"),
+      path: RelativePath,
+      contains: z.string().optional(),
+      regex: NonEmpty.optional(),
+    }).strict(),
+    z.object({
+      kind: z.literal("test_passes"),
+      command: z.array(NonEmpty).min(1),
+      timeout_s: z.number().positive().finite().optional(),
+    }).strict(),
+  ])
+  .superRefine((signal, ctx) => {
+    if (
+      signal.kind === "file_contains" &&
+      (signal.contains === undefined) === (signal.regex === undefined)
+    ) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ["contains"],
+        message: "give exactly one of contains or regex",
+      });
+    }
+  })
+  .transform((signal) => signal as CompletionSignal);
 
 const Text = (max: number) => z.string().max(max);
 const Name = z.string().min(1).max(200);
@@ -172,7 +196,7 @@ export const TaskDraftSchema = z.object({
 export type ParsedTaskDraft = z.output<typeof TaskDraftSchema>;
 
 /** Schema of a stored task (every line of the task log is checked against it). */
-export const TaskSchema: z.ZodType<Task> = z.object({
+export const TaskSchema: z.ZodType<Task, z.ZodTypeDef, unknown> = z.object({
   id: TaskIdSchema,
   title: z.string().min(1).max(500),
   description: Text(200_000),

@@ -194,9 +194,9 @@ export function runTaskStoreConformance(factory: BackendFactory): void {
       [{ title: "x", role: "dev", status: "done" }, "task.invalid", "status"],
       [{ title: "x", role: "dev", id: "../x" }, "task.invalid", "id"],
       [
-        { title: "x", role: "dev", completion_signals: [{ type: "magic" }] },
+        { title: "x", role: "dev", completion_signals: [{ kind: "magic" }] },
         "task.invalid",
-        "completion_signals[0].type",
+        "completion_signals[0].kind",
       ],
     ];
     for (const [draft, code, location] of cases) {
