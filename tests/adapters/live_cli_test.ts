@@ -120,6 +120,37 @@ for (const pin of PINNED_CLIS) {
   });
 
   Deno.test({
+    name: `live ${pin.name}: a 120 KB prompt and one starting with '-' arrive whole${why}`,
+    ignore,
+    async fn() {
+      const long = "x ".repeat(60_000) + "END-OF-LONG-PROMPT";
+      const dashed = "- first a list item, then PROMPT-MARKER-7";
+      for (const [prompt, marker] of [[long, "END-OF-LONG-PROMPT"], [dashed, "PROMPT-MARKER-7"]]) {
+        const server = startTextModelServer({ kind: "text", text: REPLY });
+        try {
+          await runRealCli(
+            getAdapter(pin.name),
+            { executable: exe ?? "", server, prompt, timeoutMs: 90_000 },
+            (run) => {
+              assert.equal(run.result.ok, true, `${run.result.error}\n${run.stderr}`);
+              assert.ok(
+                run.requests.some((r) => r.body.includes(marker)),
+                `the prompt reached the model through ${run.invocation.prompt_channel}`,
+              );
+              assert.equal(
+                run.invocation.prompt_channel,
+                getAdapter(pin.name).prompt === "argv" ? "stdin" : getAdapter(pin.name).prompt,
+              );
+            },
+          );
+        } finally {
+          await server.close();
+        }
+      }
+    },
+  });
+
+  Deno.test({
     name: `live ${pin.name}: the CLI writes a file in its worktree without asking${why}`,
     ignore,
     async fn() {
