@@ -11,6 +11,7 @@ const SCRIPTS: string[] = [
   "tasks.ts",
   "server.ts",
   "audit.ts",
+  "adapters.ts",
 ];
 
 interface Figure {

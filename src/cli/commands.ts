@@ -1,5 +1,6 @@
 // The command table: every group and command of `bernstein`. Group files import only types
 // statically, so building this table loads no YAML, zod or crypto.
+import { ADAPTERS_COMMANDS } from "./adapters.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
@@ -12,6 +13,10 @@ import { TASK_COMMANDS } from "./task.ts";
 /** Command groups, in help order. */
 export const GROUPS: readonly GroupSpec[] = [
   { name: "config", summary: "Read, change and validate configuration." },
+  {
+    name: "adapters",
+    summary: "Agent CLIs: what is installed, and whether their flags still hold.",
+  },
   { name: "plan", summary: "Check plan files and the backlog before a run." },
   { name: "runs", summary: "List past runs; show and verify their scorecards." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
@@ -23,6 +28,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...INIT_COMMANDS,
   ...DOCTOR_COMMANDS,
   ...CONFIG_COMMANDS,
+  ...ADAPTERS_COMMANDS,
   ...PLAN_COMMANDS,
   ...RUNS_COMMANDS,
   ...TASK_COMMANDS,

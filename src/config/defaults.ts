@@ -43,6 +43,8 @@ export interface AgentTuning {
   heartbeat_interval_s: number;
   /** Grace between SIGTERM and SIGKILL of an agent's process group. */
   kill_grace_s: number;
+  /** Deadline of each version/help probe of an agent CLI (`adapters list|check`, doctor). */
+  probe_timeout_s: number;
 }
 
 /** Error-budget (SLO) tracking. */
@@ -124,6 +126,8 @@ export const DEFAULT_TUNING: Tuning = {
     stall_threshold_s: 120,
     heartbeat_interval_s: 30,
     kill_grace_s: 10,
+    // Node-based CLIs take 1–3 s to print --help on a loaded 2-core machine.
+    probe_timeout_s: 30,
   },
   slo: {
     error_budget_min_failures: 3,

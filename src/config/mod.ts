@@ -34,6 +34,12 @@ export {
   type ResolveInput,
   validateLayer,
 } from "./resolve.ts";
-export { type Config, ConfigSchema, EFFORTS, TOP_LEVEL_KEYS } from "./schema.ts";
+export {
+  AdapterSettingsSchema,
+  type Config,
+  ConfigSchema,
+  EFFORTS,
+  TOP_LEVEL_KEYS,
+} from "./schema.ts";
 export { parseConfigKey, parseConfigValue, setWorkspaceValue } from "./set_value.ts";
 export { objectLayer, parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";

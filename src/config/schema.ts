@@ -31,6 +31,7 @@ export const TuningSchema = z.object({
     stall_threshold_s: positive,
     heartbeat_interval_s: positive,
     kill_grace_s: nonNegative,
+    probe_timeout_s: positive,
   }).strict(),
   slo: z.object({
     // Negative values are clamped to 0 by resolveConfig (documented behaviour), not refused.
@@ -79,6 +80,33 @@ export const LocalEndpointSchema = z.object({
   model: z.string().min(1).optional(),
 }).strict();
 
+const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+/**
+ * `adapters.<name>`: per-adapter settings. Common: `binary` (executable name or path instead
+ * of the adapter's own), `extra_args` (appended to every invocation), `env` (more variable
+ * names passed through). `claude` reads `root_permission`; `generic` reads the rest.
+ */
+export const AdapterSettingsSchema = z.object({
+  binary: z.string().min(1).optional(),
+  extra_args: z.array(z.string()).optional(),
+  env: z.array(z.string().regex(ENV_NAME)).optional(),
+  root_permission: z.enum(["accept_edits", "is_sandbox"]).optional(),
+  command: z.array(z.string().min(1)).min(1).optional(),
+  prompt: z.enum(["argv", "stdin", "file"]).optional(),
+  prompt_flag: z.string().min(1).optional(),
+  model_flag: z.string().min(1).optional(),
+  max_turns_flag: z.string().min(1).optional(),
+  models: z.object({
+    haiku: z.string().min(1).optional(),
+    sonnet: z.string().min(1).optional(),
+    opus: z.string().min(1).optional(),
+  }).strict().optional(),
+  version_args: z.array(z.string().min(1)).optional(),
+  help_args: z.array(z.string().min(1)).optional(),
+  flags: z.array(z.string().regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*$/)).optional(),
+}).strict();
+
 const GateCommand = z.object({
   command: z.array(z.string().min(1)).min(1),
   timeout_s: positive.optional(),
@@ -110,6 +138,7 @@ export const ConfigSchema = z.object({
   catalogs: z.array(z.string().min(1)).optional(),
   local_endpoints: z.record(z.string(), LocalEndpointSchema).optional(),
   provider_availability: z.record(z.string(), z.boolean()).optional(),
+  adapters: z.record(z.string(), AdapterSettingsSchema).optional(),
   storage: z.object({
     backend: z.enum(["memory", "postgres", "redis"]),
     database_url: z.string().min(1).optional(),

@@ -1,0 +1,229 @@
+// opencode (`opencode-ai`): `opencode run --format json --auto [-m provider/model] PROMPT`;
+// configuration (permissions, endpoint provider, autoupdate/share off) goes in
+// OPENCODE_CONFIG_CONTENT, so nothing is written to the worktree.
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { clip, jsonObject, num, obj, str } from "./_json.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { argvOrStdin, promptWithSystem } from "./_prompt.ts";
+import { addTokens, finishResult, newState, rawEvent } from "./_result.ts";
+import { capabilitiesOf } from "./capabilities.ts";
+import { AdapterError } from "./errors.ts";
+import type {
+  Adapter,
+  EndpointProfile,
+  Invocation,
+  InvocationInput,
+  OutputParser,
+  Tier,
+} from "./types.ts";
+
+const PROVIDER_ENV = [
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
+  "OPENROUTER_API_KEY",
+  "GOOGLE_GENERATIVE_AI_API_KEY",
+  "OPENCODE_API_KEY",
+] as const;
+
+/** Provider id of a `local_endpoints` profile in the generated opencode config. */
+export const OPENCODE_PROVIDER_ID = "bernstein";
+
+/** Env var carrying the endpoint key (referenced as `{env:…}` in the config). */
+export const OPENCODE_ENDPOINT_KEY_ENV = "BERNSTEIN_ENDPOINT_API_KEY";
+
+/** Switches that keep opencode from fetching models, LSP servers, plugins and updates. */
+const QUIET_ENV: Readonly<Record<string, string>> = {
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  OPENCODE_DISABLE_CLAUDE_CODE: "1",
+};
+
+/** The generated OPENCODE_CONFIG_CONTENT. */
+export function opencodeConfig(
+  input: { endpoint?: EndpointProfile; model?: string },
+): Record<string, unknown> {
+  const config: Record<string, unknown> = {
+    $schema: "https://opencode.ai/config.json",
+    autoupdate: false,
+    share: "disabled",
+    permission: { edit: "allow", bash: "allow", webfetch: "allow" },
+  };
+  if (input.endpoint !== undefined) {
+    const models: Record<string, unknown> = {};
+    if (input.model !== undefined) models[input.model] = { name: input.model };
+    config.provider = {
+      [OPENCODE_PROVIDER_ID]: {
+        npm: "@ai-sdk/openai-compatible",
+        name: `bernstein endpoint ${input.endpoint.name}`,
+        options: {
+          baseURL: input.endpoint.base_url,
+          apiKey: `{env:${OPENCODE_ENDPOINT_KEY_ENV}}`,
+        },
+        models,
+      },
+    };
+    if (input.model !== undefined) config.model = `${OPENCODE_PROVIDER_ID}/${input.model}`;
+  }
+  return config;
+}
+
+/** Options for {@linkcode opencodeInvocation} (shared with the ollama adapter). */
+export interface OpencodeInvocationOptions {
+  /** Adapter name for notes and errors. */
+  adapter: string;
+  /** Tier table. */
+  models: Readonly<Record<Tier, string>>;
+  /** Endpoint to use when the input names none (ollama's default). */
+  default_endpoint?: EndpointProfile;
+}
+
+/** Builds an opencode invocation. */
+export function opencodeInvocation(
+  input: InvocationInput,
+  options: OpencodeInvocationOptions,
+): Invocation {
+  const notes: string[] = [];
+  const endpoint = input.endpoint ?? options.default_endpoint;
+  const effective = { ...input, endpoint };
+  const model = resolveModel(effective, options.models, notes);
+  noteUnsupported(options.adapter, input, { max_turns: true, system_prompt: true }, notes);
+  const own: Record<string, string> = { ...QUIET_ENV };
+  let names: readonly string[] = PROVIDER_ENV;
+  let modelArg = model;
+  if (endpoint !== undefined) {
+    requireEndpointApi(options.adapter, endpoint, ["openai-chat"]);
+    names = [];
+    own[OPENCODE_ENDPOINT_KEY_ENV] = endpointKey(input, endpoint);
+    if (model === undefined) {
+      throw new AdapterError(
+        "adapter.model_required",
+        `${options.adapter} needs a model for endpoint '${endpoint.name}': opencode addresses ` +
+          "custom providers as provider/model",
+        {
+          location: `local_endpoints.${endpoint.name}.model`,
+          hint: "set the profile's model or the role's model",
+        },
+      );
+    }
+    modelArg = `${OPENCODE_PROVIDER_ID}/${model}`;
+  }
+  own.OPENCODE_CONFIG_CONTENT = JSON.stringify(opencodeConfig({ endpoint, model }));
+  const prompt = argvOrStdin(promptWithSystem(input));
+  const argv = [executable(input, "opencode"), "run", "--format", "json", "--auto"];
+  if (modelArg !== undefined) argv.push("--model", modelArg);
+  if (input.effort !== undefined) argv.push("--variant", input.effort);
+  argv.push(...extraArgs(input), prompt.arg);
+  return {
+    argv,
+    env: childEnv(names, input, own),
+    ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
+    files: [],
+    cwd: input.cwd,
+    prompt_channel: prompt.channel,
+    notes,
+  };
+}
+
+/** Parses opencode's `--format json` events (step_start, text, tool_use, step_finish, error). */
+export function opencodeParser(): OutputParser {
+  const state = newState();
+  let steps = 0;
+  let cost: number | null = null;
+  return {
+    line(line) {
+      const ev = jsonObject(line);
+      if (ev === undefined) return rawEvent(state, line);
+      const sid = str(ev.sessionID);
+      if (sid !== undefined) state.session_id = sid;
+      const part = obj(ev.part);
+      switch (ev.type) {
+        case "step_start":
+          return steps === 0
+            ? [{ kind: "started", ...(sid ? { session_id: sid } : {}) }, { kind: "turn" }]
+            : [{ kind: "turn" }];
+        case "text": {
+          const text = str(part?.text) ?? "";
+          if (text.trim() === "") return [];
+          state.last_text = text;
+          return [{ kind: "message", text: clip(text) }];
+        }
+        case "tool_use": {
+          const tool = str(part?.tool) ?? "unknown";
+          const status = str(obj(part?.state)?.status);
+          return [
+            { kind: "tool_use", tool },
+            ...(status === "error"
+              ? [{ kind: "tool_result" as const, tool: "error", text: clip(status) }]
+              : []),
+          ];
+        }
+        case "step_finish": {
+          steps++;
+          state.turns = steps;
+          const c = num(part?.cost);
+          if (c !== undefined) cost = (cost ?? 0) + c;
+          state.cost_usd = cost;
+          const t = obj(part?.tokens);
+          if (t !== undefined) {
+            const cache = obj(t.cache);
+            const read = num(cache?.read);
+            const write = num(cache?.write);
+            state.tokens = addTokens(state.tokens, {
+              input: (num(t.input) ?? 0) + (read ?? 0) + (write ?? 0),
+              output: (num(t.output) ?? 0) + (num(t.reasoning) ?? 0),
+              ...(read !== undefined ? { cache_read: read } : {}),
+              ...(write !== undefined ? { cache_write: write } : {}),
+            });
+          }
+          state.subtype = str(part?.reason) ?? state.subtype;
+          return [{ kind: "usage" }];
+        }
+        case "error": {
+          const err = obj(ev.error);
+          const message = str(obj(err?.data)?.message) ?? str(err?.message) ??
+            str(err?.name) ?? "error";
+          state.error = message;
+          return [{ kind: "error", text: clip(message) }];
+        }
+        default:
+          return [];
+      }
+    },
+    finish(exit) {
+      return finishResult(state, exit);
+    },
+  };
+}
+
+const MODELS: Readonly<Record<Tier, string>> = {
+  haiku: "anthropic/claude-haiku-4-5",
+  sonnet: "anthropic/claude-sonnet-4-5",
+  opus: "anthropic/claude-opus-4-1",
+};
+
+/** The opencode adapter. */
+export const opencode: Adapter = {
+  name: "opencode",
+  summary: "opencode (opencode run --format json; reports steps, tokens and cost)",
+  binary: "opencode",
+  prompt: "argv",
+  models: MODELS,
+  model_flag: "--model",
+  effort_flag: "--variant",
+  max_turns_flag: null,
+  approval_flag: "--auto + permission {edit, bash: allow} in OPENCODE_CONFIG_CONTENT",
+  env: [...PROVIDER_ENV],
+  capabilities: capabilitiesOf("opencode"),
+  version: { args: ["--version"], pattern: /(\d+\.\d+\.\d+\S*)/ },
+  flags: [
+    { flag: "--format", help: ["run", "--help"] },
+    { flag: "--auto", help: ["run", "--help"] },
+    { flag: "--model", help: ["run", "--help"] },
+    { flag: "--variant", help: ["run", "--help"] },
+  ],
+  build: (input) => opencodeInvocation(input, { adapter: "opencode", models: MODELS }),
+  parser: opencodeParser,
+};

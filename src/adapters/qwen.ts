@@ -1,0 +1,96 @@
+// Qwen Code (`@qwen-code/qwen-code`): `qwen --auth-type openai -o stream-json --yolo
+// --max-session-turns N PROMPT`; OpenAI-compatible endpoint through OPENAI_BASE_URL/KEY.
+import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { jsonFile } from "./_json.ts";
+import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { ARGV_PROMPT_LIMIT, argvOrStdin, utf8 } from "./_prompt.ts";
+import { TURN_LIMIT_EXIT } from "./_result.ts";
+import { streamJsonParser } from "./_stream_json.ts";
+import { capabilitiesOf } from "./capabilities.ts";
+import type { Adapter, Invocation, InvocationInput } from "./types.ts";
+
+const PROVIDER_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"] as const;
+
+/** The generated `$HOME/.qwen/settings.json` (usage statistics and telemetry off). */
+export function qwenSettings(): Record<string, unknown> {
+  return {
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true },
+  };
+}
+
+function build(input: InvocationInput): Invocation {
+  const notes: string[] = [];
+  const model = resolveModel(input, qwen.models, notes);
+  noteUnsupported("qwen", input, { effort: true }, notes);
+  const own: Record<string, string> = {};
+  let names: readonly string[] = PROVIDER_ENV;
+  if (input.endpoint !== undefined) {
+    requireEndpointApi("qwen", input.endpoint, ["openai-chat"]);
+    names = [];
+    own.OPENAI_BASE_URL = input.endpoint.base_url;
+    own.OPENAI_API_KEY = endpointKey(input, input.endpoint);
+  }
+  const argv = [
+    executable(input, qwen.binary),
+    "--auth-type",
+    "openai",
+    "--output-format",
+    "stream-json",
+    "--yolo",
+  ];
+  if (model !== undefined) argv.push("--model", model);
+  if (input.max_turns !== undefined) argv.push("--max-session-turns", String(input.max_turns));
+  let body = input.prompt;
+  if (input.system_prompt) {
+    if (utf8(input.system_prompt).length <= ARGV_PROMPT_LIMIT) {
+      argv.push("--append-system-prompt", input.system_prompt);
+    } else {
+      body = `${input.system_prompt}\n\n${body}`;
+      notes.push("protocol text too long for argv: prepended to the prompt");
+    }
+  }
+  const prompt = argvOrStdin(body);
+  argv.push(...extraArgs(input), prompt.arg);
+  return {
+    argv,
+    env: childEnv(names, input, own),
+    ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
+    files: [{ path: ".qwen/settings.json", content: jsonFile(qwenSettings()), mode: 0o600 }],
+    cwd: input.cwd,
+    prompt_channel: prompt.channel,
+    notes,
+  };
+}
+
+/** The Qwen Code adapter. */
+export const qwen: Adapter = {
+  name: "qwen",
+  summary: "Qwen Code (qwen PROMPT, stream-json; reports turns and tokens, no cost)",
+  binary: "qwen",
+  prompt: "argv",
+  models: { haiku: "qwen3-coder-flash", sonnet: "qwen3-coder-plus", opus: "qwen3-coder-plus" },
+  model_flag: "--model",
+  effort_flag: null,
+  max_turns_flag: "--max-session-turns",
+  approval_flag: "--yolo",
+  env: [...PROVIDER_ENV],
+  capabilities: capabilitiesOf("qwen"),
+  version: { args: ["--version"], pattern: /(\d+\.\d+\.\d+\S*)/ },
+  flags: [
+    { flag: "--auth-type" },
+    { flag: "--output-format" },
+    { flag: "--yolo" },
+    { flag: "--model" },
+    { flag: "--max-session-turns" },
+    { flag: "--append-system-prompt" },
+  ],
+  build,
+  parser: () =>
+    streamJsonParser({
+      cost: false,
+      error_result: /^\[API Error\b/,
+      turn_limit_exit: TURN_LIMIT_EXIT,
+    }),
+};
