@@ -54,7 +54,10 @@ export async function readSession(sdd: string): Promise<SessionRecord | undefine
 /** Writes the session file atomically. */
 export async function writeSession(sdd: string, session: SessionRecord): Promise<void> {
   await Deno.mkdir(join(sdd, "runtime"), { recursive: true });
-  await writeFileAtomic(sessionPath(sdd), canonicalize(session as unknown as Parameters<typeof canonicalize>[0], "canon") + "\n");
+  await writeFileAtomic(
+    sessionPath(sdd),
+    canonicalize(session as unknown as Parameters<typeof canonicalize>[0], "canon") + "\n",
+  );
 }
 
 /** True when a process with this pid exists (signal 0 probe). */
