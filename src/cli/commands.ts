@@ -6,6 +6,7 @@ import { CONFIG_COMMANDS } from "./config.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
 import { INIT_COMMANDS } from "./init.ts";
 import { PLAN_COMMANDS } from "./plan.ts";
+import { RUN_COMMANDS } from "./run.ts";
 import { RUNS_COMMANDS } from "./runs.ts";
 import { LINEAGE_COMMANDS } from "./lineage.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
@@ -28,6 +29,7 @@ export const GROUPS: readonly GroupSpec[] = [
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   ...INIT_COMMANDS,
+  ...RUN_COMMANDS,
   ...DOCTOR_COMMANDS,
   ...CONFIG_COMMANDS,
   ...ADAPTERS_COMMANDS,

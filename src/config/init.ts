@@ -77,9 +77,15 @@ export interface InitReport {
 
 /**
  * Creates the `.sdd/` layout, `.sdd/config.yaml`, `.sdd/install_id`, `.sdd/.gitignore` and a
- * commented `bernstein.yaml`. Idempotent: existing files are never overwritten.
+ * commented `bernstein.yaml` (unless `projectTemplate: false`: a run never adds files to the
+ * work tree outside `.sdd/`). Adds the disposable paths to the repository's `info/exclude`.
+ * Idempotent: existing files are never overwritten.
  */
-export async function initWorkspace(project: ProjectPaths, random: Random): Promise<InitReport> {
+export async function initWorkspace(
+  project: ProjectPaths,
+  random: Random,
+  options: { projectTemplate?: boolean } = {},
+): Promise<InitReport> {
   const report: InitReport = { created: [], kept: [] };
   for (const folder of SDD_FOLDERS) {
     const path = join(project.sdd, folder.path);
@@ -107,6 +113,7 @@ export async function initWorkspace(project: ProjectPaths, random: Random): Prom
   ];
   for (const f of files) {
     const path = join(project.root, f.rel);
+    if (f.rel === "bernstein.yaml" && options.projectTemplate === false) continue;
     if (f.rel === "bernstein.yaml") {
       const yml = await Deno.stat(join(project.root, "bernstein.yml")).then(
         () => true,
@@ -120,5 +127,36 @@ export async function initWorkspace(project: ProjectPaths, random: Random): Prom
     const created = await writeFileIfAbsent(path, f.content(), { mode: f.mode });
     (created ? report.created : report.kept).push(f.rel);
   }
+  if (project.gitDir !== undefined) await excludeRuntimePaths(project.gitDir);
   return report;
+}
+
+/** Paths git must never show or stage (disposable state, worktrees, private keys). */
+export const EXCLUDED_PATHS: readonly string[] = [".sdd/runtime/", ".sdd/worktrees/", ".sdd/keys/"];
+
+async function excludeRuntimePaths(gitDir: string): Promise<void> {
+  // A linked worktree's git dir holds a `commondir` file pointing at the shared one.
+  let common = gitDir;
+  try {
+    common = join(gitDir, (await Deno.readTextFile(join(gitDir, "commondir"))).trim());
+  } catch {
+    // Not a linked worktree.
+  }
+  const path = join(common, "info", "exclude");
+  let text = "";
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    await Deno.mkdir(join(common, "info"), { recursive: true });
+  }
+  const lines = new Set(text.split("\n").map((l) => l.trim()));
+  const missing = EXCLUDED_PATHS.filter((p) => !lines.has(p));
+  if (missing.length === 0) return;
+  const prefix = text === "" || text.endsWith("\n") ? "" : "\n";
+  await Deno.writeTextFile(
+    path,
+    `${prefix}# bernstein: disposable run state\n${missing.join("\n")}\n`,
+    { append: true },
+  );
 }

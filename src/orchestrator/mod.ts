@@ -62,3 +62,33 @@ export {
   type WorktreeEdgeOptions,
   worktreeEdges,
 } from "./completion_signals.ts";
+export { MANAGER_TASK_ID, type PlannedWork, type PlanningRequest, planWork } from "./planning.ts";
+export { buildPromptBody, protocolText, roleTemplate } from "./prompt.ts";
+export {
+  type AgentRow,
+  JsonLinesReporter,
+  LineReporter,
+  LiveReporter,
+  type RunEvent,
+  type RunReporter,
+} from "./reporter.ts";
+export {
+  type AttachmentParts,
+  executeRun,
+  type RunDeps,
+  type RunOptions,
+  type RunReport,
+  type RunSummary,
+} from "./run.ts";
+export {
+  type AttachmentProvider,
+  type CostRow,
+  resolveTaskCli,
+  type RunEnd,
+  RunLoop,
+  type RunOutcome,
+  type SpawnAttachments,
+} from "./run_loop.ts";
+export { listSessionFiles, type RefusedMerge, type SessionFile } from "./run_state.ts";
+export { processAlive, readSession, sessionPath, type SessionRecord } from "./session.ts";
+export { selfCommand } from "./self_command.ts";

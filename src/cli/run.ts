@@ -1,0 +1,456 @@
+// `bernstein run`, `status`, `ps`, `logs`, `stop`: start a run and watch or stop it.
+import type { JsonValue } from "../canonical/mod.ts";
+import type { CommandContext, CommandSpec } from "./spec.ts";
+import { booleanFlag, numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
+
+const RUN_EXIT = "Exit codes: 0 the run is HEALTHY (every task merged or had nothing to merge),\n" +
+  "1 UNHEALTHY (a task failed, a merge was refused, the backstop or a stop ended it),\n" +
+  "2 usage error or refused up front (default branch, unknown adapter, bad plan), or the manager\n" +
+  "created no task in time (diagnostic in .sdd/runs/<run-id>/manager_stalled.json).";
+
+async function run(ctx: CommandContext): Promise<number> {
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const io = await import("../io/mod.ts");
+  const { UsageError } = await import("../errors/mod.ts");
+  const maxAgents = numberFlag(ctx, "max-agents");
+  if (maxAgents !== undefined && !(Number.isInteger(maxAgents) && maxAgents > 0)) {
+    throw new UsageError(
+      "cli.bad_flag",
+      `--max-agents must be a positive integer, got ${maxAgents}`,
+    );
+  }
+  const attach = stringsFlag(ctx, "attach");
+  const options = {
+    planPath: stringArg(ctx, "plan"),
+    goal: stringFlag(ctx, "goal"),
+    cli: stringFlag(ctx, "cli"),
+    model: stringFlag(ctx, "model"),
+    maxAgents,
+    dryRun: booleanFlag(ctx, "dry-run"),
+    planOnly: booleanFlag(ctx, "plan-only"),
+    fresh: booleanFlag(ctx, "fresh"),
+  };
+  if (attach.length > 0) {
+    throw new UsageError("attach.unsupported", "--attach is not wired into runs yet");
+  }
+  const reporter = ctx.json
+    ? new orchestrator.JsonLinesReporter((line) => ctx.out.line(line))
+    : ctx.out.stdout.isTerminal
+    ? new orchestrator.LiveReporter((text) => ctx.out.stdout.write(text), 120)
+    : new orchestrator.LineReporter((line) => ctx.out.line(line));
+  const report = await orchestrator.executeRun(options, {
+    cwd: ctx.cwd,
+    env: ctx.env,
+    clock: io.systemClock,
+    random: io.systemRandom,
+    reporter,
+    warn: (w) => ctx.out.warn(w),
+    onStopSignal: installStopHandler,
+  });
+  if (report.kind === "plan" || report.kind === "dry-run") {
+    const rows = report.planned.drafts.map((d) => ({
+      id: d.id ?? d.title,
+      title: d.title,
+      role: d.role,
+      adapter: report.adapters[d.id ?? d.title],
+      depends_on: d.depends_on ?? [],
+    }));
+    if (ctx.json) {
+      ctx.out.json({
+        kind: report.kind,
+        source: report.planned.source as unknown as JsonValue,
+        tasks: rows as unknown as JsonValue,
+        ...(report.kind === "dry-run" ? { branch: report.branch } : {}),
+      });
+      return 0;
+    }
+    ctx.out.line(
+      `${
+        report.kind === "plan" ? "plan" : "dry run"
+      }: ${rows.length} task(s) from ${report.planned.source.kind}`,
+    );
+    for (const r of rows) {
+      const deps = r.depends_on.length > 0 ? `  after ${r.depends_on.join(", ")}` : "";
+      ctx.out.line(`  ${r.id}  [${r.role} · ${r.adapter}]  ${r.title}${deps}`);
+    }
+    if (report.kind === "dry-run") {
+      ctx.out.line(`merges would go into '${report.branch}'; nothing was started`);
+    }
+    return 0;
+  }
+  const s = report.summary;
+  if (ctx.json) {
+    ctx.out.json({ type: "run.summary", summary: s });
+  } else {
+    printSummary(ctx, s as unknown as SummaryView);
+  }
+  if (s.end === "manager-stalled") return 2;
+  return s.health === "HEALTHY" ? 0 : 1;
+}
+
+interface SummaryView {
+  run_id: string;
+  health: string;
+  reason: string;
+  branch: string;
+  tasks: Record<string, number>;
+  merges: { task_id: string; files: string[] }[];
+  refused_merges: { task_id: string; branch: string; reason: string; detail: string }[];
+  kept_branches: { task_id: string; branch: string; reason: string }[];
+  cost: {
+    total_usd: number;
+    by_adapter_model: { adapter: string; model: string; runs: number; cost_usd: number | null }[];
+  };
+  scorecard: { path: string; outcome: string | null };
+  path: string;
+}
+
+function printSummary(ctx: CommandContext, s: SummaryView): void {
+  const color = s.health === "HEALTHY" ? "green" : "red";
+  ctx.out.line("");
+  ctx.out.line(`run ${s.run_id}: ${ctx.out.style(color, s.health)} — ${s.reason}`);
+  const counts = Object.entries(s.tasks).filter(([k]) => k !== "total").map(([k, v]) => `${v} ${k}`)
+    .join(" · ");
+  ctx.out.line(`  tasks    ${s.tasks.total} total · ${counts}`);
+  for (const m of s.merges) {
+    ctx.out.line(`  merged   ${m.task_id} (${m.files.length} file(s)) into ${s.branch}`);
+  }
+  for (const r of s.refused_merges) {
+    ctx.out.line(
+      `  refused  ${r.task_id}: ${r.reason}: ${r.detail.split("\n")[0]} (branch ${r.branch} kept)`,
+    );
+  }
+  for (
+    const k of s.kept_branches.filter((k) => !s.refused_merges.some((r) => r.task_id === k.task_id))
+  ) {
+    ctx.out.line(`  failed   ${k.task_id}: ${k.reason} (branch ${k.branch} kept)`);
+  }
+  for (const c of s.cost.by_adapter_model) {
+    ctx.out.line(
+      `  cost     ${c.adapter}/${c.model}: ${c.runs} run(s), ${
+        c.cost_usd === null ? "not reported" : `$${c.cost_usd.toFixed(4)}`
+      }`,
+    );
+  }
+  ctx.out.line(`  summary  ${s.path}`);
+  ctx.out.line(`  score    ${s.scorecard.path} (outcome ${s.scorecard.outcome ?? "?"})`);
+}
+
+/** SIGINT/SIGTERM ask the run to stop; `.sdd/runtime/stop_request.json` may ask for force. */
+function installStopHandler(stop: (reason: string) => void): () => void {
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const handlers = signals.map((signal) => {
+    const handler = () => stop(`${signal} received`);
+    try {
+      Deno.addSignalListener(signal, handler);
+    } catch {
+      // Signals are not supported on this platform: the run can still be stopped by killing it.
+    }
+    return { signal, handler };
+  });
+  return () => {
+    for (const h of handlers) {
+      try {
+        Deno.removeSignalListener(h.signal, h.handler);
+      } catch {
+        // Not installed.
+      }
+    }
+  };
+}
+
+async function status(ctx: CommandContext): Promise<number> {
+  const { findProject } = await import("../config/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const tasks = await import("../tasks/mod.ts");
+  const project = await findProject(ctx.cwd);
+  const session = await orchestrator.readSession(project.sdd);
+  if (session === undefined) {
+    if (ctx.json) ctx.out.json({ run: null });
+    else ctx.out.line("no run in this project yet ('bernstein run' starts one)");
+    return 0;
+  }
+  const alive = session.status === "running" && orchestrator.processAlive(session.pid);
+  const state = session.status === "finished"
+    ? "finished"
+    : alive
+    ? "running"
+    : "interrupted (resumable: run 'bernstein run' again)";
+  const log = await tasks.readTaskLog(`${project.sdd}/runtime/tasks.jsonl`).catch(() => undefined);
+  const all = log ? [...log.tasks.values()] : [];
+  const byStatus: Record<string, number> = {};
+  for (const t of all) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
+  const sessions = (await orchestrator.listSessionFiles(project.sdd)).filter((s) =>
+    s.state === "running"
+  );
+  if (ctx.json) {
+    ctx.out.json({
+      run: {
+        run_id: session.run_id,
+        state,
+        branch: session.branch,
+        pid: session.pid,
+        started_at: session.started_at,
+        attempt: session.attempt,
+      },
+      tasks: { total: all.length, ...byStatus },
+      agents: sessions.map((s) => ({
+        session: s.session,
+        task_id: s.task_id,
+        adapter: s.adapter,
+        pid: s.pid,
+      })),
+    });
+    return 0;
+  }
+  ctx.out.line(
+    `run ${session.run_id}: ${state} on '${session.branch}' (attempt ${session.attempt}, started ${session.started_at})`,
+  );
+  ctx.out.line(
+    `  tasks: ${all.length} total${
+      Object.entries(byStatus).map(([k, v]) => ` · ${v} ${k}`).join("")
+    }`,
+  );
+  for (const s of sessions) {
+    ctx.out.line(`  agent ${s.session}  ${s.adapter}  task ${s.task_id}  pid ${s.pid}`);
+  }
+  return 0;
+}
+
+async function ps(ctx: CommandContext): Promise<number> {
+  const { findProject } = await import("../config/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const { alignColumns } = await import("./output.ts");
+  const project = await findProject(ctx.cwd);
+  const all = booleanFlag(ctx, "all");
+  const sessions = (await orchestrator.listSessionFiles(project.sdd)).filter((s) =>
+    all || s.state === "running"
+  );
+  const rows = sessions.map((s) => ({
+    session: s.session,
+    task_id: s.task_id,
+    adapter: s.adapter,
+    model: s.model ?? "default",
+    pid: s.pid,
+    state: s.state === "running" && !orchestrator.processAlive(s.pid) ? "gone" : s.state,
+    started_at: s.started_at,
+    branch: s.branch,
+  }));
+  if (ctx.json) {
+    ctx.out.json({ agents: rows as unknown as JsonValue });
+    return 0;
+  }
+  if (rows.length === 0) {
+    ctx.out.line(
+      all ? "no agent sessions recorded" : "no agent running (--all shows finished sessions)",
+    );
+    return 0;
+  }
+  for (
+    const line of alignColumns([
+      ["SESSION", "TASK", "ADAPTER", "MODEL", "PID", "STATE", "STARTED"],
+      ...rows.map((
+        r,
+      ) => [r.session, r.task_id, r.adapter, r.model, String(r.pid), r.state, r.started_at]),
+    ])
+  ) {
+    ctx.out.line(line);
+  }
+  return 0;
+}
+
+async function logs(ctx: CommandContext): Promise<number> {
+  const { findProject } = await import("../config/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const { BernsteinError } = await import("../errors/mod.ts");
+  const project = await findProject(ctx.cwd);
+  const target = stringArg(ctx, "target") ?? "";
+  const sessions = await orchestrator.listSessionFiles(project.sdd);
+  const match = sessions.filter((s) => s.session === target || s.task_id === target).pop();
+  if (match === undefined) {
+    throw new BernsteinError("logs.not_found", `no agent session or task '${target}'`, {
+      hint: "'bernstein ps --all' lists sessions",
+    });
+  }
+  const path = `${project.sdd}/runtime/${match.session}.log`;
+  let offset = 0;
+  const follow = booleanFlag(ctx, "follow");
+  const decoder = new TextDecoder();
+  for (;;) {
+    let bytes = new Uint8Array();
+    try {
+      const file = await Deno.open(path, { read: true });
+      try {
+        await file.seek(offset, Deno.SeekMode.Start);
+        const info = await file.stat();
+        bytes = new Uint8Array(Math.max(0, info.size - offset));
+        let read = 0;
+        while (read < bytes.length) {
+          const n = await file.read(bytes.subarray(read));
+          if (n === null) break;
+          read += n;
+        }
+        bytes = bytes.subarray(0, read);
+      } finally {
+        file.close();
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    if (bytes.length > 0) {
+      ctx.out.stdout.write(decoder.decode(bytes, { stream: true }));
+      offset += bytes.length;
+    }
+    if (!follow) return 0;
+    const current = (await orchestrator.listSessionFiles(project.sdd)).find((s) =>
+      s.session === match.session
+    );
+    if (current?.state !== "running" || !orchestrator.processAlive(current.pid)) {
+      if (bytes.length === 0) return 0;
+      continue;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function stop(ctx: CommandContext): Promise<number> {
+  const { findProject } = await import("../config/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const project = await findProject(ctx.cwd);
+  const session = await orchestrator.readSession(project.sdd);
+  const force = booleanFlag(ctx, "force");
+  if (
+    session === undefined || session.status !== "running" || !orchestrator.processAlive(session.pid)
+  ) {
+    ctx.out.line("no run is in progress");
+    return 0;
+  }
+  if (force) {
+    for (const s of await orchestrator.listSessionFiles(project.sdd)) {
+      if (s.state !== "running") continue;
+      try {
+        Deno.kill(-s.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+  Deno.kill(session.pid, "SIGTERM");
+  ctx.out.line(
+    `asked run ${session.run_id} (pid ${session.pid}) to stop${
+      force ? "; agents killed" : "; running agents get the drain timeout to finish"
+    }`,
+  );
+  return 0;
+}
+
+/** `run` and the commands that watch and stop runs. */
+export const RUN_COMMANDS: CommandSpec[] = [
+  {
+    path: ["run"],
+    summary: "Run a plan, the backlog or a goal: agents in worktrees, gates, merges, records.",
+    description:
+      "Planning, in order: a resumable interrupted run (unless --fresh), the backlog in\n" +
+      ".sdd/backlog/open/ (a goal or plan given too is skipped with a loud warning), the plan\n" +
+      "file, the goal (a manager agent decomposes it through the task server).\n" +
+      "Refused up front, before any worktree or process: the default branch checked out at the\n" +
+      "root (unless BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH=1), uncommitted tracked changes,\n" +
+      "an unknown or missing adapter, an image attachment for a non-multimodal adapter.\n" +
+      "The run stays in the foreground with a live view on a TTY; --json streams events as JSON\n" +
+      "lines and ends with {type: run.summary, summary}. Stop it with Ctrl-C or 'bernstein stop'.\n" +
+      RUN_EXIT,
+    args: [{ name: "plan", help: "Plan file (YAML: stages and steps)." }],
+    flags: [
+      {
+        name: "goal",
+        short: "g",
+        type: "string",
+        valueName: "TEXT",
+        help: "A goal for a manager agent to decompose.",
+      },
+      {
+        name: "cli",
+        type: "string",
+        valueName: "NAME",
+        help: "Adapter for tasks without their own (see 'bernstein adapters list').",
+      },
+      {
+        name: "model",
+        type: "string",
+        valueName: "MODEL",
+        help: "Model or tier (haiku, sonnet, opus) for tasks without their own.",
+      },
+      {
+        name: "max-agents",
+        type: "number",
+        valueName: "N",
+        help: "Agents at once (overrides config and plan).",
+      },
+      {
+        name: "attach",
+        type: "string",
+        multiple: true,
+        valueName: "PATH[:FROM-TO]",
+        help: "Hand a file (image, text or line range) to every agent.",
+      },
+      {
+        name: "dry-run",
+        type: "boolean",
+        help: "Check everything and list what would run; start nothing.",
+      },
+      { name: "plan-only", type: "boolean", help: "Print the task graph and stop." },
+      {
+        name: "fresh",
+        type: "boolean",
+        help: "Start over instead of resuming an interrupted run.",
+      },
+      {
+        name: "wait",
+        type: "boolean",
+        help: "Wait until the run ends (the default; kept for scripts).",
+      },
+    ],
+    json: true,
+    examples: [
+      "bernstein run plan.yaml",
+      'bernstein -g "Add input validation to the signup form"',
+      "bernstein run plan.yaml --attach design.png --attach src/app.ts:40-80",
+    ],
+    run,
+  },
+  {
+    path: ["status"],
+    summary: "Show the current or last run: state, tasks by status, running agents.",
+    description:
+      "JSON: {run: {run_id, state, branch, pid, started_at, attempt} | null, tasks, agents}.",
+    json: true,
+    run: status,
+  },
+  {
+    path: ["ps"],
+    summary: "List running agent sessions (adapter, model, task, pid).",
+    description:
+      "JSON: {agents: [{session, task_id, adapter, model, pid, state, started_at, branch}]}.",
+    flags: [{ name: "all", type: "boolean", help: "Include finished sessions." }],
+    json: true,
+    run: ps,
+  },
+  {
+    path: ["logs"],
+    summary: "Print an agent's output log (by task id or session).",
+    args: [{ name: "target", required: true, help: "Task id or session id." }],
+    flags: [{
+      name: "follow",
+      short: "f",
+      type: "boolean",
+      help: "Keep printing while the agent runs.",
+    }],
+    run: logs,
+  },
+  {
+    path: ["stop"],
+    summary: "Stop the run in progress (agents drain; --force kills them).",
+    flags: [{ name: "force", type: "boolean", help: "Kill running agents at once." }],
+    run: stop,
+  },
+];

@@ -1,0 +1,226 @@
+import { join } from "node:path";
+import {
+  type Adapter,
+  type AgentResult,
+  type EndpointProfile,
+  type Invocation,
+  type ProgressEvent,
+  writeInvocationFiles,
+} from "../adapters/mod.ts";
+import { BernsteinError } from "../errors/mod.ts";
+import { type EnvReader, type ProcessHandle, resolveInside, spawnProcess } from "../io/mod.ts";
+import type { Git } from "./git.ts";
+
+/** Everything needed to start one agent on one task. */
+export interface AgentLaunch {
+  /** Session id: names the worktree, branch, home, log and token. */
+  session: string;
+  /** Task id. */
+  taskId: string;
+  /** The adapter and its resolved executable. */
+  adapter: Adapter;
+  /** Executable path. */
+  executable: string;
+  /** Model or tier, when chosen. */
+  model?: string;
+  /** Reasoning effort. */
+  effort?: "low" | "medium" | "high" | "max";
+  /** Turn limit. */
+  maxTurns: number;
+  /** Endpoint profile of the role. */
+  endpoint?: EndpointProfile;
+  /** The full prompt. */
+  prompt: string;
+  /** Extra environment for the agent (server URL, token, task id, PATH with the shim). */
+  extraEnv: Record<string, string>;
+  /** Wall-clock deadline in milliseconds. */
+  deadlineMs: number;
+  /** Grace between SIGTERM and SIGKILL. */
+  killGraceMs: number;
+  /** The orchestrator runs as root. */
+  isRoot: boolean;
+}
+
+/** A live agent. */
+export interface AgentProcess {
+  /** Launch data. */
+  launch: AgentLaunch;
+  /** Worktree path. */
+  worktree: string;
+  /** Branch `agent/<session>`. */
+  branch: string;
+  /** Commit the worktree started from. */
+  baseSha: string;
+  /** The spawn's private HOME (outside the worktree). */
+  home: string;
+  /** Output log `.sdd/runtime/<session>.log`. */
+  logPath: string;
+  /** The process. */
+  handle: ProcessHandle;
+  /** What the adapter built. */
+  invocation: Invocation;
+  /** Monotonic time (ms) of the last output, for liveness. */
+  lastOutputMs: number;
+  /** Last progress text seen. */
+  lastText: string;
+  /** Resolves with the parsed result when the process ended. */
+  result: Promise<{ result: AgentResult; timedOut: boolean; signal: string | null }>;
+}
+
+/** Paths of a session inside a project. */
+export function sessionPaths(
+  sdd: string,
+  session: string,
+): { worktree: string; branch: string; home: string; logPath: string } {
+  return {
+    worktree: join(sdd, "worktrees", session),
+    branch: `agent/${session}`,
+    home: join(sdd, "runtime", "homes", session),
+    logPath: join(sdd, "runtime", `${session}.log`),
+  };
+}
+
+/** A session id from a task id and attempt: safe for branch, folder and token names. */
+export function sessionId(taskId: string, attempt: number): string {
+  const safe = taskId.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[^A-Za-z0-9]+/, "") || "task";
+  return `${safe.slice(0, 100)}-a${attempt}`;
+}
+
+/**
+ * Writes `<home>/bin/bernstein`, so an agent's `bernstein task complete …` reaches this same
+ * bernstein (source checkout or compiled binary) with the agent's own environment.
+ */
+export async function writeBernsteinShim(
+  home: string,
+  command: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<string> {
+  const bin = join(home, "bin");
+  await Deno.mkdir(bin, { recursive: true, mode: 0o700 });
+  const quote = (a: string) => `'${a.replaceAll("'", `'"'"'`)}'`;
+  const exports = Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}\n`).join("");
+  const path = join(bin, "bernstein");
+  await Deno.writeTextFile(
+    path,
+    `#!/bin/sh\n${exports}exec ${command.map(quote).join(" ")} "$@"\n`,
+    { mode: 0o700 },
+  );
+  await Deno.chmod(path, 0o700);
+  return bin;
+}
+
+/** Options of {@linkcode startAgent}. */
+export interface StartAgentOptions {
+  /** Repository root. */
+  root: string;
+  /** `.sdd/` folder. */
+  sdd: string;
+  /** Git of the root. */
+  git: Git;
+  /** Environment values the adapter reads by name. */
+  env: EnvReader;
+  /** Command that runs bernstein itself (for the agent's shim). */
+  selfCommand: readonly string[];
+  /** Environment the shim exports (the module cache of a source run). */
+  selfEnv?: Readonly<Record<string, string>>;
+  /** Monotonic clock (ms). */
+  now: () => number;
+  /** Called for each progress event. */
+  onEvent?: (event: ProgressEvent) => void;
+}
+
+/**
+ * Creates the worktree (refusing symlink escapes), the private home and shim, writes the
+ * adapter's files, and starts the agent in its own process group with a deadline. Output goes
+ * to the session log and through the adapter's parser.
+ */
+export async function startAgent(
+  launch: AgentLaunch,
+  options: StartAgentOptions,
+): Promise<AgentProcess> {
+  const paths = sessionPaths(options.sdd, launch.session);
+  // `.sdd/worktrees` or `.sdd/runtime` planted as a symlink must not move work outside the repo.
+  const worktree = await resolveInside(options.root, paths.worktree);
+  const home = await resolveInside(options.root, paths.home);
+  const logPath = await resolveInside(options.root, paths.logPath);
+  await Deno.mkdir(join(options.sdd, "worktrees"), { recursive: true });
+  await Deno.mkdir(home, { recursive: true, mode: 0o700 });
+  const baseSha = await options.git.revParse("HEAD");
+  if (await options.git.refExists(`refs/heads/${paths.branch}`)) {
+    throw new BernsteinError(
+      "run.branch_exists",
+      `branch ${paths.branch} already exists; refusing to reuse another session's work`,
+    );
+  }
+  await options.git.addWorktree(worktree, paths.branch, baseSha);
+  const shimDir = await writeBernsteinShim(home, options.selfCommand, options.selfEnv);
+  const path = `${shimDir}:${options.env.get("PATH") ?? "/usr/bin:/bin"}`;
+  const invocation = launch.adapter.build({
+    prompt: launch.prompt,
+    model: launch.model,
+    effort: launch.effort,
+    max_turns: launch.maxTurns,
+    cwd: worktree,
+    home,
+    endpoint: launch.endpoint,
+    env: options.env,
+    extra_env: { ...launch.extraEnv, PATH: path },
+    is_root: launch.isRoot,
+    executable: launch.executable,
+  });
+  await writeInvocationFiles(invocation, home);
+  const log = await Deno.open(logPath, { create: true, append: true, mode: 0o600 });
+  const parser = launch.adapter.parser();
+  const decoder = new TextDecoder();
+  let pending = "";
+  const agent: Partial<AgentProcess> = {
+    launch,
+    worktree,
+    branch: paths.branch,
+    baseSha,
+    home,
+    logPath,
+    invocation,
+    lastOutputMs: options.now(),
+    lastText: "",
+  };
+  const feed = (text: string) => {
+    for (const event of parser.line(text)) {
+      if (event.text) agent.lastText = event.text.split("\n")[0].slice(0, 200);
+      options.onEvent?.(event);
+    }
+  };
+  const handle = spawnProcess(invocation.argv, {
+    cwd: invocation.cwd,
+    env: invocation.env,
+    stdin: invocation.stdin,
+    timeoutMs: launch.deadlineMs,
+    killGraceMs: launch.killGraceMs,
+    onStdout: (chunk) => {
+      log.writeSync(chunk);
+      agent.lastOutputMs = options.now();
+      pending += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = pending.indexOf("\n")) >= 0) {
+        feed(pending.slice(0, nl).replace(/\r$/, ""));
+        pending = pending.slice(nl + 1);
+      }
+    },
+    onStderr: (chunk) => {
+      log.writeSync(chunk);
+      agent.lastOutputMs = options.now();
+    },
+  });
+  agent.handle = handle;
+  agent.result = handle.done.then((exit) => {
+    if (pending !== "") feed(pending);
+    log.close();
+    const stderr = new TextDecoder().decode(exit.stderr).slice(-4000);
+    const result = parser.finish({ code: exit.code, timed_out: exit.timedOut, stderr });
+    return { result, timedOut: exit.timedOut, signal: exit.signal };
+  }, (error) => {
+    log.close();
+    throw error;
+  });
+  return agent as AgentProcess;
+}

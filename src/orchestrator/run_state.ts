@@ -1,0 +1,101 @@
+import { join } from "node:path";
+import { canonicalize, type JsonValue, parseJson } from "../canonical/mod.ts";
+import { appendDurable, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+
+/** What the run remembers about one agent session (for merge after resume, `ps`, `logs`). */
+export interface SessionFile {
+  /** Session id. */
+  session: string;
+  /** Task id. */
+  task_id: string;
+  /** Adapter name. */
+  adapter: string;
+  /** Model or tier, or null. */
+  model: string | null;
+  /** Lineage identity of the agent. */
+  agent_id: string;
+  /** Worktree path. */
+  worktree: string;
+  /** Agent branch. */
+  branch: string;
+  /** Commit the worktree started from. */
+  base_sha: string;
+  /** Process id (process group) of the agent. */
+  pid: number;
+  /** ISO start time. */
+  started_at: string;
+  /** running · exited · merged · failed · abandoned */
+  state: string;
+  /** Attachment digests the session's prompt carried. */
+  attachment_digests: string[];
+}
+
+function sessionsDir(sdd: string): string {
+  return join(sdd, "runtime", "sessions");
+}
+
+/** Writes (replaces) a session's file. */
+export async function saveSessionFile(sdd: string, file: SessionFile): Promise<void> {
+  await Deno.mkdir(sessionsDir(sdd), { recursive: true, mode: 0o700 });
+  await writeFileAtomic(
+    join(sessionsDir(sdd), `${file.session}.json`),
+    canonicalize(file as unknown as JsonValue, "canon") + "\n",
+  );
+}
+
+/** Every session file, oldest start first. */
+export async function listSessionFiles(sdd: string): Promise<SessionFile[]> {
+  const out: SessionFile[] = [];
+  try {
+    for await (const e of Deno.readDir(sessionsDir(sdd))) {
+      if (!e.isFile || !e.name.endsWith(".json")) continue;
+      const bytes = await readFileIfExists(join(sessionsDir(sdd), e.name));
+      if (bytes === undefined) continue;
+      try {
+        out.push(parseJson(new TextDecoder().decode(bytes)) as unknown as SessionFile);
+      } catch {
+        // A session file torn by a crash is skipped; its task is retried from the store.
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return out.sort((
+    a,
+    b,
+  ) => (a.started_at < b.started_at
+    ? -1
+    : a.started_at > b.started_at
+    ? 1
+    : a.session < b.session
+    ? -1
+    : 1)
+  );
+}
+
+/** One refused merge (`.sdd/runtime/refused_merges.jsonl`). */
+export interface RefusedMerge {
+  /** Run id. */
+  run_id: string;
+  /** Task id. */
+  task_id: string;
+  /** Session. */
+  session: string;
+  /** Kept branch holding the work. */
+  branch: string;
+  /** `merge-conflict`, `gate-failed`, `lineage-refused`, … */
+  reason: string;
+  /** Details (files, gate output tail). */
+  detail: string;
+  /** ISO time. */
+  at: string;
+}
+
+/** Appends a refused merge record. */
+export async function recordRefusedMerge(sdd: string, refused: RefusedMerge): Promise<void> {
+  await Deno.mkdir(join(sdd, "runtime"), { recursive: true });
+  await appendDurable(
+    join(sdd, "runtime", "refused_merges.jsonl"),
+    new TextEncoder().encode(canonicalize(refused as unknown as JsonValue, "canon") + "\n"),
+  );
+}
