@@ -12,6 +12,7 @@ const SCRIPTS: string[] = [
   "server.ts",
   "audit.ts",
   "adapters.ts",
+  "crypto.ts",
 ];
 
 interface Figure {

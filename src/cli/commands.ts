@@ -7,6 +7,7 @@ import { DOCTOR_COMMANDS } from "./doctor.ts";
 import { INIT_COMMANDS } from "./init.ts";
 import { PLAN_COMMANDS } from "./plan.ts";
 import { RUNS_COMMANDS } from "./runs.ts";
+import { LINEAGE_COMMANDS } from "./lineage.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 import { TASK_COMMANDS } from "./task.ts";
 
@@ -21,6 +22,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { name: "runs", summary: "List past runs; show and verify their scorecards." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
   { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
+  { name: "lineage", summary: "Verify, inspect and merge the signed lineage log." },
 ];
 
 /** Every command, in help order. */
@@ -33,4 +35,5 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...RUNS_COMMANDS,
   ...TASK_COMMANDS,
   ...AUDIT_COMMANDS,
+  ...LINEAGE_COMMANDS,
 ];

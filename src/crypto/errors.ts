@@ -6,3 +6,10 @@ export class CryptoFormatError extends BernsteinError {
     super("crypto.format", message, options);
   }
 }
+
+/** A detached JWS that breaks the grammar or header rules of FORMATS.md §4. */
+export class JwsFormatError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("crypto.jws_malformed", message, options);
+  }
+}

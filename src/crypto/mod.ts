@@ -1,5 +1,6 @@
 /**
- * The one crypto interface: SHA-256, HMAC-SHA256, HKDF-SHA256, Ed25519 and PEM. Native
+ * The one crypto interface: SHA-256, HMAC-SHA256, HKDF-SHA256, Ed25519, PEM and detached
+ * JWS (RFC 7515 App. F + RFC 7797, FORMATS.md §4). Native
  * `node:crypto` does the work (fast, no permissions needed, so the read-only verifier can use
  * it); tests check it against `@noble` reference implementations and RFC vectors.
  *
@@ -20,12 +21,14 @@ export {
   PKCS8_ED25519_PREFIX,
   SPKI_ED25519_PREFIX,
 } from "./ed25519.ts";
-export { CryptoFormatError } from "./errors.ts";
+export { CryptoFormatError, JwsFormatError } from "./errors.ts";
 export {
   type HkdfOptions,
   hkdfSha256,
   hmacSha256,
   hmacSha256Hex,
+  type KeyedHmacSha256,
+  keyedHmacSha256,
   sha256,
   sha256Hex,
   type Sha256Stream,
@@ -33,9 +36,19 @@ export {
   timingSafeEqualBytes,
 } from "./hash.ts";
 export {
+  type DetachedJwsHeader,
+  detachedJwsHeaderB64,
+  type ParsedDetachedJws,
+  parseDetachedJws,
+  signDetachedJws,
+  type SignDetachedJwsOptions,
+  verifyDetachedJws,
+} from "./jws.ts";
+export {
   decodePrivateKeyPem,
   decodePublicKeyPem,
   encodePrivateKeyPem,
   encodePublicKeyPem,
   spkiDer,
 } from "./pem.ts";
+export { type ReferenceCrypto, referenceCrypto } from "./reference.ts";

@@ -1,0 +1,332 @@
+// `bernstein lineage …`: the gate for CI, read commands over the signed lineage log, merges by
+// the steward identity, and reindexing of the projections.
+import type { JsonObject } from "../canonical/mod.ts";
+import type { LoggedEntry } from "../lineage/store/mod.ts";
+import type { CommandContext, CommandSpec } from "./spec.ts";
+import { booleanFlag, stringArg, stringFlag } from "./spec.ts";
+
+async function projectStore(ctx: CommandContext) {
+  const { findProject } = await import("../config/mod.ts");
+  const { openLineageStore, resolveOperatorKey } = await import("../lineage/store/mod.ts");
+  const { systemRandom } = await import("../io/mod.ts");
+  const project = await findProject(ctx.cwd);
+  const store = openLineageStore({
+    sdd: project.sdd,
+    // Only commands that write (merge) ever resolve it; a writer may create the audit key.
+    operatorKey: () => resolveOperatorKey({ env: ctx.env, createWith: systemRandom }),
+    warn: (w) => ctx.out.warn(w),
+  });
+  return { project, store };
+}
+
+function entryJson(e: LoggedEntry): JsonObject {
+  const entry = e.entry;
+  const out: JsonObject = {
+    line: e.line,
+    entry_hash: e.hash,
+    artefact_path: entry.artefact_path,
+    artefact_kind: entry.artefact_kind,
+    content_hash: entry.content_hash,
+    parent_hashes: [...entry.parent_hashes],
+    agent_id: entry.agent_id,
+    agent_card_kid: entry.agent_card_kid,
+    tool_call_id: entry.tool_call_id,
+    span_id: entry.span_id,
+    ts_ns: entry.ts_ns,
+  };
+  if (entry.trust_class !== undefined) out.trust_class = entry.trust_class;
+  if (entry.attachment_digests !== undefined) {
+    out.attachment_digests = [...entry.attachment_digests];
+  }
+  return out;
+}
+
+function short(hash: string): string {
+  return hash.startsWith("sha256:") ? hash.slice(7, 19) : hash.slice(0, 12);
+}
+
+function isoOf(tsNs: bigint): string {
+  return new Date(Number(tsNs / 1_000_000n)).toISOString();
+}
+
+async function printEntries(ctx: CommandContext, entries: LoggedEntry[]): Promise<void> {
+  const { alignColumns } = await import("./output.ts");
+  const rows = entries.map((e) => [
+    short(e.hash),
+    isoOf(e.entry.ts_ns),
+    e.entry.agent_id,
+    e.entry.parent_hashes.length === 0
+      ? "genesis"
+      : e.entry.parent_hashes.length >= 2
+      ? `merge of ${e.entry.parent_hashes.map(short).join(",")}`
+      : `after ${short(e.entry.parent_hashes[0])}`,
+    short(e.entry.content_hash),
+    e.entry.artefact_path,
+  ]);
+  for (const row of alignColumns(rows)) ctx.out.line(row);
+}
+
+async function gate(ctx: CommandContext): Promise<number> {
+  const { join, resolve } = await import("node:path");
+  const { findProject } = await import("../config/mod.ts");
+  const verify = await import("../verify/mod.ts");
+  const project = await findProject(ctx.cwd);
+  const logFlag = stringFlag(ctx, "log");
+  const cardsFlag = stringFlag(ctx, "cards");
+  const logPath = logFlag === undefined
+    ? join(project.sdd, "lineage", "log.jsonl")
+    : resolve(ctx.cwd, logFlag);
+  const cardsDir = cardsFlag === undefined
+    ? join(project.sdd, "agents")
+    : resolve(ctx.cwd, cardsFlag);
+  const skipHmac = booleanFlag(ctx, "skip-hmac");
+  const exists = await Deno.lstat(logPath).then(() => true, (e) => {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  });
+  if (!exists) {
+    if (ctx.json) {
+      ctx.out.json({ ok: true, skipped: true, verdict: "SKIPPED", log: logPath, issues: [] });
+    } else ctx.out.line(`SKIPPED: no lineage log at ${logPath}`);
+    return 0;
+  }
+  let operatorKey: Uint8Array | undefined;
+  if (!skipHmac) {
+    const { resolveOperatorKey } = await import("../lineage/store/mod.ts");
+    // A verifier never creates keys: a missing audit key is exit 3.
+    operatorKey = await resolveOperatorKey({ env: ctx.env });
+  }
+  const opened = await verify.openDirectoryGateInput({ logPath, cardsDir, operatorKey });
+  if (opened === undefined) {
+    ctx.out.line(`SKIPPED: no lineage log at ${logPath}`);
+    return 0;
+  }
+  let result;
+  try {
+    result = await verify.runLineageGate(opened.input);
+  } finally {
+    opened.close();
+  }
+  if (ctx.json) {
+    ctx.out.json({
+      ...verify.gateResultToJson(result),
+      skipped: false,
+      log: logPath,
+      cards_dir: cardsDir,
+    });
+  } else {
+    for (const issue of result.issues) ctx.out.line(issue.message);
+    ctx.out.line(
+      `checked ${result.entries} entries (${result.lines} lines) across ${result.artefacts} artefacts with ${result.cards} cards; HMAC ${
+        result.hmac_checked ? "checked" : "NOT checked (--skip-hmac)"
+      }`,
+    );
+    ctx.out.line(verify.gateVerdict(result));
+  }
+  return result.ok ? 0 : 1;
+}
+
+async function chain(ctx: CommandContext): Promise<number> {
+  const artefact = stringArg(ctx, "artefact") ?? "";
+  const { store } = await projectStore(ctx);
+  const entries = await store.chain(artefact);
+  if (ctx.json) {
+    ctx.out.json({ artefact, entries: entries.map(entryJson) });
+    return 0;
+  }
+  if (entries.length === 0) {
+    ctx.out.line(`no lineage entries for ${artefact}`);
+    return 0;
+  }
+  await printEntries(ctx, entries);
+  return 0;
+}
+
+async function walk(ctx: CommandContext): Promise<number> {
+  const artefact = stringArg(ctx, "artefact") ?? "";
+  const { store } = await projectStore(ctx);
+  const result = await store.walk(artefact);
+  if (ctx.json) {
+    ctx.out.json({ artefact, entries: result.entries.map(entryJson), missing: result.missing });
+    return 0;
+  }
+  if (result.entries.length === 0) {
+    ctx.out.line(`no lineage entries for ${artefact}`);
+    return 0;
+  }
+  await printEntries(ctx, result.entries);
+  for (const m of result.missing) ctx.out.line(`missing parent ${m} (not in the log)`);
+  return 0;
+}
+
+async function forks(ctx: CommandContext): Promise<number> {
+  const artefact = stringArg(ctx, "artefact");
+  const { store } = await projectStore(ctx);
+  const found = await store.forks(artefact);
+  if (ctx.json) {
+    ctx.out.json({
+      forks: found.forks.map((f) => ({
+        artefact_path: f.artefact_path,
+        parent_hash: f.parent_hash,
+        children: f.children,
+      })),
+      split_heads: found.splitHeads.map((s) => ({ artefact_path: s.artefact_path, open: s.open })),
+    });
+    return 0;
+  }
+  if (found.forks.length === 0 && found.splitHeads.length === 0) {
+    ctx.out.line(
+      artefact === undefined ? "no unresolved forks" : `no unresolved fork in ${artefact}`,
+    );
+    return 0;
+  }
+  for (const f of found.forks) {
+    ctx.out.line(`${f.artefact_path}: fork at ${f.parent_hash}`);
+    for (const c of f.children) ctx.out.line(`  child ${c}`);
+  }
+  for (const s of found.splitHeads) {
+    ctx.out.line(`${s.artefact_path}: ${s.open.length} open heads`);
+    for (const h of s.open) ctx.out.line(`  head ${h}`);
+  }
+  ctx.out.line(`resolve with: bernstein lineage merge <artefact> --policy first-writer|agent:<id>`);
+  return 0;
+}
+
+async function merge(ctx: CommandContext): Promise<number> {
+  const artefact = stringArg(ctx, "artefact") ?? "";
+  const { parseMergePolicy } = await import("../lineage/mod.ts");
+  const { UsageError } = await import("../errors/mod.ts");
+  const policyText = stringFlag(ctx, "policy");
+  if (policyText === undefined) {
+    throw new UsageError("cli.missing_flag", "lineage merge: --policy is required", {
+      hint: "--policy first-writer, --policy agent:<id> or --policy human",
+    });
+  }
+  const policy = parseMergePolicy(policyText);
+  const { store } = await projectStore(ctx);
+  const result = await store.merge(artefact, { policy });
+  if (ctx.json) {
+    ctx.out.json({
+      artefact,
+      entry_hash: result.entryHash,
+      winner: result.winner,
+      parents: [...result.entry.parent_hashes],
+      content_hash: result.entry.content_hash,
+      agent_id: result.entry.agent_id,
+      agent_card_kid: result.entry.agent_card_kid,
+    });
+    return 0;
+  }
+  ctx.out.line(`merged ${artefact}: ${result.entryHash}`);
+  ctx.out.line(`  parents ${result.entry.parent_hashes.join(", ")}`);
+  ctx.out.line(`  content of ${result.winner} (${result.entry.content_hash})`);
+  ctx.out.line(`  signed by ${result.entry.agent_id} kid ${result.entry.agent_card_kid}`);
+  return 0;
+}
+
+async function reindex(ctx: CommandContext): Promise<number> {
+  const { store } = await projectStore(ctx);
+  const report = await store.reindex();
+  if (ctx.json) {
+    ctx.out.json({ applied: report.applied, skipped: report.skipped });
+  } else {
+    ctx.out.line(
+      `rebuilt by-artefact/ and tips/ from ${report.applied} entries` +
+        (report.skipped > 0 ? ` (${report.skipped} invalid lines left out)` : ""),
+    );
+  }
+  return 0;
+}
+
+/** The `lineage` group. */
+export const LINEAGE_COMMANDS: CommandSpec[] = [
+  {
+    path: ["lineage", "gate"],
+    summary: "Verify the lineage log, signatures and agent cards (CI gate).",
+    description:
+      "Checks, in order: trailing newline, canonical line bytes, entry rules, kid binding,\n" +
+      "signatures, operator HMAC, dangling parents, unresolved forks, conflicting cards.\n" +
+      "Prints one line per issue, then PASS or FAIL (n issues). Exit 0 pass (or no log:\n" +
+      "skipped), 1 fail, 3 no operator key (set BERNSTEIN_OPERATOR_SECRET or the audit key,\n" +
+      "or pass --skip-hmac).\n" +
+      "JSON: {ok, verdict, skipped, lines, entries, artefacts, cards, hmac_checked, log,\n" +
+      "cards_dir, issues: [{kind, message, line, entry_hash, artefact, location}], foreign}.",
+    flags: [
+      {
+        name: "log",
+        type: "string",
+        valueName: "FILE",
+        help: "Lineage log (default .sdd/lineage/log.jsonl).",
+      },
+      {
+        name: "cards",
+        type: "string",
+        valueName: "DIR",
+        help: "Agent cards folder (default .sdd/agents).",
+      },
+      {
+        name: "skip-hmac",
+        type: "boolean",
+        help: "Do not check operator HMACs (no operator key available).",
+      },
+    ],
+    json: true,
+    examples: ["bernstein lineage gate", "bernstein lineage gate --json --skip-hmac"],
+    run: gate,
+  },
+  {
+    path: ["lineage", "chain"],
+    summary: "Show every lineage entry of one artefact, oldest first.",
+    description: "JSON: {artefact, entries: [{line, entry_hash, artefact_path, artefact_kind,\n" +
+      "content_hash, parent_hashes, agent_id, agent_card_kid, tool_call_id, span_id, ts_ns,\n" +
+      "trust_class?, attachment_digests?}]}.",
+    args: [{ name: "artefact", required: true, help: "Repo-relative path or artefact URI." }],
+    json: true,
+    run: chain,
+  },
+  {
+    path: ["lineage", "walk"],
+    summary: "Show the ancestry of an artefact across artefacts, following parents.",
+    description: "JSON: {artefact, entries: [entry as in 'lineage chain'], missing: [entry hash]}.",
+    args: [{ name: "artefact", required: true, help: "Repo-relative path or artefact URI." }],
+    json: true,
+    run: walk,
+  },
+  {
+    path: ["lineage", "forks"],
+    summary: "List unresolved forks (none on a clean tree).",
+    description: "JSON: {forks: [{artefact_path, parent_hash, children: [entry hash]}],\n" +
+      "split_heads: [{artefact_path, open: [entry hash]}]}.",
+    args: [{ name: "artefact", help: "Only this artefact." }],
+    json: true,
+    run: forks,
+  },
+  {
+    path: ["lineage", "merge"],
+    summary: "Resolve an artefact's fork with a merge entry signed by the steward.",
+    description:
+      "The merge entry lists every child of the fork and every open head as parents; its\n" +
+      "content is the winner's: first-writer (earliest ts_ns) or agent:<id> (that agent's\n" +
+      "latest head). 'human' refuses and explains: a person must pick.\n" +
+      "JSON: {artefact, entry_hash, winner, parents, content_hash, agent_id, agent_card_kid}.",
+    args: [{ name: "artefact", required: true, help: "Repo-relative path or artefact URI." }],
+    flags: [
+      {
+        name: "policy",
+        type: "string",
+        valueName: "POLICY",
+        help: "first-writer | agent:<id> | human",
+      },
+    ],
+    json: true,
+    examples: ["bernstein lineage merge src/app.ts --policy first-writer"],
+    run: merge,
+  },
+  {
+    path: ["lineage", "reindex"],
+    summary: "Rebuild by-artefact/ and tips/ from log.jsonl.",
+    description: "JSON: {applied, skipped}.",
+    json: true,
+    run: reindex,
+  },
+];

@@ -1,0 +1,86 @@
+/**
+ * Lineage v1 (FORMATS.md §4), the pure part: entries and their rules, entry hash and operator
+ * HMAC, artefact keys, the on-disk layout, agent cards, tips and forks, merge policies and
+ * merge entries, foreign-attestation verdicts, and streaming JSONL framing. No file system,
+ * environment or process access, so the read-only verifier may import it; the writer side is
+ * `src/lineage/store/`.
+ *
+ * @example
+ * ```ts
+ * import { entryHash, parseEntry, sealEntry } from "./mod.ts";
+ * const entry = sealEntry({ artefact_path: "src/a.ts", artefact_kind: "file", … }, operatorKey);
+ * entryHash(entry); // "sha256:…"
+ * ```
+ *
+ * @module
+ */
+export { ARTEFACT_URI_SCHEMES, artefactKeyProblem, checkArtefactKey } from "./artefact_key.ts";
+export {
+  AGENT_CARD_PROTOCOL,
+  type AgentCard,
+  AgentCardSet,
+  agentDirName,
+  type CardLayout,
+  cardLayoutOf,
+  type CardLookup,
+  type CardSetIssue,
+  kidForPublicKey,
+  makeAgentCard,
+  parseAgentCard,
+  type ParsedAgentCard,
+  renderAgentCard,
+} from "./card.ts";
+export {
+  ARTEFACT_KINDS,
+  type ArtefactKind,
+  computeOperatorHmac,
+  entryBytes,
+  entryHash,
+  entryHashOfBytes,
+  entryToJson,
+  isEntryHash,
+  type LineageEntry,
+  operatorHmacInput,
+  parseEntry,
+  sealEntry,
+  TRUST_CLASSES,
+  type TrustClass,
+  type UnsealedEntry,
+} from "./entry.ts";
+export {
+  AgentCardError,
+  ArtefactKeyError,
+  LineageConflictError,
+  LineageEntryError,
+} from "./errors.ts";
+export {
+  type ForeignAttestationOptions,
+  type ForeignAttestationResult,
+  type ForeignVerdict,
+  verifyForeignAttestation,
+} from "./foreign.ts";
+export { artefactDigest, byArtefactPath, LOG_FILE, signaturePath, tipsPath } from "./layout.ts";
+export {
+  type ByteSource,
+  type StreamedLine,
+  streamLines,
+  type StreamLinesOptions,
+} from "./line_stream.ts";
+export {
+  buildMergeEntry,
+  chooseMergeWinner,
+  type MergeCandidate,
+  type MergeEntryOptions,
+  type MergePolicy,
+  parseMergePolicy,
+} from "./merge.ts";
+export {
+  type AnalyzedEntry,
+  applyToTipSet,
+  type Fork,
+  LineageAnalyzer,
+  parseTipSet,
+  renderTipSet,
+  type SplitHead,
+  type TipSet,
+} from "./tips.ts";

@@ -1,0 +1,166 @@
+// Agent identities: one Ed25519 key per agent identity, minted on first use. The private half
+// is PKCS#8 PEM (0600) under `.sdd/keys/agents/`, the public half an agent card under
+// `.sdd/agents/` in both layouts. Rotation mints a new kid and a new per-kid card; old cards
+// stay, so entries signed with old keys keep verifying.
+import { join } from "node:path";
+import { BernsteinError } from "../../errors/mod.ts";
+import {
+  decodePrivateKeyPem,
+  ed25519KeyPairFromSeed,
+  encodePrivateKeyPem,
+  sha256Hex,
+} from "../../crypto/mod.ts";
+import {
+  type Random,
+  readFileIfExists,
+  withFileLock,
+  writeFileAtomic,
+  writeFileIfAbsent,
+} from "../../io/mod.ts";
+import {
+  type AgentCard,
+  agentDirName,
+  kidForPublicKey,
+  makeAgentCard,
+  renderAgentCard,
+} from "../mod.ts";
+import type { LineagePaths } from "./paths.ts";
+
+/** The agent id merge entries are signed by. */
+export const STEWARD_AGENT_ID = "bernstein-steward";
+
+/** A usable signing identity. */
+export interface AgentSigner {
+  /** The agent identity. */
+  agentId: string;
+  /** The key id in use. */
+  kid: string;
+  /** The 32-byte private seed. */
+  seed: Uint8Array;
+  /** The 32-byte public key. */
+  publicKey: Uint8Array;
+  /** The card published for this key. */
+  card: AgentCard;
+}
+
+/** A private key that cannot be used (wrong permissions, not PKCS#8 Ed25519, wrong kid). */
+export class AgentKeyError extends BernsteinError {
+  constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super("lineage.agent_key_invalid", message, options);
+  }
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The folder of an agent's private keys: the card folder name, plus a short hash of the id
+ * when sanitising changed it, so `a/b` and `a_b` can never share (and overwrite) keys.
+ */
+export function agentKeyDirName(agentId: string): string {
+  const name = agentDirName(agentId);
+  return name === agentId
+    ? name
+    : `${name}~${sha256Hex(new TextEncoder().encode(agentId)).slice(0, 8)}`;
+}
+
+async function ensureDir(path: string, mode: number): Promise<void> {
+  await Deno.mkdir(path, { recursive: true, mode });
+}
+
+async function readPrivateKey(path: string): Promise<Uint8Array> {
+  const info = await Deno.lstat(path);
+  if (!info.isFile) throw new AgentKeyError(`${path} is not a regular file`);
+  if (info.mode !== null && (info.mode & 0o077) !== 0) {
+    throw new AgentKeyError(
+      `agent key ${path} is readable by group or others (mode ${(info.mode & 0o777).toString(8)})`,
+      { hint: `chmod 600 ${path}` },
+    );
+  }
+  try {
+    return decodePrivateKeyPem(decoder.decode(await Deno.readFile(path)));
+  } catch (cause) {
+    throw new AgentKeyError(`${path} is not a PKCS#8 Ed25519 private key`, { cause });
+  }
+}
+
+/** Writes the agent's cards if missing: per-kid always, the single layout for the first key. */
+async function publishCard(paths: LineagePaths, card: AgentCard): Promise<void> {
+  const dir = join(paths.cardsDir, agentDirName(card.agent_id));
+  await ensureDir(join(dir, card.kid), 0o755);
+  const bytes = renderAgentCard(card);
+  const perKid = join(dir, card.kid, "card.json");
+  const existing = await readFileIfExists(perKid);
+  if (
+    existing === undefined || !existing.every((b, i) => b === bytes[i]) ||
+    existing.length !== bytes.length
+  ) {
+    await writeFileAtomic(perKid, bytes, { mode: 0o644 });
+  }
+  // `<dir>/card.json` stays the agent's first key forever; later keys live per kid only.
+  await writeFileIfAbsent(join(dir, "card.json"), bytes, { mode: 0o644 });
+}
+
+async function mint(paths: LineagePaths, agentId: string, random: Random): Promise<AgentSigner> {
+  const keyDir = join(paths.keysDir, agentKeyDirName(agentId));
+  await ensureDir(keyDir, 0o700);
+  const pair = ed25519KeyPairFromSeed(random.bytes(32));
+  const kid = kidForPublicKey(pair.publicKey);
+  await writeFileIfAbsent(join(keyDir, `${kid}.pem`), encodePrivateKeyPem(pair.seed), {
+    mode: 0o600,
+  });
+  const card = makeAgentCard(agentId, kid, pair.publicKey);
+  await publishCard(paths, card);
+  await writeFileAtomic(join(keyDir, "active"), kid, { mode: 0o600 });
+  return { agentId, kid, seed: pair.seed, publicKey: pair.publicKey, card };
+}
+
+async function loadActive(paths: LineagePaths, agentId: string): Promise<AgentSigner | undefined> {
+  const keyDir = join(paths.keysDir, agentKeyDirName(agentId));
+  const active = await readFileIfExists(join(keyDir, "active"));
+  if (active === undefined) return undefined;
+  const kid = decoder.decode(active);
+  if (!/^[0-9a-f]{16}$/.test(kid)) {
+    throw new AgentKeyError(`${join(keyDir, "active")} does not name a key id`);
+  }
+  const seed = await readPrivateKey(join(keyDir, `${kid}.pem`));
+  const pair = ed25519KeyPairFromSeed(seed);
+  if (kidForPublicKey(pair.publicKey) !== kid) {
+    throw new AgentKeyError(`${join(keyDir, `${kid}.pem`)} does not hold the key of kid ${kid}`);
+  }
+  const card = makeAgentCard(agentId, kid, pair.publicKey);
+  // Cards are public and rebuildable from the key; re-publish any that went missing.
+  await publishCard(paths, card);
+  return { agentId, kid, seed, publicKey: pair.publicKey, card };
+}
+
+/**
+ * The signing identity of `agentId`, minting its key and cards on first use. Minting runs under
+ * a lock so two processes never create two keys for one agent at once.
+ */
+export async function ensureAgentSigner(
+  paths: LineagePaths,
+  agentId: string,
+  random: Random,
+): Promise<AgentSigner> {
+  agentDirName(agentId); // refuses ids with no usable folder name
+  const found = await loadActive(paths, agentId);
+  if (found !== undefined) return found;
+  await ensureDir(paths.keysDir, 0o700);
+  return await withFileLock(join(paths.keysDir, ".lock"), async () => {
+    return (await loadActive(paths, agentId)) ?? (await mint(paths, agentId, random));
+  });
+}
+
+/**
+ * Rotates `agentId` to a fresh key: a new kid, a new per-kid card and the new key made active.
+ * Old keys and cards are kept, so everything signed before still verifies.
+ */
+export async function rotateAgentKey(
+  paths: LineagePaths,
+  agentId: string,
+  random: Random,
+): Promise<AgentSigner> {
+  agentDirName(agentId);
+  await ensureDir(paths.keysDir, 0o700);
+  return await withFileLock(join(paths.keysDir, ".lock"), () => mint(paths, agentId, random));
+}

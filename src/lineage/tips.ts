@@ -1,0 +1,214 @@
+// Tips and forks (FORMATS.md §4). An entry is an open tip while no entry of the same artefact
+// names it as a parent; a fork is two or more entries of one artefact with the same single
+// parent and different content, resolved by a merge entry (two or more parents) listing all
+// of its children. Everything here is incremental so the gate can run it while streaming.
+import { canonicalBytes, decodeUtf8Strict, type JsonValue, parseJson } from "../canonical/mod.ts";
+import { isEntryHash } from "./entry.ts";
+import { LineageEntryError } from "./errors.ts";
+
+/** The `tips/<H>.json` projection of one artefact. */
+export interface TipSet {
+  /** Entries no later entry of the artefact names as a parent, in log order. */
+  open: string[];
+  /** Entries consumed by a merge entry (two or more parents) while open, in merge order. */
+  merged: string[];
+}
+
+/**
+ * Folds one entry of an artefact into its tip set (log order). A linear successor silently
+ * closes its parent; a merge entry moves each open parent to `merged`.
+ */
+export function applyToTipSet(tips: TipSet, entryHash: string, parents: readonly string[]): TipSet {
+  const open = [...tips.open];
+  const merged = [...tips.merged];
+  if (!open.includes(entryHash)) open.push(entryHash);
+  const isMerge = parents.length >= 2;
+  for (const p of parents) {
+    const at = open.indexOf(p);
+    if (at < 0) continue;
+    open.splice(at, 1);
+    if (isMerge && !merged.includes(p)) merged.push(p);
+  }
+  return { open, merged };
+}
+
+/** The bytes of a tips file: `canon-ascii` `{"merged":[…],"open":[…]}` without a newline. */
+export function renderTipSet(tips: TipSet): Uint8Array {
+  const value: JsonValue = { merged: [...tips.merged], open: [...tips.open] };
+  return canonicalBytes(value, "canon-ascii");
+}
+
+/** Parses a tips file; throws {@linkcode LineageEntryError} when it is not a valid tip set. */
+export function parseTipSet(bytes: Uint8Array, location?: string): TipSet {
+  let value: JsonValue;
+  try {
+    value = parseJson(decodeUtf8Strict(bytes));
+  } catch (cause) {
+    throw new LineageEntryError("tips file is not valid JSON", { location, cause });
+  }
+  const list = (v: JsonValue | undefined, name: string): string[] => {
+    if (!Array.isArray(v) || v.some((h) => typeof h !== "string" || !isEntryHash(h))) {
+      throw new LineageEntryError(`tips file field ${name} is not a list of entry hashes`, {
+        location,
+      });
+    }
+    return v as string[];
+  };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new LineageEntryError("tips file is not an object", { location });
+  }
+  const obj = value as { [key: string]: JsonValue | undefined };
+  return { open: list(obj.open, "open"), merged: list(obj.merged, "merged") };
+}
+
+/** An unresolved fork: siblings of one artefact under one parent with different content. */
+export interface Fork {
+  /** The artefact. */
+  artefact_path: string;
+  /** The shared single parent. */
+  parent_hash: string;
+  /** Every child of that parent in this artefact, in log order. */
+  children: string[];
+}
+
+/** Artefacts that have more than one open tip without an unresolved fork explaining it. */
+export interface SplitHead {
+  /** The artefact. */
+  artefact_path: string;
+  /** Its open tips, in log order. */
+  open: string[];
+}
+
+interface ForkGroup {
+  artefact: number;
+  parent: string;
+  firstContent: string;
+  distinct: boolean;
+  children: string[];
+}
+
+/** The facts of one entry the analyzer needs. */
+export interface AnalyzedEntry {
+  /** The entry hash. */
+  hash: string;
+  /** The artefact key. */
+  artefact_path: string;
+  /** The entry's parents. */
+  parent_hashes: readonly string[];
+  /** The entry's content hash. */
+  content_hash: string;
+}
+
+/**
+ * Incremental tips-and-forks analysis over entries fed in log order. Memory grows with the
+ * number of single-parent entries (one small record each), not with entry size.
+ *
+ * @example
+ * ```ts
+ * const a = new LineageAnalyzer();
+ * for (const e of entries) a.add({ hash: entryHash(e), ...e });
+ * a.unresolvedForks(); // []
+ * ```
+ */
+export class LineageAnalyzer {
+  #artefactIds = new Map<string, number>();
+  #artefactNames: string[] = [];
+  #open: Set<string>[] = [];
+  #groups = new Map<string, ForkGroup>();
+  #forked: ForkGroup[] = [];
+  #merges: { artefact: number; parents: Set<string> }[] = [];
+  // Parents named before they appeared (out-of-order or missing entries), per artefact.
+  #namedEarly = new Set<string>();
+
+  #artefactId(path: string): number {
+    let id = this.#artefactIds.get(path);
+    if (id === undefined) {
+      id = this.#artefactNames.length;
+      this.#artefactIds.set(path, id);
+      this.#artefactNames.push(path);
+      this.#open.push(new Set());
+    }
+    return id;
+  }
+
+  /** Feeds the next entry of the log. */
+  add(entry: AnalyzedEntry): void {
+    const id = this.#artefactId(entry.artefact_path);
+    const open = this.#open[id];
+    for (const p of entry.parent_hashes) {
+      if (!open.delete(p)) this.#namedEarly.add(`${id}:${p}`);
+    }
+    // An entry some earlier entry of its artefact already named as parent is never open.
+    if (!this.#namedEarly.has(`${id}:${entry.hash}`)) open.add(entry.hash);
+    if (entry.parent_hashes.length === 1) {
+      const parent = entry.parent_hashes[0];
+      const key = `${id}:${parent}`;
+      const group = this.#groups.get(key);
+      if (group === undefined) {
+        this.#groups.set(key, {
+          artefact: id,
+          parent,
+          firstContent: entry.content_hash,
+          distinct: false,
+          children: [entry.hash],
+        });
+      } else {
+        group.children.push(entry.hash);
+        if (!group.distinct && group.firstContent !== entry.content_hash) {
+          group.distinct = true;
+          this.#forked.push(group);
+        }
+      }
+    } else if (entry.parent_hashes.length >= 2) {
+      this.#merges.push({ artefact: id, parents: new Set(entry.parent_hashes) });
+    }
+  }
+
+  /** Every artefact seen, in order of first appearance. */
+  artefacts(): string[] {
+    return [...this.#artefactNames];
+  }
+
+  /** Open tips of an artefact, in log order (empty when never seen). */
+  openTips(artefactPath: string): string[] {
+    const id = this.#artefactIds.get(artefactPath);
+    return id === undefined ? [] : [...this.#open[id]];
+  }
+
+  /** Forks not covered by any merge entry of the same artefact, in order of detection. */
+  unresolvedForks(artefactPath?: string): Fork[] {
+    const only = artefactPath === undefined ? undefined : this.#artefactIds.get(artefactPath);
+    if (artefactPath !== undefined && only === undefined) return [];
+    const out: Fork[] = [];
+    for (const group of this.#forked) {
+      if (only !== undefined && group.artefact !== only) continue;
+      const resolved = this.#merges.some((m) =>
+        m.artefact === group.artefact && group.children.every((c) => m.parents.has(c))
+      );
+      if (!resolved) {
+        out.push({
+          artefact_path: this.#artefactNames[group.artefact],
+          parent_hash: group.parent,
+          children: [...group.children],
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Artefacts with several open tips and no unresolved fork (e.g. two genesis entries),
+   * leaving out `except` (artefacts whose split is already explained, e.g. by a missing parent).
+   */
+  splitHeads(except: ReadonlySet<string> = new Set()): SplitHead[] {
+    const forked = new Set(this.unresolvedForks().map((f) => f.artefact_path));
+    for (const name of except) forked.add(name);
+    const out: SplitHead[] = [];
+    this.#artefactNames.forEach((name, id) => {
+      if (this.#open[id].size > 1 && !forked.has(name)) {
+        out.push({ artefact_path: name, open: [...this.#open[id]] });
+      }
+    });
+    return out;
+  }
+}

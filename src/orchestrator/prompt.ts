@@ -1,0 +1,99 @@
+/** What the prompt is built from. */
+export interface PromptInput {
+  /** Task id. */
+  taskId: string;
+  /** One line. */
+  title: string;
+  /** What to do. */
+  description: string;
+  /** Role (picks the template). */
+  role: string;
+  /** Files the task expects to change. */
+  ownedFiles: readonly string[];
+  /** Completion signals, rendered as text for the agent. */
+  signals: readonly string[];
+  /** The run's goal, when there is one. */
+  goal?: string;
+  /** Why the previous attempt failed (retries carry it forward). */
+  failureContext?: string;
+  /** Attempt number, 1-based. */
+  attempt: number;
+}
+
+const ROLE_TEMPLATES: Readonly<Record<string, string>> = {
+  manager: "You are the manager of a team of coding agents. Break the goal below into small, " +
+    "independent tasks that other agents can do in parallel, each with a clear title, a precise " +
+    "description and the files it will change. Do not implement anything yourself.",
+  backend: "You are a careful backend engineer. Make the smallest correct change, with tests.",
+  frontend: "You are a careful frontend engineer. Make the smallest correct change, with tests.",
+  qa: "You are a QA engineer. Write focused tests for the behaviour described, and make them pass.",
+  docs: "You are a technical writer. Write clear, accurate documentation for the change described.",
+  reviewer: "You are a code reviewer. Check the work described and record concrete findings.",
+  security: "You are a security engineer. Look for and fix the weaknesses described.",
+};
+
+const DEFAULT_TEMPLATE = "You are a careful software engineer. Make the smallest correct change.";
+
+/** The role template for a role (a generic one for roles without their own). */
+export function roleTemplate(role: string): string {
+  return ROLE_TEMPLATES[role] ?? DEFAULT_TEMPLATE;
+}
+
+/**
+ * The protocol text: how an agent reports back. It goes through every spawn path as part of
+ * the prompt (or the system prompt where the CLI has one), so no adapter can lose it.
+ */
+export function protocolText(taskId: string, role: string): string {
+  const lines = [
+    "## How to report",
+    `Your task id is ${taskId}. Work only inside the current directory (a git worktree made for you).`,
+    "Do not edit bernstein.yaml, .mcp.json, .claude/mcp.json or anything under .sdd/ — a gate refuses such changes.",
+    "You do not need to commit: bernstein commits and merges your work after checks pass.",
+    "When you are done, run:",
+    `  bernstein task complete ${taskId} --summary "<one line: what you did>"`,
+    "If you cannot do it, run:",
+    `  bernstein task fail ${taskId} --reason "<why>"`,
+    "To report progress on long work:",
+    `  bernstein task progress ${taskId} --message "<what is done so far>"`,
+  ];
+  if (role === "manager") {
+    lines.push(
+      "Create each sub-task with:",
+      '  bernstein task create --title "<title>" --description "<what to do>" --role <role> --file <path>',
+      "Use --depends-on <task id> when a sub-task needs another one merged first. " +
+        "Complete your own task once every sub-task is created.",
+    );
+  }
+  return lines.join("\n");
+}
+
+/** The task part of the prompt (role template, goal, task, files, signals, failure context). */
+export function buildPromptBody(input: PromptInput): string {
+  const parts = [roleTemplate(input.role), ""];
+  if (input.goal) parts.push(`## Goal of the run\n${input.goal}`, "");
+  parts.push(`## Your task: ${input.title}`);
+  if (input.description.trim() !== "") parts.push(input.description.trimEnd());
+  if (input.ownedFiles.length > 0) {
+    parts.push(
+      "",
+      "Files this task is expected to change:",
+      ...input.ownedFiles.map((f) => `- ${f}`),
+    );
+  }
+  if (input.signals.length > 0) {
+    parts.push(
+      "",
+      "The work counts as complete when:",
+      ...input.signals.map((s) => `- ${s}`),
+    );
+  }
+  if (input.failureContext) {
+    parts.push(
+      "",
+      `## Previous attempt failed (this is attempt ${input.attempt})`,
+      input.failureContext.trimEnd(),
+    );
+  }
+  parts.push("", protocolText(input.taskId, input.role));
+  return parts.join("\n") + "\n";
+}

@@ -1,0 +1,71 @@
+import { join } from "node:path";
+import { parseJson } from "../canonical/mod.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { BernsteinError } from "../errors/mod.ts";
+import { readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+
+/** Where a run's work came from. */
+export type PlanningSource =
+  | { kind: "plan"; path: string }
+  | { kind: "backlog"; dir: string; filter?: string }
+  | { kind: "goal"; goal: string };
+
+/** The run session file (`.sdd/runtime/session.json`): what resume needs to carry on. */
+export interface SessionRecord {
+  /** Run id (adjective-noun-hex). */
+  run_id: string;
+  /** `running` until the run ends; a `running` session whose process is gone is resumable. */
+  status: "running" | "finished";
+  /** Process id of the orchestrator. */
+  pid: number;
+  /** Host name the run started on. */
+  host: string;
+  /** ISO time the run started. */
+  started_at: string;
+  /** The branch checked out at the repository root, which merges go into. */
+  branch: string;
+  /** Where the tasks came from. */
+  source: PlanningSource;
+  /** The goal text, when there was one. */
+  goal: string | null;
+  /** How many times the run was (re)started: 1 for a fresh run. */
+  attempt: number;
+}
+
+/** Path of the session file. */
+export function sessionPath(sdd: string): string {
+  return join(sdd, "runtime", "session.json");
+}
+
+/** Reads the session file, or undefined when there is none. */
+export async function readSession(sdd: string): Promise<SessionRecord | undefined> {
+  const bytes = await readFileIfExists(sessionPath(sdd));
+  if (bytes === undefined) return undefined;
+  try {
+    return parseJson(new TextDecoder().decode(bytes)) as unknown as SessionRecord;
+  } catch (cause) {
+    throw new BernsteinError("run.session_corrupt", `${sessionPath(sdd)} is not valid JSON`, {
+      cause,
+      hint: "start a new run with --fresh",
+    });
+  }
+}
+
+/** Writes the session file atomically. */
+export async function writeSession(sdd: string, session: SessionRecord): Promise<void> {
+  await Deno.mkdir(join(sdd, "runtime"), { recursive: true });
+  await writeFileAtomic(
+    sessionPath(sdd),
+    canonicalize(session as unknown as Parameters<typeof canonicalize>[0], "canon") + "\n",
+  );
+}
+
+/** True when a process with this pid exists (signal 0 probe). */
+export function processAlive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,140 @@
+// Feeds the gate from a `.sdd/` tree: the log streamed from disk, sidecars read on demand, cards
+// walked in both layouts. Read-only: this runs inside the `bernstein-verify` sandbox too.
+import { join } from "node:path";
+import { cardLayoutOf, signaturePath } from "../lineage/mod.ts";
+import type { CardFile, GateInput, SignatureFetch } from "./gate.ts";
+
+// A sidecar is ~150 bytes and a card ~400; anything far larger is not read.
+const MAX_SIDECAR_BYTES = 4096;
+const MAX_CARD_BYTES = 64 * 1024;
+
+/** Reads one file that must be a regular file (no symlink) of at most `limit` bytes. */
+function readRegularFile(path: string, limit: number): SignatureFetch {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return undefined;
+    }
+    return { problem: `cannot read: ${(error as Error).message}` };
+  }
+  if (info.isSymlink) return { problem: "is a symlink (refused)" };
+  if (!info.isFile) return { problem: "is not a regular file" };
+  if (info.size > limit) return { problem: `is ${info.size} bytes, more than ${limit}` };
+  try {
+    return Deno.readFileSync(path);
+  } catch (error) {
+    return { problem: `cannot read: ${(error as Error).message}` };
+  }
+}
+
+function sortedEntries(dir: string): Deno.DirEntry[] {
+  try {
+    return [...Deno.readDirSync(dir)].sort((
+      a,
+      b,
+    ) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return [];
+    }
+    throw error;
+  }
+}
+
+/**
+ * The card files under `cardsDir` in both layouts (`<dir>/card.json`, `<dir>/<kid>/card.json`),
+ * in a stable order. Symlinked folders and files are reported, never followed.
+ */
+export function* readCardDirectory(cardsDir: string): Generator<CardFile> {
+  for (const top of sortedEntries(cardsDir)) {
+    if (top.isSymlink) {
+      yield { location: top.name, problem: "card folder is a symlink (refused)" };
+      continue;
+    }
+    if (!top.isDirectory) continue;
+    const inner = sortedEntries(join(cardsDir, top.name));
+    for (const child of inner) {
+      const rel = `${top.name}/${child.name}`;
+      if (child.name === "card.json") {
+        const got = readRegularFile(join(cardsDir, rel), MAX_CARD_BYTES);
+        if (got instanceof Uint8Array) yield { location: rel, bytes: got };
+        else if (got !== undefined) yield { location: rel, problem: got.problem };
+        continue;
+      }
+      if (child.isSymlink) {
+        yield { location: rel, problem: "card folder is a symlink (refused)" };
+        continue;
+      }
+      if (!child.isDirectory) continue;
+      const cardRel = `${rel}/card.json`;
+      if (cardLayoutOf(cardRel) !== "per-kid") continue;
+      const got = readRegularFile(join(cardsDir, cardRel), MAX_CARD_BYTES);
+      if (got instanceof Uint8Array) yield { location: cardRel, bytes: got };
+      else if (got !== undefined) yield { location: cardRel, problem: got.problem };
+    }
+  }
+}
+
+/** Options for {@linkcode openDirectoryGateInput}. */
+export interface DirectoryGateOptions {
+  /** Path of `log.jsonl`; sidecars are looked up next to it under `signatures/`. */
+  logPath: string;
+  /** The cards folder (`.sdd/agents`). */
+  cardsDir: string;
+  /** The operator key; absent skips the HMAC check. */
+  operatorKey?: Uint8Array;
+}
+
+/** A gate input over files, and the handle to close when the gate is done. */
+export interface DirectoryGateInput {
+  /** What to pass to `runLineageGate`. */
+  input: GateInput;
+  /** Closes the log file. */
+  close(): void;
+}
+
+/**
+ * Opens a lineage folder for the gate, or returns undefined when the log does not exist
+ * (nothing recorded yet: the gate is skipped).
+ *
+ * @example
+ * ```ts
+ * const opened = await openDirectoryGateInput({ logPath, cardsDir });
+ * if (opened) try { await runLineageGate(opened.input) } finally { opened.close() }
+ * ```
+ */
+export async function openDirectoryGateInput(
+  options: DirectoryGateOptions,
+): Promise<DirectoryGateInput | undefined> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(options.logPath, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  const lineageDir = join(options.logPath, "..");
+  const name = options.logPath.split("/").pop() ?? "log.jsonl";
+  let closed = false;
+  return {
+    input: {
+      log: file.readable,
+      logName: name,
+      signatures: (artefact, hash) =>
+        readRegularFile(join(lineageDir, signaturePath(artefact, hash)), MAX_SIDECAR_BYTES),
+      cards: readCardDirectory(options.cardsDir),
+      operatorKey: options.operatorKey,
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      try {
+        file.close();
+      } catch {
+        // The readable stream closes the file when it is fully consumed.
+      }
+    },
+  };
+}
