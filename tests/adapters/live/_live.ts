@@ -1,21 +1,22 @@
 // The pinned real CLIs (scripts/install_agent_clis.ts), when installed: the flag contract via
-// `bernstein adapters check`, drift detection against the real binaries, and one real run per
-// CLI through its adapter against a local text model server. A CLI that is not installed is
-// reported as ignored with the reason, never passed.
+// `bernstein adapters check`, drift detection against the real binaries, and real runs through
+// the adapter against a local model server (text reply, long prompts, a file write with no
+// approval prompt, the turn limit, a server error). A CLI that is not installed is reported as
+// ignored with the reason, never passed.
 import assert from "node:assert/strict";
-import { getAdapter } from "../../src/adapters/mod.ts";
-import { checkFlags } from "../../src/adapters/mod.ts";
-import { PINNED_CLIS } from "../../scripts/install_agent_clis.ts";
-import { runBernstein } from "../_helpers/cli.ts";
-import { agentClisBin, installedCli, runRealCli } from "../_helpers/real_cli.ts";
-import { startTextModelServer } from "../_helpers/text_model_server.ts";
+import { checkFlags, getAdapter } from "../../../src/adapters/mod.ts";
+import type { PinnedCli } from "../../../scripts/install_agent_clis.ts";
+import { runBernstein } from "../../_helpers/cli.ts";
+import { agentClisBin, installedCli, runRealCli } from "../../_helpers/real_cli.ts";
+import { startTextModelServer } from "../../_helpers/text_model_server.ts";
 
 const REPLY = "All done: MARKER-42";
 const PROMPT = "Reply with one short sentence. PROMPT-MARKER-7";
 const PATH = `${agentClisBin()}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
 
 // Error statuses the CLIs give up on quickly (gemini, qwen and opencode retry 500s for minutes;
-// opencode retries even a 400 — its test checks that the deadline ends it).
+// opencode retries even a 400 — its test checks that the deadline ends it; 25 s leaves room
+// for its slow start on a loaded machine before the retries begin).
 const FAST_ERROR: Readonly<Record<string, number>> = {
   claude: 500,
   codex: 500,
@@ -23,7 +24,8 @@ const FAST_ERROR: Readonly<Record<string, number>> = {
   qwen: 400,
 };
 
-for (const pin of PINNED_CLIS) {
+/** Defines the live tests of one pinned CLI (ignored with the reason when not installed). */
+export function defineLiveTests(pin: PinnedCli): void {
   const exe = installedCli(pin.bin);
   const ignore = exe === undefined;
   // The reason is part of every ignored test's name, so the runner's own output shows it.
@@ -247,7 +249,7 @@ for (const pin of PINNED_CLIS) {
             executable: exe ?? "",
             server,
             prompt: PROMPT,
-            timeoutMs: status !== undefined ? 90_000 : 8_000,
+            timeoutMs: status !== undefined ? 90_000 : 25_000,
           },
           (run) => {
             assert.equal(run.result.ok, false);

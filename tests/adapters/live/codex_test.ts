@@ -1,0 +1,5 @@
+// Live tests of the pinned codex CLI (see _live.ts); one file per CLI so they run in parallel.
+import { PINNED_CLIS } from "../../../scripts/install_agent_clis.ts";
+import { defineLiveTests } from "./_live.ts";
+
+defineLiveTests(PINNED_CLIS.find((p) => p.name === "codex") ?? PINNED_CLIS[0]);
