@@ -3,6 +3,7 @@
 import { ADAPTERS_COMMANDS } from "./adapters.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
+import { DEMO_COMMANDS } from "./demo.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
 import { INIT_COMMANDS } from "./init.ts";
 import { PLAN_COMMANDS } from "./plan.ts";
@@ -30,6 +31,7 @@ export const GROUPS: readonly GroupSpec[] = [
 export const COMMANDS: readonly CommandSpec[] = [
   ...INIT_COMMANDS,
   ...RUN_COMMANDS,
+  ...DEMO_COMMANDS,
   ...DOCTOR_COMMANDS,
   ...CONFIG_COMMANDS,
   ...ADAPTERS_COMMANDS,

@@ -225,6 +225,12 @@ export class Git {
     return { ok: false, reason: "failed", output };
   }
 
+  /** True when `ancestor` is reachable from `ref` (e.g. a branch already merged into HEAD). */
+  async isAncestor(ancestor: string, ref: string): Promise<boolean> {
+    return (await this.run(["merge-base", "--is-ancestor", ancestor, ref], { allowFailure: true }))
+      .code === 0;
+  }
+
   /** Deletes a local branch (after its work merged). */
   async deleteBranch(branch: string, force = false): Promise<void> {
     await this.run(["branch", force ? "-D" : "-d", branch]);

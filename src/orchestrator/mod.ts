@@ -83,6 +83,7 @@ export {
 export {
   type AttachmentProvider,
   type CostRow,
+  type DecisionRecord,
   resolveTaskCli,
   type RunEnd,
   RunLoop,

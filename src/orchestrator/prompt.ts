@@ -70,7 +70,10 @@ export function protocolText(taskId: string, role: string): string {
 /** The task part of the prompt (role template, goal, task, files, signals, failure context). */
 export function buildPromptBody(input: PromptInput): string {
   const parts = [roleTemplate(input.role), ""];
-  if (input.goal) parts.push(`## Goal of the run\n${input.goal}`, "");
+  // The goal is quoted context; a manager's own description already is the goal.
+  if (input.goal && input.goal.trim() !== input.description.trim()) {
+    parts.push("## Goal of the run", ...input.goal.trimEnd().split("\n").map((l) => `> ${l}`), "");
+  }
   parts.push(`## Your task: ${input.title}`);
   if (input.description.trim() !== "") parts.push(input.description.trimEnd());
   if (input.ownedFiles.length > 0) {

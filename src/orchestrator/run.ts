@@ -222,8 +222,13 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
     });
     for (const w of planned.warnings) deps.warn(w);
   }
-  const planCli = planned?.graph?.cli;
-  const maxAgents = options.maxAgents ?? planned?.graph?.max_agents ?? config.max_agents;
+  // A resumed run keeps the choices it started with; a fresh one takes them from flags and plan.
+  const kept = resume ? (previous as SessionRecord).choices : undefined;
+  const planCli = kept ? kept.plan_cli ?? undefined : planned?.graph?.cli;
+  const cliOverride = kept ? kept.cli ?? undefined : options.cli;
+  const modelOverride = kept ? kept.model ?? undefined : options.model;
+  const maxAgents = options.maxAgents ?? kept?.max_agents ?? planned?.graph?.max_agents ??
+    config.max_agents;
   // Refuse an unknown or missing adapter before any worktree or process exists.
   const adapters: Record<string, string> = {};
   if (planned) {
@@ -231,8 +236,15 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
       const resolved = await resolveTaskCli(adapterOfDraft(draft), {
         config,
         lookup,
-        cliOverride: options.cli,
+        cliOverride,
         planCli,
+      }).catch((error: unknown) => {
+        // Refused before anything starts: a usage error (exit 2) keeping the adapter's code.
+        if (!(error instanceof BernsteinError)) throw error;
+        throw new UsageError(error.code, error.message, {
+          location: error.location,
+          hint: error.hint,
+        });
       });
       adapters[draft.id ?? draft.title] = resolved.adapter.name;
     }
@@ -292,6 +304,12 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
       source: (planned as PlannedWork).source,
       goal: options.goal ?? null,
       attempt,
+      choices: {
+        plan_cli: planCli ?? null,
+        cli: cliOverride ?? null,
+        model: modelOverride ?? null,
+        max_agents: maxAgents,
+      },
     };
   await writeSession(project.sdd, session);
   let uninstall = () => {};
@@ -324,8 +342,8 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
       selfCommand: self.argv,
       selfEnv: self.env,
       reporter: deps.reporter,
-      cliOverride: options.cli,
-      modelOverride: options.model,
+      cliOverride,
+      modelOverride,
       planCli,
       maxAgents,
       goal,
@@ -337,8 +355,9 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
         kind: "run.resumed",
         payload: { attempt, host: hostName(), branch: session.branch },
       });
+      deps.reporter.event({ type: "run.resumed", run_id: runId, attempt });
       const open = await recoverAfterCrash(project.sdd, store, git, loop, deps);
-      deps.reporter.event({ type: "run.resumed", run_id: runId, attempt, open });
+      deps.reporter.event({ type: "run.recovered", run_id: runId, open });
     } else {
       const work = planned as PlannedWork;
       await ledger.append({

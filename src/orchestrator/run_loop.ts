@@ -10,6 +10,7 @@ import {
 import { type AuditEventInput, type AuditSink } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import { agentDeadlineSeconds, type Config } from "../config/mod.ts";
+import { sha256Hex } from "../crypto/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import type { Clock, EnvReader } from "../io/mod.ts";
 import type { LedgerWriter } from "../ledger/mod.ts";
@@ -24,7 +25,13 @@ import { describeSignal } from "./planning.ts";
 import { buildPromptBody } from "./prompt.ts";
 import type { AgentRow, RunReporter } from "./reporter.ts";
 import { recordRefusedMerge, saveSessionFile, type SessionFile } from "./run_state.ts";
-import { scheduleTick, spawnBackoffMs, type TickDecision } from "./scheduler.ts";
+import {
+  type SchedulableTask,
+  scheduleTick,
+  spawnBackoffMs,
+  type TickDecision,
+  type TickInput,
+} from "./scheduler.ts";
 import { decideTermination, type StallState } from "./termination.ts";
 
 /** Attachments of one spawn, already stored in CAS and attested in the audit chain. */
@@ -155,6 +162,28 @@ export async function resolveTaskCli(
   });
 }
 
+/** One scheduling tick as recorded in `.sdd/runs/<run-id>/decisions.json`. */
+export interface DecisionRecord {
+  /** Tick number. */
+  tick: number;
+  /** The exact input of `scheduleTick` (`notBefore` as entries). */
+  input: Omit<TickInput, "notBefore"> & { notBefore: [string, number][] };
+  /** What it decided. */
+  decisions: TickDecision[];
+}
+
+function schedulable(t: Task): SchedulableTask {
+  return {
+    id: t.id,
+    status: t.status,
+    priority: t.priority,
+    created_at: t.created_at,
+    depends_on: t.depends_on,
+    owned_files: t.owned_files,
+    role: t.role,
+  };
+}
+
 /** Cost of one agent run, for the summary. */
 export interface CostRow {
   /** Adapter. */
@@ -229,7 +258,7 @@ export class RunLoop {
   #forceStop = false;
   #stall: StallState | undefined;
   #tick = 0;
-  #decisionLog: { tick: number; decisions: TickDecision[] }[] = [];
+  #decisionLog: DecisionRecord[] = [];
   readonly outcome: RunOutcome = {
     end: "quiescent",
     merges: [],
@@ -244,7 +273,7 @@ export class RunLoop {
   }
 
   /** Every scheduling decision so far, tick by tick (for replay tests and the run record). */
-  get decisions(): readonly { tick: number; decisions: TickDecision[] }[] {
+  get decisions(): readonly DecisionRecord[] {
     return this.#decisionLog;
   }
 
@@ -306,15 +335,20 @@ export class RunLoop {
         if (this.#stopRequested !== undefined) {
           if (await this.#drain()) break;
         } else {
-          const decisions = scheduleTick({
-            tasks,
-            running: [...this.#running.values()].map((s) => s.task.id),
+          const input: TickInput = {
+            tasks: tasks.map(schedulable),
+            running: [...this.#running.values()].map((s) => s.task.id).sort(),
             maxAgents: ctx.maxAgents,
-            notBefore: this.#notBefore,
+            notBefore: new Map(this.#notBefore),
             nowMs: ctx.clock.nowMs(),
-          });
+          };
+          const decisions = scheduleTick(input);
           if (decisions.some((d) => d.kind !== "defer")) {
-            this.#decisionLog.push({ tick: this.#tick, decisions });
+            this.#decisionLog.push({
+              tick: this.#tick,
+              input: { ...input, notBefore: [...input.notBefore] },
+              decisions,
+            });
           }
           for (const d of decisions) {
             if (d.kind === "fail_dependent") await this.#failDependent(d.taskId, d.reason);
@@ -836,22 +870,34 @@ export class RunLoop {
   async #merge(s: RunningSession, task: Task, costUsd: number | null): Promise<void> {
     const { ctx } = { ctx: this.#ctx };
     const changes = await ctx.git.changedPaths(s.baseSha, s.branch);
-    const merged = await ctx.git.merge(
-      s.branch,
-      `Merge ${task.id}: ${task.title}\n\nBernstein-Run: ${ctx.runId}\nBernstein-Session: ${s.session}`,
-    );
-    if (!merged.ok) {
-      const detail = merged.reason === "conflict"
-        ? `conflicts in ${merged.conflicts.join(", ")}`
-        : merged.output.split("\n").slice(-3).join(" | ");
-      await this.#refuseMerge(s, task, "merge-conflict", detail, costUsd);
-      return;
+    // After a crash between merge and close, the branch may already be in: do not merge twice.
+    const already = await ctx.git.isAncestor(s.branch, "HEAD");
+    let sha: string;
+    if (already) {
+      sha = await ctx.git.revParse("HEAD");
+    } else {
+      const merged = await ctx.git.merge(
+        s.branch,
+        `Merge ${task.id}: ${task.title}\n\nBernstein-Run: ${ctx.runId}\nBernstein-Session: ${s.session}`,
+      );
+      if (!merged.ok) {
+        const detail = merged.reason === "conflict"
+          ? `conflicts in ${merged.conflicts.join(", ")}`
+          : merged.output.split("\n").slice(-3).join(" | ");
+        await this.#refuseMerge(s, task, "merge-conflict", detail, costUsd);
+        return;
+      }
+      sha = merged.sha;
     }
     const written: string[] = [];
     try {
       for (const change of changes) {
         if (change.status === "D") continue;
-        const bytes = await ctx.git.showFile(merged.sha, change.path);
+        const bytes = await ctx.git.showFile(sha, change.path);
+        if (already && await this.#alreadyRecorded(change.path, bytes, s.agentId)) {
+          written.push(change.path);
+          continue;
+        }
         const r = await ctx.lineage.recordWrite(change.path, bytes, {
           agent: s.agentId,
           toolCallId: `task:${task.id}`,
@@ -870,41 +916,48 @@ export class RunLoop {
       }
     } catch (error) {
       // lineage.strict: the write is refused, so the merge is undone and the branch kept.
-      await ctx.git.run(["reset", "--hard", "--quiet", "ORIG_HEAD"]);
+      if (!already) await ctx.git.run(["reset", "--hard", "--quiet", "ORIG_HEAD"]);
       await this.#refuseMerge(s, task, "lineage-refused", (error as Error).message, costUsd);
       return;
     }
     await ctx.store.transition(task.id, "closed", {
       actor: "orchestrator",
-      reason: `merged ${merged.sha.slice(0, 12)}`,
+      reason: `merged ${sha.slice(0, 12)}`,
     });
     await this.#audit({
       actor: "orchestrator",
       event_type: "merge.completed",
       resource_type: "task",
       resource_id: task.id,
-      details: { session: s.session, branch: s.branch, sha: merged.sha, files: written },
+      details: { session: s.session, branch: s.branch, sha, files: written },
     });
     await ctx.ledger.append({
       kind: "task.completed",
       task_id: task.id,
-      payload: { merged: true, cost_usd: costUsd, files: written.length, sha: merged.sha },
+      payload: { merged: true, cost_usd: costUsd, files: written.length, sha },
     });
     this.outcome.merges.push({
       task_id: task.id,
       session: s.session,
       files: written,
-      sha: merged.sha,
+      sha,
     });
     ctx.reporter.event({
       type: "task.merged",
       task_id: task.id,
       files: written.length,
-      sha: merged.sha,
+      sha,
     });
     await this.#removeWorktree(s);
     await ctx.git.deleteBranch(s.branch, true).catch(() => {});
     await this.#finishSession(s, "merged");
+  }
+
+  /** True when the artefact's latest entry already records these bytes by this agent. */
+  async #alreadyRecorded(path: string, bytes: Uint8Array, agentId: string): Promise<boolean> {
+    const last = (await this.#ctx.lineage.chain(path)).at(-1);
+    return last !== undefined && last.entry.agent_id === agentId &&
+      last.entry.content_hash === `sha256:${sha256Hex(bytes)}`;
   }
 
   async #removeWorktree(s: RunningSession): Promise<void> {

@@ -30,6 +30,13 @@ export interface SessionRecord {
   goal: string | null;
   /** How many times the run was (re)started: 1 for a fresh run. */
   attempt: number;
+  /** Choices a resume must keep: the plan's `cli`, `--cli`, `--model`, agents at once. */
+  choices: {
+    plan_cli: string | null;
+    cli: string | null;
+    model: string | null;
+    max_agents: number;
+  };
 }
 
 /** Path of the session file. */

@@ -1,0 +1,473 @@
+// Whole runs: real git, real processes (the scripted agent), the real task server.
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { scheduleTick } from "../../src/orchestrator/mod.ts";
+import { git, withTempDir } from "../_helpers/temp.ts";
+import { REPO_ROOT } from "../_helpers/cli.ts";
+import { bern, eventsOf, prepareRepo, runEnv, step, summaryOf } from "./_run_helpers.ts";
+
+const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
+
+async function ledgerRows(
+  dir: string,
+  runId: string,
+): Promise<{ kind: string; task_id: string | null; payload: Record<string, unknown> }[]> {
+  const text = await Deno.readTextFile(
+    join(dir, ".sdd", "runtime", "ledger", runId, "000000.jsonl"),
+  );
+  return text.trim().split("\n").map((l) => JSON.parse(l));
+}
+
+Deno.test("a plan with dependencies runs agents in parallel, merges in order, and the record verifies", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `name: deps
+cli: scripted
+stages:
+  - name: build
+    steps:
+${step("Write a", ["@agent write a.txt alpha", "@agent sleep 300"], "        files: [a.txt]\n")}
+${step("Write b", ["@agent write b.txt beta", "@agent sleep 300"], "        files: [b.txt]\n")}
+  - name: use
+    depends_on: [build]
+    steps:
+${
+        step(
+          "Write c",
+          ["@agent write c.txt gamma"],
+          "        completion_signals:\n          - path_exists: c.txt\n",
+        )
+      }
+`,
+    );
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 0, run.stderr + run.stdout);
+    const summary = summaryOf(run);
+    strictEqual(summary.health, "HEALTHY");
+    const events = eventsOf(run);
+    const spawned = events.filter((e) => e.type === "task.spawned").map((e) => e.task_id);
+    const merged = events.filter((e) => e.type === "task.merged").map((e) => e.task_id);
+    deepStrictEqual(spawned.slice(0, 2).sort(), ["1.1-write-a", "1.2-write-b"]);
+    // The dependent step starts only after both of its dependencies merged.
+    const iC = events.findIndex((e) => e.type === "task.spawned" && e.task_id === "2.1-write-c");
+    const iA = events.findIndex((e) => e.type === "task.merged" && e.task_id === "1.1-write-a");
+    const iB = events.findIndex((e) => e.type === "task.merged" && e.task_id === "1.2-write-b");
+    ok(iC > iA && iC > iB, "c waits for a and b to merge");
+    // Both first-stage agents were alive at the same time.
+    const iDoneFirst = events.findIndex((e) => e.type === "task.done");
+    ok(
+      events.slice(0, iDoneFirst).filter((e) => e.type === "task.spawned").length === 2,
+      "a and b overlap",
+    );
+    deepStrictEqual(merged.sort(), ["1.1-write-a", "1.2-write-b", "2.1-write-c"]);
+    for (const [f, text] of [["a.txt", "alpha\n"], ["b.txt", "beta\n"], ["c.txt", "gamma\n"]]) {
+      strictEqual(await Deno.readTextFile(join(dir, f)), text);
+    }
+    strictEqual(
+      await exists(join(dir, ".sdd", "worktrees", "1.1-write-a-a1")),
+      false,
+      "merged worktrees are removed",
+    );
+    const gate = await bern(dir, ["lineage", "gate", "--json"]);
+    strictEqual(gate.code, 0, gate.stdout + gate.stderr);
+    const chain = JSON.parse((await bern(dir, ["lineage", "chain", "c.txt", "--json"])).stdout);
+    strictEqual(
+      JSON.stringify(chain).includes("scripted:2.1-write-c-a1"),
+      true,
+      "c.txt is signed by the agent that wrote it",
+    );
+    const audit = await bern(dir, ["audit", "verify"]);
+    strictEqual(audit.code, 0, audit.stdout + audit.stderr);
+    const runId = String(summary.run_id);
+    const score = await bern(dir, ["runs", "scorecard", runId, "--verify"]);
+    strictEqual(score.code, 0, score.stdout + score.stderr);
+    const kinds = (await ledgerRows(dir, runId)).map((r) => r.kind);
+    strictEqual(kinds[0], "run.open");
+    strictEqual(kinds[kinds.length - 1], "run.closed");
+    strictEqual(kinds.filter((k) => k === "task.completed").length, 3);
+    strictEqual(
+      (await git(dir, "status", "--porcelain", "--untracked-files=no")).trim(),
+      "",
+      "the root stays clean",
+    );
+  });
+});
+
+Deno.test("scheduling decisions of a real run replay identically", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted
+max_agents: 2
+stages:
+  - name: one
+    steps:
+${step("A", ["@agent write a.txt a"])}
+${step("B", ["@agent write b.txt b"])}
+${step("C", ["@agent write c.txt c"])}
+  - name: two
+    depends_on: [one]
+    steps:
+${step("D", ["@agent write d.txt d"])}
+`,
+    );
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 0, run.stderr);
+    const runId = String(summaryOf(run).run_id);
+    const records = JSON.parse(
+      await Deno.readTextFile(join(dir, ".sdd", "runs", runId, "decisions.json")),
+    );
+    ok(records.length >= 3, `${records.length} ticks recorded`);
+    for (const r of records) {
+      const replayed = scheduleTick({ ...r.input, notBefore: new Map(r.input.notBefore) });
+      deepStrictEqual(replayed, r.decisions, `tick ${r.tick}`);
+    }
+    // max_agents: 2 was honoured in every tick.
+    for (const r of records) {
+      const spawns = r.decisions.filter((d: { kind: string }) => d.kind === "spawn").length;
+      ok(spawns + r.input.running.length <= 2);
+    }
+  });
+});
+
+Deno.test("a merge conflict is refused, the agent's branch kept, and the run unhealthy", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted
+stages:
+  - name: both
+    steps:
+${step("Left", ["@agent write README.md left side"])}
+${step("Right", ["@agent write README.md right side"])}
+`,
+    );
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 1);
+    const summary = summaryOf(run);
+    strictEqual(summary.health, "UNHEALTHY");
+    const refused = summary.refused_merges as {
+      task_id: string;
+      branch: string;
+      reason: string;
+      detail: string;
+    }[];
+    strictEqual(refused.length, 1);
+    strictEqual(refused[0].reason, "merge-conflict");
+    ok(refused[0].detail.includes("README.md"));
+    ok(
+      (await git(dir, "branch", "--list", refused[0].branch)).includes(refused[0].branch),
+      "the work is kept",
+    );
+    const file = await Deno.readTextFile(join(dir, ".sdd", "runtime", "refused_merges.jsonl"));
+    ok(file.includes('"reason":"merge-conflict"'));
+    strictEqual(
+      (await git(dir, "status", "--porcelain", "--untracked-files=no")).trim(),
+      "",
+      "no half-merged state is left",
+    );
+  });
+});
+
+Deno.test("a failing tests gate refuses the work with its output; run_config refuses config edits", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted
+stages:
+  - name: s
+    steps:
+${step("Bad code", ["@agent write bad.txt broken"])}
+${step("Edit config", ["@agent write .mcp.json {}"])}
+`,
+      {
+        quality_gates: {
+          run_config: true,
+          tests: {
+            command: [
+              "sh",
+              "-c",
+              "if [ -e bad.txt ]; then echo 'bad.txt must not exist'; exit 4; fi",
+            ],
+          },
+        },
+      },
+    );
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 1);
+    const events = eventsOf(run);
+    const gates = events.filter((e) => e.type === "gate.failed").map((e) => [e.task_id, e.gate]);
+    deepStrictEqual(gates.sort(), [["1.1-bad-code", "tests"], ["1.2-edit-config", "run_config"]]);
+    const auditShow = await bern(dir, ["audit", "show", "--type", "gate.result", "--json"]);
+    ok(
+      auditShow.stdout.includes("bad.txt must not exist"),
+      "the gate output is recorded in the audit chain",
+    );
+    strictEqual(await exists(join(dir, "bad.txt")), false, "nothing was merged");
+  });
+});
+
+Deno.test("a crashing agent fails its task; the retry carries the failure into the next prompt", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted\nstages:\n  - name: s\n    steps:\n${step("Crash", ["@agent crash 7"])}\n`,
+      {
+        tuning: { tasks: { default_max_retries: 1 } },
+      },
+    );
+    const record = join(dir, "..", `${dir.split("/").pop()}.prompt`);
+    const run = await bern(dir, ["run", "plan.yaml", "--json"], {
+      BERNSTEIN_SCRIPTED_RECORD: record,
+    });
+    strictEqual(run.code, 1);
+    const events = eventsOf(run);
+    strictEqual(events.filter((e) => e.type === "task.spawned").length, 2, "one retry");
+    ok(
+      events.some((e) => e.type === "task.failed" && String(e.reason).includes("exit")),
+      JSON.stringify(events),
+    );
+    const prompt = await Deno.readTextFile(record);
+    ok(prompt.includes("Previous attempt failed (this is attempt 2)"), prompt);
+  });
+});
+
+Deno.test("a hanging agent is killed at its deadline with its whole process group", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted\nstages:\n  - name: s\n    steps:\n${
+        step("Hang", ["@agent hang"], "        scope: small\n")
+      }\n`,
+      {
+        tuning: {
+          agent: { kill_grace_s: 0.5 },
+          orchestrator: {
+            max_agent_runtime_s: 1,
+            scope_runtime_s: { small: 1, medium: 1, large: 1, xl: 1 },
+          },
+        },
+      },
+    );
+    const started = performance.now();
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 1, run.stderr);
+    ok(performance.now() - started < 60_000);
+    const failed = eventsOf(run).find((e) => e.type === "task.failed");
+    ok(String(failed?.reason).startsWith("deadline: killed after 1s"), JSON.stringify(failed));
+    const ps = JSON.parse((await bern(dir, ["ps", "--all", "--json"])).stdout);
+    const pid = ps.agents[0].pid as number;
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+    ok(stat === "" || stat.split(") ")[1]?.startsWith("Z"), "the agent process is gone");
+    const tasks = JSON.parse((await bern(dir, ["task", "list", "--json"])).stdout).tasks as {
+      status: string;
+      assigned_agent: string | null;
+    }[];
+    strictEqual(tasks[0].status, "failed", "the claim was released");
+  });
+});
+
+Deno.test("the default branch is refused before any worktree or process exists", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted\nstages:\n  - name: s\n    steps:\n${step("X", ["@agent write x.txt x"])}\n`,
+    );
+    const plan = await Deno.readTextFile(join(dir, "plan.yaml"));
+    await git(dir, "checkout", "-q", "main");
+    await Deno.writeTextFile(join(dir, "plan.yaml"), plan);
+    const run = await bern(dir, ["run", "plan.yaml"]);
+    strictEqual(run.code, 2);
+    ok(
+      run.stderr.startsWith(
+        "error[run.default_branch]: refusing to run on the default branch 'main'",
+      ),
+      run.stderr,
+    );
+    strictEqual(await exists(join(dir, ".sdd", "worktrees")), false);
+    strictEqual(await exists(join(dir, ".sdd", "runtime", "tasks.jsonl")), false);
+    const allowed = await bern(dir, ["run", "plan.yaml", "--dry-run"]);
+    strictEqual(allowed.code, 0, "--dry-run is exempt");
+    const withEnv = await bern(dir, ["run", "plan.yaml", "--json"], {
+      BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH: "1",
+    });
+    strictEqual(withEnv.code, 0, withEnv.stderr);
+  });
+});
+
+Deno.test("an unknown or missing adapter is refused up front with the adapters that would work", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `stages:\n  - name: s\n    steps:\n${step("X", ["@agent write x.txt x"])}\n`,
+    );
+    const unknown = await bern(dir, ["run", "plan.yaml", "--cli", "clade"]);
+    strictEqual(unknown.code, 2, unknown.stderr);
+    ok(unknown.stderr.includes("unknown adapter 'clade'"), unknown.stderr);
+    ok(unknown.stderr.includes("scripted"), "lists the adapters that would work");
+    const missing = await bern(dir, ["run", "plan.yaml", "--cli", "goose"], {
+      PATH: "/usr/bin:/bin",
+    });
+    strictEqual(missing.code, 2);
+    ok(missing.stderr.includes("adapter 'goose' cannot run"), missing.stderr);
+    strictEqual(await exists(join(dir, ".sdd", "worktrees")), false);
+  });
+});
+
+Deno.test("the zero-terminal backstop fails tasks stuck behind a blocked one and stops", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted
+stages:
+  - name: first
+    steps:
+${
+        step("Needs a human", [
+          '@agent run bernstein task block 1.1-needs-a-human --reason "needs credentials"',
+          "@agent no-report",
+        ])
+      }
+  - name: second
+    depends_on: [first]
+    steps:
+${step("After", ["@agent write after.txt x"])}
+`,
+    );
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 1, run.stderr + run.stdout);
+    const summary = summaryOf(run);
+    strictEqual(summary.end, "backstop");
+    ok(
+      String(summary.reason).includes("no task finished and nothing changed"),
+      String(summary.reason),
+    );
+    const tasks = JSON.parse((await bern(dir, ["task", "list", "--json"])).stdout).tasks as {
+      id: string;
+      status: string;
+      terminal_reason: string;
+    }[];
+    for (const t of tasks) {
+      strictEqual(t.status, "failed", t.id);
+      ok(t.terminal_reason.startsWith("backstop:"), t.terminal_reason);
+    }
+    const kinds = (await ledgerRows(dir, String(summary.run_id))).map((r) => r.kind);
+    ok(kinds.includes("task.abandoned"));
+  });
+});
+
+Deno.test("a goal runs a manager that creates tasks through the task server", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(dir, "stages: []\n");
+    const goal = [
+      "Say hello in a file.",
+      '@agent run bernstein task create --title "Write hello" --role backend --description "@agent write hello.txt hi"',
+      "@agent summary planned one task",
+    ].join("\n");
+    const run = await bern(dir, ["-g", goal, "--cli", "scripted", "--json"]);
+    strictEqual(run.code, 0, run.stderr + run.stdout);
+    const tasks = JSON.parse((await bern(dir, ["task", "list", "--json"])).stdout).tasks as {
+      id: string;
+      role: string;
+      parent_task_id: string | null;
+      status: string;
+    }[];
+    strictEqual(tasks.length, 2);
+    const child = tasks.find((t) => t.role === "backend");
+    strictEqual(child?.parent_task_id, "manager");
+    strictEqual(child?.status, "closed");
+    strictEqual(await Deno.readTextFile(join(dir, "hello.txt")), "hi\n");
+  });
+});
+
+Deno.test("a manager that creates no task in time aborts the run with exit 2 and a diagnostic", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(dir, "stages: []\n", {
+      tuning: { orchestrator: { stalled_manager_threshold_s: 1 } },
+    });
+    const run = await bern(dir, [
+      "-g",
+      "Think forever.\n@agent sleep 60000",
+      "--cli",
+      "scripted",
+      "--json",
+    ]);
+    strictEqual(run.code, 2, run.stderr);
+    const summary = summaryOf(run);
+    strictEqual(summary.end, "manager-stalled");
+    const diagnostic = JSON.parse(
+      await Deno.readTextFile(
+        join(dir, ".sdd", "runs", String(summary.run_id), "manager_stalled.json"),
+      ),
+    );
+    strictEqual(diagnostic.children, 0);
+    strictEqual(diagnostic.task_id, "manager");
+  });
+});
+
+Deno.test("a killed orchestrator resumes: acknowledged work is not redone and nothing is lost", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted
+stages:
+  - name: s
+    steps:
+${step("Quick", ["@agent write quick.txt q"])}
+${step("Slow", ["@agent sleep 2500", "@agent write slow.txt s"])}
+`,
+    );
+    const env = {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? dir,
+      NO_COLOR: "1",
+      ...runEnv(dir),
+    };
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-q",
+        "--frozen",
+        `--config=${REPO_ROOT}deno.json`,
+        "-P=bernstein",
+        `${REPO_ROOT}main.ts`,
+        "run",
+        "plan.yaml",
+        "--json",
+      ],
+      cwd: dir,
+      env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    // Wait until the quick task merged while the slow one is still running, then kill -9.
+    const deadline = Date.now() + 30_000;
+    while (!(await git(dir, "log", "--oneline")).includes("Merge 1.1-quick")) {
+      if (Date.now() > deadline) throw new Error("quick task never merged");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill("SIGKILL");
+    await child.output();
+    const again = await bern(dir, ["run", "--json"]);
+    strictEqual(again.code, 0, again.stderr + again.stdout);
+    const events = eventsOf(again);
+    strictEqual(events[0].type, "run.resumed");
+    deepStrictEqual(events.filter((e) => e.type === "task.spawned").map((e) => e.task_id), [
+      "1.2-slow",
+    ], "only the interrupted task runs again");
+    strictEqual(await Deno.readTextFile(join(dir, "slow.txt")), "s\n");
+    strictEqual(await Deno.readTextFile(join(dir, "quick.txt")), "q\n");
+    const summary = summaryOf(again);
+    const rows = await ledgerRows(dir, String(summary.run_id));
+    strictEqual(
+      rows.filter((r) => r.kind === "task.started" && r.task_id === "1.1-quick").length,
+      1,
+      "quick ran once",
+    );
+    ok(rows.some((r) => r.kind === "run.resumed"));
+    const gate = await bern(dir, ["lineage", "gate"]);
+    strictEqual(gate.code, 0, gate.stdout);
+  });
+});
