@@ -7,6 +7,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 /** Benchmark scripts, in print order. Each is run with the `dev` permission set. */
 const SCRIPTS: string[] = [
   "startup.ts",
+  "run.ts",
   "ledger.ts",
   "tasks.ts",
   "server.ts",

@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import {
   type Adapter,
+  type AdapterSettings,
   type AgentResult,
   type EndpointProfile,
   type Invocation,
   type ProgressEvent,
   writeInvocationFiles,
 } from "../adapters/mod.ts";
-import { BernsteinError } from "../errors/mod.ts";
 import { type EnvReader, type ProcessHandle, resolveInside, spawnProcess } from "../io/mod.ts";
 import type { Git } from "./git.ts";
 
@@ -39,6 +39,10 @@ export interface AgentLaunch {
   killGraceMs: number;
   /** The orchestrator runs as root. */
   isRoot: boolean;
+  /** `adapters.<name>` settings from the configuration. */
+  settings?: AdapterSettings;
+  /** The commit to start from (HEAD of the root), when the caller knows it. */
+  baseSha?: string;
 }
 
 /** A live agent. */
@@ -80,10 +84,13 @@ export function sessionPaths(
   };
 }
 
-/** A session id from a task id and attempt: safe for branch, folder and token names. */
-export function sessionId(taskId: string, attempt: number): string {
+/**
+ * A session id from a task id, attempt and run tag (unique across runs, so a branch kept from
+ * an earlier run never collides): safe for branch, folder and token names.
+ */
+export function sessionId(taskId: string, attempt: number, runTag: string): string {
   const safe = taskId.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[^A-Za-z0-9]+/, "") || "task";
-  return `${safe.slice(0, 100)}-a${attempt}`;
+  return `${safe.slice(0, 96)}-a${attempt}-${runTag}`;
 }
 
 /**
@@ -145,14 +152,39 @@ export async function startAgent(
   const logPath = await resolveInside(options.root, paths.logPath);
   await Deno.mkdir(join(options.sdd, "worktrees"), { recursive: true });
   await Deno.mkdir(home, { recursive: true, mode: 0o700 });
-  const baseSha = await options.git.revParse("HEAD");
-  if (await options.git.refExists(`refs/heads/${paths.branch}`)) {
-    throw new BernsteinError(
-      "run.branch_exists",
-      `branch ${paths.branch} already exists; refusing to reuse another session's work`,
-    );
-  }
+  // HEAD moves only when a merge lands; the caller passes the sha it already knows.
+  const baseSha = launch.baseSha ?? await options.git.revParse("HEAD");
   await options.git.addWorktree(worktree, paths.branch, baseSha);
+  try {
+    return await launchInWorktree(launch, options, {
+      worktree,
+      branch: paths.branch,
+      baseSha,
+      home,
+      logPath,
+    });
+  } catch (error) {
+    // Nothing ran in the worktree yet: remove it and its branch so a retry starts clean.
+    await options.git.removeWorktree(worktree, true).catch(() => {});
+    await options.git.deleteBranch(paths.branch, true).catch(() => {});
+    throw error;
+  }
+}
+
+interface PreparedWorktree {
+  worktree: string;
+  branch: string;
+  baseSha: string;
+  home: string;
+  logPath: string;
+}
+
+async function launchInWorktree(
+  launch: AgentLaunch,
+  options: StartAgentOptions,
+  prepared: PreparedWorktree,
+): Promise<AgentProcess> {
+  const { worktree, home, logPath } = prepared;
   const shimDir = await writeBernsteinShim(home, options.selfCommand, options.selfEnv);
   const path = `${shimDir}:${options.env.get("PATH") ?? "/usr/bin:/bin"}`;
   const invocation = launch.adapter.build({
@@ -166,6 +198,7 @@ export async function startAgent(
     env: options.env,
     extra_env: { ...launch.extraEnv, PATH: path },
     is_root: launch.isRoot,
+    settings: launch.settings,
     executable: launch.executable,
   });
   await writeInvocationFiles(invocation, home);
@@ -176,8 +209,8 @@ export async function startAgent(
   const agent: Partial<AgentProcess> = {
     launch,
     worktree,
-    branch: paths.branch,
-    baseSha,
+    branch: prepared.branch,
+    baseSha: prepared.baseSha,
     home,
     logPath,
     invocation,
@@ -190,27 +223,33 @@ export async function startAgent(
       options.onEvent?.(event);
     }
   };
-  const handle = spawnProcess(invocation.argv, {
-    cwd: invocation.cwd,
-    env: invocation.env,
-    stdin: invocation.stdin,
-    timeoutMs: launch.deadlineMs,
-    killGraceMs: launch.killGraceMs,
-    onStdout: (chunk) => {
-      log.writeSync(chunk);
-      agent.lastOutputMs = options.now();
-      pending += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = pending.indexOf("\n")) >= 0) {
-        feed(pending.slice(0, nl).replace(/\r$/, ""));
-        pending = pending.slice(nl + 1);
-      }
-    },
-    onStderr: (chunk) => {
-      log.writeSync(chunk);
-      agent.lastOutputMs = options.now();
-    },
-  });
+  let handle: ProcessHandle;
+  try {
+    handle = spawnProcess(invocation.argv, {
+      cwd: invocation.cwd,
+      env: invocation.env,
+      stdin: invocation.stdin,
+      timeoutMs: launch.deadlineMs,
+      killGraceMs: launch.killGraceMs,
+      onStdout: (chunk) => {
+        log.writeSync(chunk);
+        agent.lastOutputMs = options.now();
+        pending += decoder.decode(chunk, { stream: true });
+        let nl: number;
+        while ((nl = pending.indexOf("\n")) >= 0) {
+          feed(pending.slice(0, nl).replace(/\r$/, ""));
+          pending = pending.slice(nl + 1);
+        }
+      },
+      onStderr: (chunk) => {
+        log.writeSync(chunk);
+        agent.lastOutputMs = options.now();
+      },
+    });
+  } catch (error) {
+    log.close();
+    throw error;
+  }
   agent.handle = handle;
   agent.result = handle.done.then((exit) => {
     if (pending !== "") feed(pending);

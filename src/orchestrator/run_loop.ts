@@ -20,7 +20,7 @@ import type { HoldStore, Task, TaskStore } from "../tasks/mod.ts";
 import { type AgentProcess, sessionId, startAgent } from "./agent_session.ts";
 import { evaluateCompletionSignals, worktreeEdges } from "./completion_signals.ts";
 import { commandGate, type GateResult, runConfigGate } from "./gates.ts";
-import type { Git } from "./git.ts";
+import type { ChangedPath, Git } from "./git.ts";
 import { describeSignal } from "./planning.ts";
 import { buildPromptBody } from "./prompt.ts";
 import type { AgentRow, RunReporter } from "./reporter.ts";
@@ -252,6 +252,8 @@ export class RunLoop {
   readonly #failureContext = new Map<string, string>();
   readonly #resolved = new Map<string, ResolvedCli>();
   #mergeChain: Promise<void> = Promise.resolve();
+  /** HEAD of the root, cached between merges (the only thing that moves it). */
+  #head: string | undefined;
   #pendingMerges = 0;
   #wake: (() => void) | undefined;
   #stopRequested: string | undefined;
@@ -352,8 +354,13 @@ export class RunLoop {
           }
           for (const d of decisions) {
             if (d.kind === "fail_dependent") await this.#failDependent(d.taskId, d.reason);
-            if (d.kind === "spawn") await this.#spawn(tasks.find((t) => t.id === d.taskId) as Task);
           }
+          // Spawns of one tick are independent (own worktree, branch, token): start them together.
+          await Promise.all(
+            decisions.filter((d) => d.kind === "spawn").map((d) =>
+              this.#spawn(tasks.find((t) => t.id === d.taskId) as Task)
+            ),
+          );
           const fresh = decisions.some((d) => d.kind === "spawn" || d.kind === "fail_dependent")
             ? await ctx.store.list({})
             : tasks;
@@ -456,7 +463,9 @@ export class RunLoop {
   async #spawn(task: Task): Promise<void> {
     const { ctx } = { ctx: this.#ctx };
     const attempt = this.#attemptOf(task);
-    const session = sessionId(task.id, attempt) + (ctx.runAttempt > 1 ? `-r${ctx.runAttempt}` : "");
+    // The run id's hex tail plus the resume count: unique per run and per resume.
+    const runTag = `${ctx.runId.split("-").pop()}${ctx.runAttempt > 1 ? `r${ctx.runAttempt}` : ""}`;
+    const session = sessionId(task.id, attempt, runTag);
     const choice = this.#modelFor(task);
     let resolved: ResolvedCli;
     try {
@@ -535,6 +544,8 @@ export class RunLoop {
         deadlineMs: agentDeadlineSeconds(tuning, task.scope) * 1000,
         killGraceMs: tuning.agent.kill_grace_s * 1000,
         isRoot: ctx.isRoot,
+        settings: ctx.config.adapters?.[resolved.adapter.name],
+        baseSha: this.#head ??= await ctx.git.revParse("HEAD"),
       }, {
         root: ctx.root,
         sdd: ctx.sdd,
@@ -854,12 +865,14 @@ export class RunLoop {
     }
     s.state = "merging";
     this.#pendingMerges++;
-    this.#mergeChain = this.#mergeChain.then(() => this.#merge(s, task, costUsd)).catch((error) => {
-      ctx.reporter.event({
-        type: "run.warning",
-        message: `merge of ${task.id} failed unexpectedly: ${(error as Error).message}`,
-      });
-    }).finally(() => {
+    this.#mergeChain = this.#mergeChain.then(() => this.#merge(s, task, costUsd, changes)).catch(
+      (error) => {
+        ctx.reporter.event({
+          type: "run.warning",
+          message: `merge of ${task.id} failed unexpectedly: ${(error as Error).message}`,
+        });
+      },
+    ).finally(() => {
       this.#pendingMerges--;
       this.#wakeUp();
     });
@@ -867,11 +880,15 @@ export class RunLoop {
   }
 
   /** One merge into the branch checked out at the root; lineage for every file it brings in. */
-  async #merge(s: RunningSession, task: Task, costUsd: number | null): Promise<void> {
+  async #merge(
+    s: RunningSession,
+    task: Task,
+    costUsd: number | null,
+    changes: ChangedPath[],
+  ): Promise<void> {
     const { ctx } = { ctx: this.#ctx };
-    const changes = await ctx.git.changedPaths(s.baseSha, s.branch);
-    // After a crash between merge and close, the branch may already be in: do not merge twice.
-    const already = await ctx.git.isAncestor(s.branch, "HEAD");
+    // A session adopted after a crash may have merged already: never merge twice.
+    const already = s.agent === undefined && await ctx.git.isAncestor(s.branch, "HEAD");
     let sha: string;
     if (already) {
       sha = await ctx.git.revParse("HEAD");
@@ -889,6 +906,7 @@ export class RunLoop {
       }
       sha = merged.sha;
     }
+    this.#head = sha;
     const written: string[] = [];
     try {
       for (const change of changes) {
@@ -916,7 +934,10 @@ export class RunLoop {
       }
     } catch (error) {
       // lineage.strict: the write is refused, so the merge is undone and the branch kept.
-      if (!already) await ctx.git.run(["reset", "--hard", "--quiet", "ORIG_HEAD"]);
+      if (!already) {
+        await ctx.git.run(["reset", "--hard", "--quiet", "ORIG_HEAD"]);
+        this.#head = undefined;
+      }
       await this.#refuseMerge(s, task, "lineage-refused", (error as Error).message, costUsd);
       return;
     }
@@ -924,18 +945,21 @@ export class RunLoop {
       actor: "orchestrator",
       reason: `merged ${sha.slice(0, 12)}`,
     });
-    await this.#audit({
-      actor: "orchestrator",
-      event_type: "merge.completed",
-      resource_type: "task",
-      resource_id: task.id,
-      details: { session: s.session, branch: s.branch, sha, files: written },
-    });
-    await ctx.ledger.append({
-      kind: "task.completed",
-      task_id: task.id,
-      payload: { merged: true, cost_usd: costUsd, files: written.length, sha },
-    });
+    // The audit chain and the ledger are separate files: write both at once.
+    await Promise.all([
+      this.#audit({
+        actor: "orchestrator",
+        event_type: "merge.completed",
+        resource_type: "task",
+        resource_id: task.id,
+        details: { session: s.session, branch: s.branch, sha, files: written },
+      }),
+      ctx.ledger.append({
+        kind: "task.completed",
+        task_id: task.id,
+        payload: { merged: true, cost_usd: costUsd, files: written.length, sha },
+      }),
+    ]);
     this.outcome.merges.push({
       task_id: task.id,
       session: s.session,
@@ -948,9 +972,12 @@ export class RunLoop {
       files: written.length,
       sha,
     });
-    await this.#removeWorktree(s);
-    await ctx.git.deleteBranch(s.branch, true).catch(() => {});
-    await this.#finishSession(s, "merged");
+    // Clean-up is off the merge path: the next merge need not wait for it.
+    this.#track((async () => {
+      await this.#removeWorktree(s);
+      await ctx.git.deleteBranch(s.branch, true).catch(() => {});
+      await this.#finishSession(s, "merged");
+    })());
   }
 
   /** True when the artefact's latest entry already records these bytes by this agent. */

@@ -7,6 +7,7 @@ import { REPO_ROOT } from "../_helpers/cli.ts";
 import { bern, eventsOf, prepareRepo, runEnv, step, summaryOf } from "./_run_helpers.ts";
 
 const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
+const runTag = (summary: Record<string, unknown>) => String(summary.run_id).split("-").pop();
 
 async function ledgerRows(
   dir: string,
@@ -65,7 +66,7 @@ ${
       strictEqual(await Deno.readTextFile(join(dir, f)), text);
     }
     strictEqual(
-      await exists(join(dir, ".sdd", "worktrees", "1.1-write-a-a1")),
+      await exists(join(dir, ".sdd", "worktrees", `1.1-write-a-a1-${runTag(summary)}`)),
       false,
       "merged worktrees are removed",
     );
@@ -73,7 +74,7 @@ ${
     strictEqual(gate.code, 0, gate.stdout + gate.stderr);
     const chain = JSON.parse((await bern(dir, ["lineage", "chain", "c.txt", "--json"])).stdout);
     strictEqual(
-      JSON.stringify(chain).includes("scripted:2.1-write-c-a1"),
+      JSON.stringify(chain).includes(`scripted:2.1-write-c-a1-${runTag(summary)}`),
       true,
       "c.txt is signed by the agent that wrote it",
     );
