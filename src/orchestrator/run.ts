@@ -219,6 +219,7 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
       planPath: options.planPath,
       goal: options.goal,
       taskFilter: deps.env.get("BERNSTEIN_TASK_FILTER"),
+      syncGithubBacklog: config.github.sync_backlog,
     });
     for (const w of planned.warnings) deps.warn(w);
   }

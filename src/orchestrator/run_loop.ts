@@ -837,7 +837,8 @@ export class RunLoop {
         gate: failed.gate,
         reason: failed.reason,
       });
-      await this.#rejectDone(
+      // A refused gate is a refused merge: recorded, the branch kept, the run unhealthy.
+      await this.#refuseMerge(
         s,
         task,
         "gate-failed",
@@ -1200,6 +1201,14 @@ export class RunLoop {
   async #drain(): Promise<boolean> {
     const { ctx } = { ctx: this.#ctx };
     const reason = this.#stopRequested ?? "stop";
+    await this.#audit({
+      actor: "operator",
+      event_type: "run.stop_requested",
+      resource_type: "run",
+      resource_id: ctx.runId,
+      details: { reason, force: this.#forceStop, running: this.#running.size },
+    });
+    ctx.reporter.event({ type: "run.stopping", reason });
     if (this.#forceStop) {
       await this.#killAll(`stopped: ${reason}`);
     } else if (this.#running.size + this.#inFlight.size > 0) {
