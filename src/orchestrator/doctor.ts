@@ -1,4 +1,11 @@
 import { join } from "node:path";
+import {
+  ADAPTER_NAMES,
+  checkAdapter,
+  checkAllAvailability,
+  isAdapterName,
+  systemPathLookup,
+} from "../adapters/mod.ts";
 import { findProject, loadConfig } from "../config/mod.ts";
 import { KeyMissingError } from "../errors/mod.ts";
 import { type EnvReader, outputText, runProcess } from "../io/mod.ts";
@@ -232,6 +239,105 @@ async function stateCheck(cwd: string): Promise<DoctorCheck> {
   }
 }
 
+async function adapterChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
+  let config;
+  try {
+    config = (await loadConfig({ cwd, env })).config;
+  } catch {
+    return []; // the config check reports it
+  }
+  if (config === undefined) return [];
+  const lookup = systemPathLookup(env);
+  const configured = new Set<string>();
+  if (config.cli !== "auto") configured.add(config.cli);
+  for (const policy of Object.values(config.role_model_policy ?? {})) {
+    if (policy.cli) configured.add(policy.cli);
+  }
+  const all = await checkAllAvailability({ lookup, settings: config.adapters });
+  const found = all.filter((a) => a.available).map((a) => a.name);
+  const checks: DoctorCheck[] = [{
+    name: "adapters",
+    status: found.length > 0 ? "OK" : "WARN",
+    detail: found.length > 0 ? `available: ${found.join(", ")}` : "no agent CLI found on PATH",
+    hint: found.length > 0
+      ? undefined
+      : "install one (e.g. npm i -g @anthropic-ai/claude-code) — see 'bernstein adapters list'",
+  }];
+  if (config.cli === "auto" && found.every((n) => n === "scripted")) {
+    checks.push({
+      name: "adapters",
+      status: "WARN",
+      detail: "cli: auto has nothing to pick",
+      hint: "install an agent CLI or set cli:",
+    });
+  }
+  for (const name of [...configured].sort()) {
+    if (!isAdapterName(name)) {
+      checks.push({
+        name: `adapter ${name}`,
+        status: "FAIL",
+        detail: `'${name}' is not a registered adapter`,
+        hint: `known: ${ADAPTER_NAMES.join(", ")}`,
+      });
+      continue;
+    }
+    const report = await checkAdapter(name, {
+      lookup,
+      settings: config.adapters,
+      env,
+      timeoutMs: config.tuning.agent.probe_timeout_s * 1000,
+    });
+    if (!report.available) {
+      checks.push({
+        name: `adapter ${name}`,
+        status: "FAIL",
+        detail: `configured but not runnable: ${report.reason}`,
+        hint: "install it or change cli / role_model_policy",
+      });
+    } else if (!report.ok) {
+      const why = report.missing.length > 0
+        ? `flags gone from its --help: ${report.missing.join(", ")}`
+        : report.version_error ?? "contract check failed";
+      checks.push({
+        name: `adapter ${name}`,
+        status: "FAIL",
+        detail: `${report.version ?? "?"}: ${why}`,
+        hint: "pin the CLI version bernstein was checked against ('bernstein adapters check " +
+          name + "')",
+      });
+    } else {
+      checks.push({
+        name: `adapter ${name}`,
+        status: "OK",
+        detail: `${report.version ?? "version unknown"} at ${report.path}; flag contract holds`,
+      });
+    }
+  }
+  return checks;
+}
+
+async function storageCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
+  let backend = "memory";
+  try {
+    backend = (await loadConfig({ cwd, env })).config?.storage.backend ?? "memory";
+  } catch {
+    // Reported by the config check.
+  }
+  if (backend === "memory") {
+    return {
+      name: "storage",
+      status: "OK",
+      detail: "embedded JSONL task store (.sdd/runtime/tasks.jsonl)",
+    };
+  }
+  return {
+    name: "storage",
+    status: "FAIL",
+    detail: `storage.backend '${backend}' is not implemented in this version`,
+    hint: "set storage.backend: memory",
+  };
+}
+
 /** Runs every check; the caller prints them and exits 1 when any is FAIL. */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [
@@ -245,7 +351,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     ...await configCheck(options.cwd, options.env),
     await auditKeyCheck(options.env),
     await stateCheck(options.cwd),
+    await storageCheck(options.cwd, options.env),
     await portCheck(options.cwd, options.env),
+    ...await adapterChecks(options.cwd, options.env),
   ];
   for (const extra of options.extraChecks ?? []) checks.push(...await extra());
   return checks;

@@ -82,3 +82,28 @@ Deno.test("doctor reports every configuration problem", async () => {
     ok(config.some((c) => c.status === "FAIL" && c.detail.startsWith("bernstein.yaml:2:13")));
   });
 });
+
+Deno.test("doctor fails a configured adapter that is not installed and an unimplemented storage backend", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    await Deno.writeTextFile(
+      join(dir, "bernstein.yaml"),
+      "cli: goose\nrole_model_policy:\n  qa: { cli: scripted }\nstorage: { backend: postgres }\n",
+    );
+    const r = await doctor(dir, {
+      HOME: dir,
+      BERNSTEIN_AUDIT_KEY_PATH: join(dir, "k"),
+      PATH: "/usr/bin:/bin",
+    });
+    strictEqual(r.code, 1);
+    const byName = (n: string) => r.doc.checks.find((c) => c.name === n);
+    strictEqual(byName("adapter goose")?.status, "FAIL");
+    ok(byName("adapter goose")?.detail.includes("not runnable"));
+    strictEqual(
+      byName("adapter scripted")?.status,
+      "OK",
+      JSON.stringify(byName("adapter scripted")),
+    );
+    strictEqual(byName("storage")?.status, "FAIL");
+  });
+});
