@@ -8,6 +8,7 @@ import {
   type ProgressEvent,
   writeInvocationFiles,
 } from "../adapters/mod.ts";
+import { BernsteinError } from "../errors/mod.ts";
 import { type EnvReader, type ProcessHandle, resolveInside, spawnProcess } from "../io/mod.ts";
 import type { Git } from "./git.ts";
 
@@ -154,8 +155,15 @@ export async function startAgent(
   await Deno.mkdir(home, { recursive: true, mode: 0o700 });
   // HEAD moves only when a merge lands; the caller passes the sha it already knows.
   const baseSha = launch.baseSha ?? await options.git.revParse("HEAD");
-  await options.git.addWorktree(worktree, paths.branch, baseSha);
+  // Never touch a branch this session did not create: a name clash is an error, not a reuse.
+  if (await options.git.refExists(`refs/heads/${paths.branch}`)) {
+    throw new BernsteinError(
+      "run.branch_exists",
+      `branch ${paths.branch} already exists; refusing to reuse it`,
+    );
+  }
   try {
+    await options.git.addWorktree(worktree, paths.branch, baseSha);
     return await launchInWorktree(launch, options, {
       worktree,
       branch: paths.branch,
@@ -165,8 +173,7 @@ export async function startAgent(
     });
   } catch (error) {
     // Nothing ran in the worktree yet: remove it and its branch so a retry starts clean.
-    await options.git.removeWorktree(worktree, true).catch(() => {});
-    await options.git.deleteBranch(paths.branch, true).catch(() => {});
+    await options.git.discardWorktree(worktree, paths.branch);
     throw error;
   }
 }

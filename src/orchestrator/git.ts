@@ -59,6 +59,7 @@ export class Git {
   readonly #env: Record<string, string>;
   readonly #identity: GitIdentity;
   readonly #timeoutMs: number;
+  #worktreeQueue: Promise<void> = Promise.resolve();
 
   constructor(root: string, options: GitOptions) {
     this.root = root;
@@ -161,19 +162,45 @@ export class Git {
     return (await this.text(["status", "--porcelain", untracked], cwd)) !== "";
   }
 
+  /**
+   * Runs worktree bookkeeping one at a time: concurrent `git worktree add` calls race on
+   * `.git/worktrees/` (git 2.39 fails with "failed to read …/commondir").
+   */
+  #worktreeOps(fn: () => Promise<void>): Promise<void> {
+    const next = this.#worktreeQueue.then(fn);
+    this.#worktreeQueue = next.catch(() => {});
+    return next;
+  }
+
   /** Creates a worktree at `path` on a new branch `branch` starting at `base`. */
-  async addWorktree(path: string, branch: string, base: string): Promise<void> {
-    await this.run(["worktree", "add", "--quiet", "-b", branch, path, base]);
+  addWorktree(path: string, branch: string, base: string): Promise<void> {
+    return this.#worktreeOps(async () => {
+      await this.run(["worktree", "add", "--quiet", "-b", branch, path, base]);
+    });
   }
 
   /** Removes a worktree (its branch stays). */
-  async removeWorktree(path: string, force = false): Promise<void> {
-    await this.run(["worktree", "remove", ...(force ? ["--force"] : []), path]);
+  removeWorktree(path: string, force = false): Promise<void> {
+    return this.#worktreeOps(async () => {
+      await this.run(["worktree", "remove", ...(force ? ["--force"] : []), path]);
+    });
+  }
+
+  /** Undoes a half-made worktree: removes it if registered, prunes, deletes its branch. */
+  discardWorktree(path: string, branch: string): Promise<void> {
+    return this.#worktreeOps(async () => {
+      await this.run(["worktree", "remove", "--force", path], { allowFailure: true });
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+      await this.run(["worktree", "prune"], { allowFailure: true });
+      await this.run(["branch", "-D", branch], { allowFailure: true });
+    });
   }
 
   /** Prunes stale worktree metadata (after a crash removed a folder). */
-  async pruneWorktrees(): Promise<void> {
-    await this.run(["worktree", "prune"]);
+  pruneWorktrees(): Promise<void> {
+    return this.#worktreeOps(async () => {
+      await this.run(["worktree", "prune"]);
+    });
   }
 
   /** Stages everything in `cwd` and commits; returns the new commit, or undefined when clean. */
