@@ -483,6 +483,21 @@ Deno.test("attachment errors are refused at the door with the field path first",
       const first = r.stderr.trim().split("\n")[0];
       ok(first.startsWith(line), `expected ${line}\n     got ${first}`);
     }
+    // A dry run checks the same and lists what each task would get, starting nothing.
+    await Deno.writeTextFile(join(fx.root, "plan.yaml"), step("[shot.png]"));
+    const dry = await run(fx, ["plan.yaml", "--dry-run", "--json", "--attach", "src/app.ts:1-2"]);
+    strictEqual(dry.code, 0, dry.stderr);
+    const listed = JSON.parse(dry.stdout).attachments as Row[];
+    deepStrictEqual(listed.map((x) => [x.task_id, x.field, x.kind, x.outcome, x.sha256]), [
+      [
+        "1.1-a",
+        "run.attach[0]",
+        "text",
+        "attached",
+        sha256Hex(enc("const a = 1;\nconst b = 2;\n")),
+      ],
+      ["1.1-a", "stages[0].steps[0].attachments[0]", "image", "attached", sha256Hex(PNG)],
+    ]);
     ok(!(await exists(fx.record)), "no agent ran");
     ok(!(await exists(join(fx.root, ".sdd", "worktrees"))));
   });
