@@ -1,7 +1,7 @@
 // The attachments of one `bernstein run`: `--attach` files checked when the command line is
 // parsed, the up-front gate (policy, limits, capabilities) before any worktree or process, and
 // the per-spawn provider (read, screen, store, attest, stamp) with worktree-pinned resume.
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { AdapterSettingsMap } from "../adapters/mod.ts";
 import type { AuditKey, AuditSink } from "../audit/mod.ts";
 import { CasStore } from "../cas/mod.ts";
@@ -414,7 +414,7 @@ export class RunAttachments {
   async provider(parts: AttachmentProviderParts): Promise<SpawnAttachmentProvider> {
     const sdd = parts.project.sdd;
     this.#sdd = sdd;
-    const cas = new CasStore(`${sdd}/cas`, { clock: parts.clock, random: parts.random });
+    const cas = new CasStore(join(sdd, "cas"), { clock: parts.clock, random: parts.random });
     const previous = parts.resumed ? await loadRecord(sdd, parts.runId) : undefined;
     if (parts.resumed) {
       if (this.#declared.length > 0) {
@@ -465,7 +465,11 @@ export class RunAttachments {
       parts,
       cas,
       installIdSig: await readInstallIdSig(sdd),
-      resolver: new AttachmentResolver({ auditDir: `${sdd}/audit`, auditKey: parts.auditKey, cas }),
+      resolver: new AttachmentResolver({
+        auditDir: join(sdd, "audit"),
+        auditKey: parts.auditKey,
+        cas,
+      }),
       runWide: this.#runWide,
       record: this.#record,
       save: () => this.#save(),
