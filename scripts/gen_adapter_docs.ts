@@ -42,7 +42,11 @@ export function adapterTable(): string {
     const c = a.capabilities;
     return [
       a.name,
-      c.multimodal ? `yes (${c.max_attachment_bytes})` : "no",
+      c.multimodal
+        ? `yes (${c.max_attachment_bytes}; ${
+          c.image_types.map((t) => t.slice("image/".length)).join(", ")
+        })`
+        : "no",
       yes(c.resume),
       yes(c.cost_reporting),
       yes(c.token_reporting),
@@ -73,7 +77,7 @@ export function adapterTable(): string {
     ...table(
       [
         "adapter",
-        "multimodal (max bytes)",
+        "images (max bytes; types)",
         "resume",
         "cost",
         "tokens",

@@ -14,6 +14,7 @@ const SCRIPTS: string[] = [
   "audit.ts",
   "adapters.ts",
   "crypto.ts",
+  "attachments.ts",
 ];
 
 interface Figure {

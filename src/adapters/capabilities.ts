@@ -1,9 +1,11 @@
 /** What an adapter's CLI can do, as the orchestrator relies on it. */
 export interface Capabilities {
-  /** Accepts attachments inlined in the prompt (FORMATS.md §7) and can look at images. */
+  /** Can look at images inlined in the prompt (FORMATS.md §7); text attachments go to all. */
   multimodal: boolean;
-  /** Largest single attachment it accepts in bytes (0 when not multimodal). */
+  /** Largest single image its model API accepts, in bytes (0 when not multimodal). */
   max_attachment_bytes: number;
+  /** Image MIME types its model API accepts (empty when not multimodal). */
+  image_types: readonly ImageMime[];
   /** Can resume a previous session by id. */
   resume: boolean;
   /** Reports the cost of a run in its output. */
@@ -18,16 +20,22 @@ export interface Capabilities {
   endpoints: boolean;
 }
 
+/** The image types attachments can carry (what sniffing recognises). */
+export type ImageMime = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+
 const MB = 1024 * 1024;
+const NO_IMAGES = { multimodal: false, max_attachment_bytes: 0, image_types: [] } as const;
 
 /**
  * THE capability inventory: one row per registered adapter. The attachment gate, the docs and
  * `bernstein adapters list` read this table; adapters take their row from it.
  */
 export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
+  // Anthropic Messages API: 5 MB per image (larger is a 400), PNG, JPEG, GIF and WebP.
   claude: {
     multimodal: true,
-    max_attachment_bytes: 20 * MB,
+    max_attachment_bytes: 5 * MB,
+    image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
     resume: true,
     cost_reporting: true,
     token_reporting: true,
@@ -36,8 +44,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: true,
   },
   codex: {
-    multimodal: true,
-    max_attachment_bytes: 20 * MB,
+    ...NO_IMAGES,
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -45,9 +52,12 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     max_turns: false,
     endpoints: true,
   },
+  // Gemini API: inline data shares a 20 MB request limit and travels as base64 (4/3 larger),
+  // so 14 MiB leaves room for the prompt; PNG, JPEG and WebP (no GIF).
   gemini: {
     multimodal: true,
-    max_attachment_bytes: 20 * MB,
+    max_attachment_bytes: 14 * MB,
+    image_types: ["image/png", "image/jpeg", "image/webp"],
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -56,8 +66,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: true,
   },
   qwen: {
-    multimodal: false,
-    max_attachment_bytes: 0,
+    ...NO_IMAGES,
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -66,8 +75,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: true,
   },
   opencode: {
-    multimodal: true,
-    max_attachment_bytes: 20 * MB,
+    ...NO_IMAGES,
     resume: true,
     cost_reporting: true,
     token_reporting: true,
@@ -76,8 +84,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: true,
   },
   aider: {
-    multimodal: false,
-    max_attachment_bytes: 0,
+    ...NO_IMAGES,
     resume: false,
     cost_reporting: true,
     token_reporting: true,
@@ -86,8 +93,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: true,
   },
   ollama: {
-    multimodal: false,
-    max_attachment_bytes: 0,
+    ...NO_IMAGES,
     resume: false,
     cost_reporting: false,
     token_reporting: true,
@@ -96,8 +102,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: true,
   },
   cursor: {
-    multimodal: false,
-    max_attachment_bytes: 0,
+    ...NO_IMAGES,
     resume: true,
     cost_reporting: false,
     token_reporting: false,
@@ -106,8 +111,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: false,
   },
   amp: {
-    multimodal: false,
-    max_attachment_bytes: 0,
+    ...NO_IMAGES,
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -116,8 +120,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: false,
   },
   goose: {
-    multimodal: false,
-    max_attachment_bytes: 0,
+    ...NO_IMAGES,
     resume: true,
     cost_reporting: false,
     token_reporting: false,
@@ -126,8 +129,7 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: true,
   },
   generic: {
-    multimodal: false,
-    max_attachment_bytes: 0,
+    ...NO_IMAGES,
     resume: false,
     cost_reporting: false,
     token_reporting: false,
@@ -135,10 +137,10 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     max_turns: true,
     endpoints: true,
   },
-  // The scripted agent records the prompt bytes it got, so attachment tests use it.
+  // The test agent takes no images; tests may register it as multimodal with the
+  // `adapters.scripted.test_multimodal` setting (see capabilitiesFor).
   scripted: {
-    multimodal: true,
-    max_attachment_bytes: 20 * MB,
+    ...NO_IMAGES,
     resume: false,
     cost_reporting: true,
     token_reporting: true,
@@ -153,4 +155,34 @@ export function capabilitiesOf(name: string): Capabilities {
   const row = CAPABILITY_TABLE[name];
   if (row === undefined) throw new Error(`no capability row for adapter '${name}'`);
   return row;
+}
+
+/**
+ * What the scripted test agent can do when a test registers it as multimodal
+ * (`adapters.scripted.test_multimodal: true`): every image type, 20 MiB.
+ */
+export const SCRIPTED_TEST_MULTIMODAL: Capabilities = {
+  ...CAPABILITY_TABLE.scripted,
+  multimodal: true,
+  max_attachment_bytes: 20 * MB,
+  image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+};
+
+/** The adapter setting that registers the scripted test agent as multimodal (tests only). */
+export const TEST_MULTIMODAL_SETTING = "test_multimodal";
+
+/**
+ * The capabilities an adapter runs with: its table row, except that the scripted test agent
+ * counts as multimodal when `adapters.scripted.test_multimodal` is true. No other adapter can
+ * be made multimodal by configuration (the config loader refuses the setting elsewhere), and
+ * the scripted agent never runs from a compiled binary.
+ */
+export function capabilitiesFor(
+  name: string,
+  settings: Readonly<Record<string, { test_multimodal?: boolean }>> = {},
+): Capabilities {
+  if (name === "scripted" && settings.scripted?.test_multimodal === true) {
+    return SCRIPTED_TEST_MULTIMODAL;
+  }
+  return capabilitiesOf(name);
 }

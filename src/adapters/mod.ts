@@ -24,7 +24,14 @@
 export { BASE_ENV as BASE_AGENT_ENV } from "./_env.ts";
 export { aider } from "./aider.ts";
 export { amp } from "./amp.ts";
-export { type Capabilities, capabilitiesOf, CAPABILITY_TABLE } from "./capabilities.ts";
+export {
+  type Capabilities,
+  capabilitiesFor,
+  capabilitiesOf,
+  CAPABILITY_TABLE,
+  type ImageMime,
+  TEST_MULTIMODAL_SETTING,
+} from "./capabilities.ts";
 export { claude } from "./claude.ts";
 export { codex, CODEX_ENDPOINT_KEY_ENV, CODEX_PROVIDER_ID, codexConfigToml } from "./codex.ts";
 export {

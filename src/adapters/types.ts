@@ -21,6 +21,8 @@ export interface AdapterSettings {
   extra_args?: string[];
   /** More environment variable names passed through (exact names). */
   env?: string[];
+  /** scripted only (tests): register the scripted agent as multimodal (see capabilitiesFor). */
+  test_multimodal?: boolean;
   /** claude only: what to do when running as root (see the claude adapter). */
   root_permission?: "accept_edits" | "is_sandbox";
   /** generic only: the command (executable first). */

@@ -1,10 +1,87 @@
 /**
  * Attachments: files handed to agents with their prompt — images for multimodal adapters, text
- * and line-range excerpts for all — sniffed by content, encoded in one wire format.
+ * and line-range excerpts for all — sniffed by content, screened against limits and the path
+ * policy, encoded in one wire format (FORMATS.md §7), stored in CAS and attested in the audit
+ * chain per worker (`multimodal.attach`), and resolved back only for the worktree they were
+ * attested to.
+ *
+ * @example
+ * ```ts
+ * const attachments = await RunAttachments.fromCommandLine(["design.png", "src/app.ts:40-80"], {
+ *   cwd: Deno.cwd(),
+ *   warn: (w) => console.error(w.message),
+ * });
+ * // executeRun(options, { attachmentGate: (i) => attachments.gate(i),
+ * //                       attachments: (p) => attachments.provider(p) })
+ * ```
  *
  * @module
  */
-export { AttachmentError } from "./errors.ts";
+export {
+  ATTACH_EVENT,
+  attachEventDetails,
+  attestAttachment,
+  type AttestTarget,
+  installIdSig,
+  readInstallIdSig,
+  worktreeIdOf,
+} from "./attest.ts";
+export {
+  AttachmentCapabilityError,
+  AttachmentChainUnverified,
+  AttachmentError,
+  AttachmentNotAttested,
+  AttachmentSpawnPathError,
+  AttachmentUnreadableError,
+  WorktreeAccessDenied,
+} from "./errors.ts";
+export {
+  adaptersTakingImage,
+  checkAdapterTakesImage,
+  checkAttachmentCount,
+  formatSize,
+  type ImageDestination,
+  type ImageFacts,
+  MAX_ATTACHMENTS,
+  MAX_SOURCE_BYTES,
+  MAX_TEXT_CHARS,
+} from "./limits.ts";
+export {
+  type AttachmentOutcome,
+  type AttachmentRow,
+  loadRecord,
+  recordPath,
+  type RunAttachmentRecord,
+  type RunWideEntry,
+  type SpawnEntry,
+} from "./record.ts";
+export {
+  type AttachEvent,
+  AttachmentResolver,
+  type AttachmentResolverOptions,
+  type PinOptions,
+  type ResolvedAttachment,
+} from "./resolver.ts";
+export {
+  type AttachmentConfig,
+  type AttachmentGateInput,
+  type AttachmentProject,
+  type AttachmentProviderParts,
+  RunAttachments,
+  SpawnAttachmentProvider,
+  type SpawnAttachmentSet,
+  type SpawnInfo,
+} from "./run_attachments.ts";
+export { codePointLength, screenAttachment, type Screened, type ScreenOptions } from "./screen.ts";
 export { sniffBytes, type SniffedKind } from "./sniff.ts";
+export {
+  checkReadable,
+  DEFAULT_DENY,
+  type LocateOptions,
+  locateSource,
+  readSource,
+  type SourceDecision,
+} from "./source.ts";
+export { DIRECT_SPAWN, refuseNonDirectSpawn, type SpawnPath } from "./spawn_path.ts";
 export { type AttachmentSpec, parseAttachmentSpec } from "./spec.ts";
 export { composePrompt, encodeAttachmentBlock, numberLines, type WireAttachment } from "./wire.ts";

@@ -126,8 +126,8 @@ export const ADAPTERS_COMMANDS: CommandSpec[] = [
     summary: "List every registered agent adapter: found on PATH, version, capabilities.",
     description: "Versions are probed under tuning.agent.probe_timeout_s in a throwaway HOME.\n" +
       "JSON: {adapters: [{name, summary, binary, available, path, reason, version,\n" +
-      "version_error, prompt, capabilities: {multimodal, max_attachment_bytes, resume,\n" +
-      "cost_reporting, token_reporting, turn_reporting, max_turns, endpoints}}],\n" +
+      "version_error, prompt, capabilities: {multimodal, max_attachment_bytes, image_types,\n" +
+      "resume, cost_reporting, token_reporting, turn_reporting, max_turns, endpoints}}],\n" +
       "auto_preference: [name], auto: name|null}.",
     json: true,
     run: list,

@@ -30,9 +30,12 @@ async function run(ctx: CommandContext): Promise<number> {
     planOnly: booleanFlag(ctx, "plan-only"),
     fresh: booleanFlag(ctx, "fresh"),
   };
-  if (attach.length > 0) {
-    throw new UsageError("attach.unsupported", "--attach is not wired into runs yet");
-  }
+  // `--attach` files must exist and be readable now, before anything else happens.
+  const { RunAttachments } = await import("../attachments/mod.ts");
+  const attachments = await RunAttachments.fromCommandLine(attach, {
+    cwd: ctx.cwd,
+    warn: (w) => ctx.out.warn(w),
+  });
   const reporter = ctx.json
     ? new orchestrator.JsonLinesReporter((line) => ctx.out.line(line))
     : ctx.out.stdout.isTerminal
@@ -45,8 +48,12 @@ async function run(ctx: CommandContext): Promise<number> {
     random: io.systemRandom,
     reporter,
     warn: (w) => ctx.out.warn(w),
+    attachmentGate: (input) => attachments.gate(input),
+    attachments: (parts) =>
+      attachments.provider({ ...parts, clock: io.systemClock, random: io.systemRandom }),
     onStopSignal: installStopHandler,
   });
+  const attached = attachments.rows();
   if (report.kind === "plan" || report.kind === "dry-run") {
     const rows = report.planned.drafts.map((d) => ({
       id: d.id ?? d.title,
@@ -60,7 +67,9 @@ async function run(ctx: CommandContext): Promise<number> {
         kind: report.kind,
         source: report.planned.source as unknown as JsonValue,
         tasks: rows as unknown as JsonValue,
-        ...(report.kind === "dry-run" ? { branch: report.branch } : {}),
+        ...(report.kind === "dry-run"
+          ? { branch: report.branch, attachments: attached as unknown as JsonValue }
+          : {}),
       });
       return 0;
     }
@@ -74,15 +83,20 @@ async function run(ctx: CommandContext): Promise<number> {
       ctx.out.line(`  ${r.id}  [${r.role} · ${r.adapter}]  ${r.title}${deps}`);
     }
     if (report.kind === "dry-run") {
+      printAttachments(ctx, attached);
       ctx.out.line(`merges would go into '${report.branch}'; nothing was started`);
     }
     return 0;
   }
   const s = report.summary;
   if (ctx.json) {
-    ctx.out.json({ type: "run.summary", summary: s });
+    ctx.out.json({
+      type: "run.summary",
+      summary: { ...s, attachments: attached as unknown as JsonValue },
+    });
   } else {
     printSummary(ctx, s as unknown as SummaryView);
+    printAttachments(ctx, attached);
   }
   if (s.end === "manager-stalled") return 2;
   return s.health === "HEALTHY" ? 0 : 1;
@@ -134,6 +148,22 @@ function printSummary(ctx: CommandContext, s: SummaryView): void {
   }
   ctx.out.line(`  summary  ${s.path}`);
   ctx.out.line(`  score    ${s.scorecard.path} (outcome ${s.scorecard.outcome ?? "?"})`);
+}
+
+interface AttachmentView {
+  task_id: string | null;
+  path: string;
+  kind: string | null;
+  outcome: string;
+  reason: string | null;
+}
+
+function printAttachments(ctx: CommandContext, rows: readonly AttachmentView[]): void {
+  for (const r of rows) {
+    const kind = r.kind ? ` ${r.kind}` : "";
+    const why = r.reason ? ` (${r.reason})` : "";
+    ctx.out.line(`  attach   ${r.task_id ?? "run"}: ${r.path}${kind} ${r.outcome}${why}`);
+  }
 }
 
 /** SIGINT/SIGTERM ask the run to stop; `.sdd/runtime/stop_request.json` may ask for force. */
@@ -357,7 +387,10 @@ export const RUN_COMMANDS: CommandSpec[] = [
       "root (unless BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH=1), uncommitted tracked changes,\n" +
       "an unknown or missing adapter, an image attachment for a non-multimodal adapter.\n" +
       "The run stays in the foreground with a live view on a TTY; --json streams events as JSON\n" +
-      "lines and ends with {type: run.summary, summary}. Stop it with Ctrl-C or 'bernstein stop'.\n" +
+      "lines and ends with {type: run.summary, summary}; summary.attachments (and the dry run's\n" +
+      "attachments) list [{task_id, field, path, kind, mime, sha256, size, outcome, reason}],\n" +
+      "outcome attached | partial | not_attached (docs/ATTACHMENTS.md).\n" +
+      "Stop it with Ctrl-C or 'bernstein stop'.\n" +
       RUN_EXIT,
     args: [{ name: "plan", help: "Plan file (YAML: stages and steps)." }],
     flags: [

@@ -199,6 +199,19 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   if (config.tuning.slo.error_budget_min_failures < 0) {
     config.tuning.slo.error_budget_min_failures = 0;
   }
+  for (const [name, settings] of Object.entries(config.adapters ?? {})) {
+    if (name !== "scripted" && settings.test_multimodal !== undefined) {
+      problems.push({
+        severity: "error",
+        code: "config.invalid_value",
+        message:
+          `adapters.${name}.test_multimodal: only the scripted test agent can be registered as multimodal; ` +
+          "what a real adapter accepts comes from the capability table",
+        location: sources.get(`adapters.${name}.test_multimodal`) ?? "effective configuration",
+      });
+    }
+  }
+  if (problems.some((p) => p.severity === "error")) return { merged, sources, problems };
   const stall = config.tuning.agent.stall_threshold_s;
   const idle = config.tuning.agent.idle_log_age_threshold_s;
   if (stall >= idle) {

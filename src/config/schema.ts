@@ -85,13 +85,15 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 /**
  * `adapters.<name>`: per-adapter settings. Common: `binary` (executable name or path instead
  * of the adapter's own), `extra_args` (appended to every invocation), `env` (more variable
- * names passed through). `claude` reads `root_permission`; `generic` reads the rest.
+ * names passed through). `claude` reads `root_permission`; `generic` reads the rest;
+ * `test_multimodal` registers the scripted test agent as multimodal (refused elsewhere).
  */
 export const AdapterSettingsSchema = z.object({
   binary: z.string().min(1).optional(),
   extra_args: z.array(z.string()).optional(),
   env: z.array(z.string().regex(ENV_NAME)).optional(),
   root_permission: z.enum(["accept_edits", "is_sandbox"]).optional(),
+  test_multimodal: z.boolean().optional(),
   command: z.array(z.string().min(1)).min(1).optional(),
   prompt: z.enum(["argv", "stdin", "file"]).optional(),
   prompt_flag: z.string().min(1).optional(),
@@ -139,6 +141,10 @@ export const ConfigSchema = z.object({
   local_endpoints: z.record(z.string(), LocalEndpointSchema).optional(),
   provider_availability: z.record(z.string(), z.boolean()).optional(),
   adapters: z.record(z.string(), AdapterSettingsSchema).optional(),
+  attachments: z.object({
+    // Repo-relative globs never attached (replaces the built-in list of secret-looking files).
+    deny: z.array(z.string().min(1)),
+  }).strict().optional(),
   storage: z.object({
     backend: z.enum(["memory", "postgres", "redis"]),
     database_url: z.string().min(1).optional(),

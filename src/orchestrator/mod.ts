@@ -73,6 +73,7 @@ export {
   type RunReporter,
 } from "./reporter.ts";
 export {
+  type AttachmentGateInput,
   type AttachmentParts,
   executeRun,
   type RunDeps,

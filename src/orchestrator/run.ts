@@ -1,8 +1,14 @@
 import { join } from "node:path";
 import { systemPathLookup } from "../adapters/mod.ts";
-import { AuditLog, ensureAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
+import { type AuditKey, AuditLog, ensureAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
-import { findProject, initWorkspace, type ProjectPaths, requireConfig } from "../config/mod.ts";
+import {
+  type Config,
+  findProject,
+  initWorkspace,
+  type ProjectPaths,
+  requireConfig,
+} from "../config/mod.ts";
 import { BernsteinError, UsageError, type Warning } from "../errors/mod.ts";
 import { type Clock, type EnvReader, type Random, writeFileAtomic } from "../io/mod.ts";
 import { LedgerWriter, runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
@@ -65,16 +71,42 @@ export interface RunDeps {
   reporter: RunReporter;
   /** Warnings (config, planning) before the run starts. */
   warn: (warning: Warning) => void;
+  /** Checks the run's attachments before any worktree or process exists (issue 7). */
+  attachmentGate?: (input: AttachmentGateInput) => Promise<void>;
   /** Builds the attachment provider once the run's stores exist (issue 7). */
   attachments?: (parts: AttachmentParts) => Promise<AttachmentProvider | undefined>;
   /** Installs a stop handler (SIGINT/SIGTERM); returns an uninstaller. */
   onStopSignal?: (stop: (reason: string) => void) => () => void;
 }
 
+/** What the attachment gate checks: the planned tasks and their adapters. */
+export interface AttachmentGateInput {
+  /** Project paths. */
+  project: ProjectPaths;
+  /** Effective configuration. */
+  config: Config;
+  /** Tasks to be created. */
+  drafts: readonly TaskDraft[];
+  /** Adapter name per draft (id, or title without one). */
+  adapters: Readonly<Record<string, string>>;
+  /** How agents start (the only path there is). */
+  spawnPath: "direct-subprocess";
+}
+
 /** What an attachment provider is built from. */
 export interface AttachmentParts {
   /** Project paths. */
   project: ProjectPaths;
+  /** Effective configuration. */
+  config: Config;
+  /** Run id. */
+  runId: string;
+  /** The run resumes after a crash. */
+  resumed: boolean;
+  /** Task store (digests are stamped on the task). */
+  store: TaskStore;
+  /** Audit key (the attachment resolver authenticates the chain). */
+  auditKey: AuditKey;
   /** Audit chain. */
   audit: AuditLog;
   /** Tasks of the run (for capability checks). */
@@ -251,6 +283,15 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
     }
   }
   if (options.planOnly && planned) return { kind: "plan", planned, adapters };
+  if (planned && deps.attachmentGate) {
+    await deps.attachmentGate({
+      project,
+      config,
+      drafts: planned.drafts,
+      adapters,
+      spawnPath: "direct-subprocess",
+    });
+  }
   if (options.dryRun && planned) return { kind: "dry-run", planned, adapters, branch };
 
   await initWorkspace(project, deps.random, { projectTemplate: false });
@@ -388,6 +429,11 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
     const provider = deps.attachments
       ? await deps.attachments({
         project,
+        config,
+        runId,
+        resumed: resume,
+        store,
+        auditKey,
         audit,
         tasks: all,
         adapterOf: async (t) => (await loop.resolveAdapter(t)).adapter.name,

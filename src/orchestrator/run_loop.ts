@@ -47,7 +47,15 @@ export interface AttachmentProvider {
   /** Resolves, stores and attests the attachments of one spawn. */
   forSpawn(
     task: Task,
-    spawn: { session: string; worktreeRelative: string; turnSeq: number },
+    spawn: {
+      session: string;
+      worktreeRelative: string;
+      turnSeq: number;
+      /** Adapter of this spawn (a retry ladder may change it). */
+      adapter: string;
+      /** How the agent starts: only "direct-subprocess" exists (and carries attachments). */
+      spawnPath: "direct-subprocess";
+    },
   ): Promise<SpawnAttachments | undefined>;
 }
 
@@ -509,6 +517,8 @@ export class RunLoop {
           session,
           worktreeRelative: join(".sdd", "worktrees", session),
           turnSeq: 0,
+          adapter: resolved.adapter.name,
+          spawnPath: "direct-subprocess",
         })
         : undefined;
       const body = buildPromptBody({

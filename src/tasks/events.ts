@@ -7,6 +7,7 @@ export type TaskEventType =
   | "task.created"
   | "task.transition"
   | "task.progress"
+  | "task.attachments"
   | "hold.added"
   | "hold.released";
 

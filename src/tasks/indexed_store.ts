@@ -13,6 +13,7 @@ import {
 } from "./errors.ts";
 import { NULL_EVENT_SINK, type TaskEvent, type TaskEventSink } from "./events.ts";
 import {
+  applyAttachmentStamp,
   applyProgress,
   applyTransition,
   buildTask,
@@ -32,6 +33,7 @@ import type {
   CreateOptions,
   ProgressOptions,
   ReleaseStaleOptions,
+  StampAttachmentsOptions,
   TaskFilter,
   TaskStore,
   TransitionOptions,
@@ -296,6 +298,13 @@ export class IndexedTaskStore implements TaskStore {
   async progress(id: string, options: ProgressOptions): Promise<Task> {
     this.#check();
     const change = applyProgress(this.#require(id), options, { now: this.#now() });
+    await this.#commit([change]);
+    return change.task;
+  }
+
+  async stampAttachments(id: string, options: StampAttachmentsOptions): Promise<Task> {
+    this.#check();
+    const change = applyAttachmentStamp(this.#require(id), options, { now: this.#now() });
     await this.#commit([change]);
     return change.task;
   }

@@ -109,6 +109,7 @@ export type {
   CreateOptions,
   ProgressOptions,
   ReleaseStaleOptions,
+  StampAttachmentsOptions,
   TaskFilter,
   TaskStore,
   TransitionOptions,

@@ -17,7 +17,7 @@ import {
   DEPENDENCY_SATISFIED,
   nextStatuses,
 } from "./state_machine.ts";
-import type { ProgressOptions, TransitionOptions } from "./store.ts";
+import type { ProgressOptions, StampAttachmentsOptions, TransitionOptions } from "./store.ts";
 import {
   type ParsedTaskDraft,
   type Task,
@@ -333,6 +333,49 @@ export function applyProgress(
       version: next.version,
       at: context.now,
       details,
+    },
+  };
+}
+
+const DIGEST = /^[0-9a-f]{64}$/;
+
+/**
+ * Stamps a spawn's attachment digests on an active task (`metadata.attachment_digests`,
+ * `metadata.attachment_session`): bumps version and `updated_at`, keeps the status.
+ */
+export function applyAttachmentStamp(
+  task: Task,
+  options: StampAttachmentsOptions,
+  context: { now: string },
+): TaskChange {
+  requireText(options.actor, "actor", 200);
+  const session = requireText(options.session, "session", 200);
+  if (!Array.isArray(options.digests) || options.digests.some((d) => !DIGEST.test(d))) {
+    throw new TaskValidationError("digests must be 64 lowercase hex characters each", {
+      location: "digests",
+    });
+  }
+  if (!CLAIMED_STATUSES.includes(task.status)) throw new TaskNotActiveError(task.id, task.status);
+  const digests = [...options.digests];
+  const next: Task = {
+    ...task,
+    metadata: { ...task.metadata, attachment_digests: digests, attachment_session: session },
+    version: task.version + 1,
+    updated_at: context.now,
+  };
+  return {
+    task: freezeTask(next),
+    event: {
+      type: "task.attachments",
+      resource_type: "task",
+      resource_id: task.id,
+      actor: options.actor,
+      reason: `attachments of ${session}`,
+      from: task.status,
+      to: task.status,
+      version: next.version,
+      at: context.now,
+      details: { session, attachment_digests: digests },
     },
   };
 }

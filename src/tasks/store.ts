@@ -67,6 +67,16 @@ export interface ProgressOptions {
   percent?: number;
 }
 
+/** Options of {@linkcode TaskStore.stampAttachments}. */
+export interface StampAttachmentsOptions {
+  /** Who stamps (the orchestrator at spawn). */
+  actor: string;
+  /** The agent session whose prompt carried the attachments. */
+  session: string;
+  /** Hex SHA-256 of each attachment, in prompt order (empty: the spawn carried none). */
+  digests: readonly string[];
+}
+
 /** Options of {@linkcode TaskStore.releaseStaleClaims}. */
 export interface ReleaseStaleOptions extends ChangeOptions {
   /** Claims whose task has not changed for this long (by `updated_at`) are released. */
@@ -113,6 +123,11 @@ export interface TaskStore {
   transition(id: string, to: TaskStatus, options: TransitionOptions): Promise<Task>;
   /** Records progress of an active task (claimed or in progress); bumps `updated_at`. */
   progress(id: string, options: ProgressOptions): Promise<Task>;
+  /**
+   * Stamps the attachment digests of a spawn on an active task (claimed or in progress):
+   * `metadata.attachment_digests` and `metadata.attachment_session`; bumps the version.
+   */
+  stampAttachments(id: string, options: StampAttachmentsOptions): Promise<Task>;
   /** Puts stale claims back to `open` (agent gone) and returns the released tasks. */
   releaseStaleClaims(options: ReleaseStaleOptions): Promise<Task[]>;
   /** Finishes pending writes and releases files/locks/connections. Idempotent. */

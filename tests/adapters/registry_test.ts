@@ -45,6 +45,7 @@ Deno.test("the capability table has exactly one row per adapter and adapters use
     assert.equal(adapter.capabilities, CAPABILITY_TABLE[adapter.name], adapter.name);
     const caps = adapter.capabilities;
     assert.equal(caps.multimodal, caps.max_attachment_bytes > 0, adapter.name);
+    assert.equal(caps.multimodal, caps.image_types.length > 0, adapter.name);
     assert.equal(caps.max_turns, adapter.max_turns_flag !== null || adapter.name === "generic");
   }
 });

@@ -225,3 +225,38 @@ Deno.test("a negative error budget clamps to 0 instead of failing", () => {
   });
   strictEqual(r.config?.tuning.slo.error_budget_min_failures, 0);
 });
+
+Deno.test("test_multimodal registers only the scripted test agent; elsewhere it is an error", () => {
+  const ok1 = resolveConfig({
+    layers: [yaml("bernstein.yaml", "adapters:\n  scripted:\n    test_multimodal: true\n")],
+    env: mapEnv({}),
+  });
+  ok(ok1.config);
+  strictEqual(ok1.config.adapters?.scripted?.test_multimodal, true);
+  const bad = resolveConfig({
+    layers: [yaml("bernstein.yaml", "adapters:\n  claude:\n    test_multimodal: true\n")],
+    env: mapEnv({}),
+  });
+  strictEqual(bad.config, undefined);
+  const problem = bad.problems.find((p) => p.severity === "error");
+  strictEqual(problem?.code, "config.invalid_value");
+  strictEqual(problem?.location, "bernstein.yaml");
+  ok(
+    /adapters\.claude\.test_multimodal: only the scripted test agent/.test(problem?.message ?? ""),
+  );
+});
+
+Deno.test("attachments.deny takes a list of globs", () => {
+  const r = resolveConfig({
+    layers: [yaml("bernstein.yaml", "attachments:\n  deny: ['secrets/**']\n")],
+    env: mapEnv({}),
+  });
+  deepStrictEqual(r.config?.attachments, { deny: ["secrets/**"] });
+  const bad = resolveConfig({
+    layers: [
+      parseYamlLayer("attachments:\n  deny: secrets\n", "bernstein.yaml", "bernstein.yaml").layer,
+    ],
+    env: mapEnv({}),
+  });
+  strictEqual(bad.config, undefined);
+});

@@ -543,6 +543,7 @@ Deno.test("server: an unexpected error is a 500 without details; a store outage 
     claim: (id, o) => inner.claim(id, o),
     transition: (id, to, o) => inner.transition(id, to, o),
     progress: (id, o) => inner.progress(id, o),
+    stampAttachments: (id, o) => inner.stampAttachments(id, o),
     releaseStaleClaims: (o) => inner.releaseStaleClaims(o),
     close: () => inner.close(),
   };

@@ -512,6 +512,39 @@ export function runTaskStoreConformance(factory: BackendFactory): void {
     );
   });
 
+  test("attachment digests are stamped on an active task, survive a reopen, and record an event", async (c) => {
+    const d1 = "a".repeat(64);
+    const d2 = "b".repeat(64);
+    const open = await c.store.create({ title: "x", role: "dev", metadata: { stage: "s" } }, OP);
+    await assert.rejects(
+      c.store.stampAttachments(open.id, { actor: "orchestrator", session: "s1", digests: [d1] }),
+      TaskNotActiveError,
+    );
+    const claimed = await taskIn(c.store, "claimed");
+    const after = await c.store.stampAttachments(claimed.id, {
+      actor: "orchestrator",
+      session: "s1",
+      digests: [d1, d2],
+    });
+    assert.equal(after.status, "claimed");
+    assert.equal(after.version, claimed.version + 1);
+    assert.deepEqual(after.metadata.attachment_digests, [d1, d2]);
+    assert.equal(after.metadata.attachment_session, "s1");
+    const e = c.events.at(-1);
+    assert.equal(e?.type, "task.attachments");
+    assert.deepEqual(e?.details, { session: "s1", attachment_digests: [d1, d2] });
+    await assert.rejects(
+      c.store.stampAttachments(claimed.id, { actor: "o", session: "s1", digests: ["ABC"] }),
+      (err: unknown) => err instanceof TaskValidationError && err.location === "digests",
+    );
+    if (c.harness.reopen) {
+      const again = await c.harness.reopen();
+      c.store = again;
+      c.harness.store = again;
+      assert.deepEqual((await again.get(claimed.id))?.metadata.attachment_digests, [d1, d2]);
+    }
+  });
+
   test("releaseStaleClaims reopens only claims idle past the limit, unless kept", async (c) => {
     const old = await taskIn(c.store, "in_progress", { title: "old" });
     const kept = await taskIn(c.store, "claimed", { title: "kept" });

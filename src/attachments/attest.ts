@@ -1,0 +1,108 @@
+// Provenance of one attachment of one worker: the exact encoded bytes stored once in CAS, and a
+// `multimodal.attach` audit event (FORMATS.md §2) binding them to the worker and its worktree.
+import { join } from "node:path";
+import type { AuditRecord, AuditSink } from "../audit/mod.ts";
+import type { JsonObject } from "../canonical/mod.ts";
+import type { CasStore } from "../cas/mod.ts";
+import { sha256Hex } from "../crypto/mod.ts";
+import { BernsteinError } from "../errors/mod.ts";
+import type { WireAttachment } from "./wire.ts";
+
+/** Event type of an attachment attestation. */
+export const ATTACH_EVENT = "multimodal.attach";
+
+const encoder = new TextEncoder();
+
+/** `worktree_id`: the first 16 hex of SHA-256 of the resolved (real, absolute) worktree path. */
+export function worktreeIdOf(resolvedPath: string): string {
+  return sha256Hex(encoder.encode(resolvedPath)).slice(0, 16);
+}
+
+/** `operator_install_id_sig`: hex SHA-256 of the 16-hex install id (its ASCII bytes). */
+export function installIdSig(installId: string): string {
+  if (!/^[0-9a-f]{16}$/.test(installId)) {
+    throw new BernsteinError(
+      "attach.install_id",
+      `.sdd/install_id must hold 16 lowercase hex characters, found ${
+        JSON.stringify(installId.slice(0, 40))
+      }`,
+      {
+        hint: "'bernstein init' writes it; restore it from backup or re-run init in a new project",
+      },
+    );
+  }
+  return sha256Hex(encoder.encode(installId));
+}
+
+/** Reads `.sdd/install_id` (written by `bernstein init`) and returns its signature. */
+export async function readInstallIdSig(sdd: string): Promise<string> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(join(sdd, "install_id"));
+  } catch (error) {
+    throw new BernsteinError(
+      "attach.install_id",
+      `cannot read .sdd/install_id: ${(error as Error).message}`,
+      {
+        hint: "run 'bernstein init'",
+      },
+    );
+  }
+  return installIdSig(text);
+}
+
+/** Who receives the attachment. */
+export interface AttestTarget {
+  /** CAS of the project. */
+  cas: CasStore;
+  /** Audit chain. */
+  audit: AuditSink;
+  /** `operator_install_id_sig`. */
+  installIdSig: string;
+  /** The worker (agent session id). */
+  workerId: string;
+  /** Turn the attachment belongs to (0 for the spawn-time turn). */
+  turnSeq: number;
+  /** `worktree_id` of the worker's worktree. */
+  worktreeId: string;
+}
+
+/** The `details` of a `multimodal.attach` event (before `prev_chain_digest` is bound). */
+export function attachEventDetails(item: WireAttachment, target: AttestTarget): JsonObject {
+  const details: JsonObject = {
+    sha256: item.sha256,
+    mime: item.mime,
+    operator_install_id_sig: target.installIdSig,
+    worker_id: target.workerId,
+    turn_seq: target.turnSeq,
+    worktree_id: target.worktreeId,
+  };
+  // How a text block is labelled in the prompt, so a resumed spawn renders the same bytes.
+  if (item.path !== undefined) details.path = item.path;
+  if (item.firstLine !== undefined) details.first_line = item.firstLine;
+  return details;
+}
+
+/**
+ * Stores the exact bytes once in CAS (first writer wins) and appends the `multimodal.attach`
+ * event with `prev_chain_digest` bound under the audit lock. Returns the audit record.
+ */
+export async function attestAttachment(
+  item: WireAttachment,
+  target: AttestTarget,
+): Promise<AuditRecord> {
+  const put = await target.cas.put(item.bytes, { contentType: item.mime });
+  if (put.digest !== item.sha256) {
+    throw new BernsteinError(
+      "attach.integrity",
+      `attachment bytes hash to ${put.digest}, not the ${item.sha256} they were screened with`,
+    );
+  }
+  return await target.audit.append({
+    actor: "orchestrator",
+    event_type: ATTACH_EVENT,
+    resource_type: "agent",
+    resource_id: target.workerId,
+    details: attachEventDetails(item, target),
+  }, { bindPrevChainDigest: true });
+}

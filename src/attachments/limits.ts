@@ -1,0 +1,111 @@
+// What one task's attachments may be: how many, how much text, and which images an adapter
+// takes (from the one capability table). Pure checks that throw the field path first.
+import {
+  ADAPTER_NAMES,
+  type AdapterSettingsMap,
+  type Capabilities,
+  capabilitiesFor,
+} from "../adapters/mod.ts";
+import { MAX_ATTACHMENTS_PER_TASK } from "../plan/mod.ts";
+import { AttachmentCapabilityError, AttachmentError } from "./errors.ts";
+
+/** Most attachments one task carries (run-wide and its own together, after de-duplication). */
+export const MAX_ATTACHMENTS = MAX_ATTACHMENTS_PER_TASK;
+
+/** Most rendered characters (code points of the line-numbered text) of one text attachment. */
+export const MAX_TEXT_CHARS = 100_000;
+
+/**
+ * Largest file read to make an attachment. Images are bounded lower by the adapters; a text
+ * file past this is refused rather than read whole for a 100 000-character excerpt.
+ */
+export const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
+
+/** `31.2 MB` (MiB, one decimal), for messages. */
+export function formatSize(bytes: number): string {
+  const mb = bytes / (1024 * 1024);
+  if (Number.isInteger(mb)) return `${mb} MB`;
+  if (mb >= 1) return `${mb.toFixed(mb >= 10 ? 0 : 1)} MB`;
+  return `${Math.max(1, Math.round(bytes / 1024))} KB`;
+}
+
+function imageTerms(caps: Capabilities): string {
+  const types = caps.image_types.map((t) => t.slice("image/".length)).join(", ");
+  return `${types} up to ${formatSize(caps.max_attachment_bytes)}`;
+}
+
+/** One image: its MIME type and size. */
+export interface ImageFacts {
+  /** Sniffed MIME type. */
+  mime: string;
+  /** Size in bytes. */
+  size: number;
+}
+
+/** Adapters that take this image (type and size), with their terms, for messages. */
+export function adaptersTakingImage(image: ImageFacts, settings: AdapterSettingsMap = {}): string {
+  const takers = ADAPTER_NAMES.map((name) => ({ name, caps: capabilitiesFor(name, settings) }))
+    .filter(({ caps }) =>
+      caps.multimodal && (caps.image_types as readonly string[]).includes(image.mime) &&
+      image.size <= caps.max_attachment_bytes
+    );
+  if (takers.length === 0) return "none (no adapter takes this image)";
+  return takers.map(({ name, caps }) => `${name} (${imageTerms(caps)})`).join(", ");
+}
+
+/** Where an image goes: the field it was declared in, the task and its adapter. */
+export interface ImageDestination {
+  /** Field path of the declaration (`run.attach[0]`). */
+  field: string;
+  /** Path as declared. */
+  path: string;
+  /** Task that would receive it. */
+  taskId: string;
+  /** Adapter of that task. */
+  adapter: string;
+  /** `adapters.<name>` settings (the scripted test agent's `test_multimodal`). */
+  settings?: AdapterSettingsMap;
+}
+
+/**
+ * Refuses an image its adapter cannot take: not multimodal → {@linkcode AttachmentCapabilityError}
+ * naming the adapters that can; a type or size the adapter's API refuses → `attach.invalid`.
+ */
+export function checkAdapterTakesImage(image: ImageFacts, to: ImageDestination): void {
+  const caps = capabilitiesFor(to.adapter, to.settings);
+  const takers = adaptersTakingImage(image, to.settings);
+  if (!caps.multimodal) {
+    throw new AttachmentCapabilityError(
+      `${to.path} is an image (${image.mime}) but task ${to.taskId} runs on '${to.adapter}', ` +
+        `which cannot take images; adapters that can: ${takers}`,
+      { location: to.field, hint: "give the task a multimodal adapter (cli: …) or drop the image" },
+    );
+  }
+  if (!(caps.image_types as readonly string[]).includes(image.mime)) {
+    throw new AttachmentError(
+      `${to.path} is ${image.mime}, which ${to.adapter} does not accept (it takes ${
+        imageTerms(caps)
+      }); adapters that take it: ${takers}`,
+      { location: to.field },
+    );
+  }
+  if (image.size > caps.max_attachment_bytes) {
+    throw new AttachmentError(
+      `file is ${formatSize(image.size)}, the limit for ${to.adapter} is ${
+        formatSize(caps.max_attachment_bytes)
+      } (${to.path}, task ${to.taskId})`,
+      { location: to.field },
+    );
+  }
+}
+
+/** Refuses more than {@linkcode MAX_ATTACHMENTS} attachments for one task. */
+export function checkAttachmentCount(count: number, field: string, taskId: string): void {
+  if (count > MAX_ATTACHMENTS) {
+    throw new AttachmentError(
+      `task ${taskId} would carry ${count} attachments; at most ${MAX_ATTACHMENTS} per task ` +
+        "(run-wide --attach and the step's own together)",
+      { location: field },
+    );
+  }
+}

@@ -1,0 +1,119 @@
+import { doesNotThrow, strictEqual, throws } from "node:assert/strict";
+import { CAPABILITY_TABLE } from "../../src/adapters/mod.ts";
+import {
+  adaptersTakingImage,
+  AttachmentSpawnPathError,
+  checkAdapterTakesImage,
+  checkAttachmentCount,
+  refuseNonDirectSpawn,
+} from "../../src/attachments/mod.ts";
+import type { BernsteinError } from "../../src/errors/mod.ts";
+
+const MB = 1024 * 1024;
+const to = { field: "run.attach[2]", path: "design.png", taskId: "t1" };
+
+function fails(code: string, pattern: RegExp, location = "run.attach[2]") {
+  return (e: unknown) => {
+    strictEqual((e as BernsteinError).code, code);
+    strictEqual((e as BernsteinError).location, location);
+    strictEqual(pattern.test((e as Error).message), true, (e as Error).message);
+    return true;
+  };
+}
+
+Deno.test("only claude and gemini take images, each with its own types and size limit", () => {
+  const multimodal = Object.entries(CAPABILITY_TABLE).filter(([, c]) => c.multimodal).map(([n]) =>
+    n
+  );
+  strictEqual(multimodal.join(","), "claude,gemini");
+  strictEqual(CAPABILITY_TABLE.claude.max_attachment_bytes, 5 * MB);
+  strictEqual(CAPABILITY_TABLE.gemini.image_types.includes("image/gif"), false);
+  strictEqual(
+    adaptersTakingImage({ mime: "image/png", size: 1000 }),
+    "claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp up to 14 MB)",
+  );
+  strictEqual(adaptersTakingImage({ mime: "image/gif", size: 1000 }).startsWith("claude ("), true);
+  strictEqual(
+    adaptersTakingImage({ mime: "image/png", size: 15 * MB }),
+    "none (no adapter takes this image)",
+  );
+});
+
+Deno.test("an image for a non-multimodal adapter is a usage error naming the adapters that can", () => {
+  throws(
+    () => checkAdapterTakesImage({ mime: "image/png", size: 10 }, { ...to, adapter: "qwen" }),
+    fails(
+      "attach.adapter_not_multimodal",
+      /design\.png is an image \(image\/png\) but task t1 runs on 'qwen', which cannot take images; adapters that can: claude .*, gemini/,
+    ),
+  );
+  throws(
+    () => checkAdapterTakesImage({ mime: "image/png", size: 10 }, { ...to, adapter: "scripted" }),
+    fails("attach.adapter_not_multimodal", /runs on 'scripted'/),
+    "the test agent is not multimodal unless a test registers it",
+  );
+});
+
+Deno.test("a type or size an adapter's API refuses is attach.invalid with the field first", () => {
+  throws(
+    () =>
+      checkAdapterTakesImage({ mime: "image/png", size: 31 * MB }, { ...to, adapter: "claude" }),
+    fails("attach.invalid", /^file is 31 MB, the limit for claude is 5 MB/),
+  );
+  throws(
+    () => checkAdapterTakesImage({ mime: "image/gif", size: 10 }, { ...to, adapter: "gemini" }),
+    fails(
+      "attach.invalid",
+      /image\/gif, which gemini does not accept .*adapters that take it: claude/,
+    ),
+  );
+  doesNotThrow(() =>
+    checkAdapterTakesImage({ mime: "image/webp", size: 5 * MB }, { ...to, adapter: "claude" })
+  );
+});
+
+Deno.test("the scripted agent takes images only when a test registers it with test_multimodal", () => {
+  const settings = { scripted: { test_multimodal: true } };
+  doesNotThrow(() =>
+    checkAdapterTakesImage({ mime: "image/gif", size: 19 * MB }, {
+      ...to,
+      adapter: "scripted",
+      settings,
+    })
+  );
+  throws(
+    () =>
+      checkAdapterTakesImage({ mime: "image/png", size: 10 }, {
+        ...to,
+        adapter: "qwen",
+        settings: { qwen: { test_multimodal: true } },
+      }),
+    fails("attach.adapter_not_multimodal", /runs on 'qwen'/),
+    "the setting does nothing for a real adapter",
+  );
+});
+
+Deno.test("at most 20 attachments per task", () => {
+  doesNotThrow(() => checkAttachmentCount(20, "stages[0].steps[1].attachments", "t1"));
+  throws(
+    () => checkAttachmentCount(21, "stages[0].steps[1].attachments", "t1"),
+    fails(
+      "attach.invalid",
+      /task t1 would carry 21 attachments; at most 20/,
+      "stages[0].steps[1].attachments",
+    ),
+  );
+});
+
+Deno.test("only the direct-subprocess spawn path carries attachments", () => {
+  doesNotThrow(() => refuseNonDirectSpawn("direct-subprocess", 3));
+  doesNotThrow(() => refuseNonDirectSpawn("container", 0));
+  for (const path of ["container", "sandbox", "runtime-bridge", "in-process"]) {
+    throws(() => refuseNonDirectSpawn(path, 1), (e: unknown) => {
+      strictEqual(e instanceof AttachmentSpawnPathError, true);
+      strictEqual((e as BernsteinError).code, "attach.spawn_path");
+      strictEqual((e as BernsteinError).exitCode, 2);
+      return true;
+    });
+  }
+});

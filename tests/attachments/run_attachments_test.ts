@@ -1,0 +1,160 @@
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { RunAttachments, type SpawnInfo } from "../../src/attachments/mod.ts";
+import { AuditLog } from "../../src/audit/mod.ts";
+import { sha256Hex } from "../../src/crypto/mod.ts";
+import type { BernsteinError, Warning } from "../../src/errors/mod.ts";
+import type { StampAttachmentsOptions, Task } from "../../src/tasks/mod.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+import { auditFixture } from "../audit/_helpers.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 5, 5]);
+
+async function project(dir: string) {
+  const root = join(dir, "repo");
+  const sdd = join(root, ".sdd");
+  await Deno.mkdir(join(sdd, "audit"), { recursive: true });
+  await Deno.writeTextFile(join(sdd, "install_id"), "0123456789abcdef");
+  await Deno.writeTextFile(join(root, "notes.txt"), "one\ntwo\n");
+  await Deno.writeFile(join(root, "shot.png"), PNG);
+  for (let i = 0; i < 25; i++) await Deno.writeTextFile(join(root, `f${i}.txt`), `file ${i}\n`);
+  return { root, sdd };
+}
+
+function task(id: string, attachments: string[]): Task {
+  return {
+    id,
+    title: id,
+    description: "",
+    role: "backend",
+    priority: 2,
+    scope: "small",
+    complexity: "low",
+    depends_on: [],
+    parent_task_id: null,
+    owned_files: [],
+    completion_signals: [],
+    cli: null,
+    model: null,
+    effort: null,
+    attachments,
+    max_retries: 2,
+    retry_count: 0,
+    assigned_agent: "s",
+    result_summary: null,
+    terminal_reason: null,
+    created_at: "2026-01-01T00:00:00.000Z",
+    version: 2,
+    metadata: { field: "stages[0].steps[0]" },
+    status: "claimed",
+    updated_at: "2026-01-01T00:00:00.000Z",
+  };
+}
+
+const settings = { adapters: { scripted: { test_multimodal: true } } };
+
+function spawn(session: string, adapter = "scripted"): SpawnInfo {
+  return {
+    session,
+    worktreeRelative: join(".sdd", "worktrees", session),
+    turnSeq: 0,
+    adapter,
+    spawnPath: "direct-subprocess",
+  };
+}
+
+function code(c: string) {
+  return (e: unknown) => (e as BernsteinError).code === c;
+}
+
+Deno.test("the gate counts run-wide and step attachments together and refuses a non-direct spawn path", async () => {
+  await withTempDir(async (dir) => {
+    const { root, sdd } = await project(dir);
+    const run = await RunAttachments.fromCommandLine(
+      Array.from({ length: 15 }, (_, i) => `f${i}.txt`),
+      { cwd: root, warn: () => {} },
+    );
+    const draft = {
+      id: "t1",
+      title: "t1",
+      role: "backend",
+      attachments: Array.from({ length: 10 }, (_, i) => `f${i + 15}.txt`),
+      metadata: { field: "stages[0].steps[1]" },
+    };
+    const input = {
+      project: { root, sdd },
+      config: settings,
+      drafts: [draft],
+      adapters: { t1: "scripted" },
+      spawnPath: "direct-subprocess",
+    };
+    await rejects(run.gate(input), (e: unknown) => {
+      strictEqual((e as BernsteinError).code, "attach.invalid");
+      strictEqual((e as BernsteinError).location, "stages[0].steps[1].attachments");
+      return /would carry 25 attachments; at most 20/.test((e as Error).message);
+    });
+    draft.attachments = ["f0.txt"];
+    await run.gate(input);
+    strictEqual(run.rows().length, 16);
+    strictEqual(run.rows()[15].reason, "also declared as run.attach[0]; attached once");
+    await rejects(run.gate({ ...input, spawnPath: "container" }), code("attach.spawn_path"));
+  });
+});
+
+Deno.test("the provider stamps the task and reuses a task's attested blocks on a retry, whatever the files became", async () => {
+  await withTempDir(async (dir) => {
+    const { root, sdd } = await project(dir);
+    const fx = await auditFixture(dir);
+    const audit = new AuditLog(join(sdd, "audit"), fx.key);
+    const warnings: Warning[] = [];
+    const run = await RunAttachments.fromCommandLine(["notes.txt:2"], {
+      cwd: root,
+      warn: (w) => warnings.push(w),
+    });
+    const t = task("t1", ["shot.png", ".env"]);
+    await Deno.writeTextFile(join(root, ".env"), "TOKEN=x\n");
+    await run.gate({
+      project: { root, sdd },
+      config: settings,
+      drafts: [{ id: "t1", title: "t1", role: "backend", attachments: t.attachments }],
+      adapters: { t1: "scripted" },
+      spawnPath: "direct-subprocess",
+    });
+    const stamps: StampAttachmentsOptions[] = [];
+    const provider = await run.provider({
+      project: { root, sdd },
+      config: settings,
+      audit,
+      auditKey: fx.key,
+      store: { stampAttachments: (_id, o) => Promise.resolve(stamps.push(o)) },
+      runId: "r1",
+      resumed: false,
+      adapterOf: () => Promise.resolve("scripted"),
+    });
+    const first = await provider.forSpawn(t, spawn("t1-a1"));
+    ok(first);
+    const digests = [sha256Hex(enc("two\n")), sha256Hex(PNG)];
+    deepStrictEqual(first.digests, digests);
+    deepStrictEqual(stamps, [{ actor: "orchestrator", session: "t1-a1", digests }]);
+    strictEqual(warnings[0].code, "attach.not_attached");
+    strictEqual(warnings[0].location, "stages[0].steps[0].attachments[1]");
+    const prompt = first.compose("body\n");
+    // The operator changes the image before the retry: the retry still gets the attested bytes.
+    await Deno.writeFile(join(root, "shot.png"), new Uint8Array([0xff, 0xd8, 0xff, 0]));
+    const again = await provider.forSpawn({ ...t, retry_count: 1 }, spawn("t1-a2"));
+    strictEqual(again?.compose("body\n"), prompt);
+    // A retry whose ladder moved the task to an adapter without images is refused at spawn.
+    await rejects(
+      provider.forSpawn(t, spawn("t1-a3", "qwen")),
+      code("attach.adapter_not_multimodal"),
+    );
+    await rejects(
+      provider.forSpawn(task("t2", []), { ...spawn("t2-a1"), spawnPath: "sandbox" }),
+      code("attach.spawn_path"),
+    );
+    const record = JSON.parse(await Deno.readTextFile(join(sdd, "runs", "r1", "attachments.json")));
+    deepStrictEqual(record.spawns.map((s: { session: string }) => s.session), ["t1-a1", "t1-a2"]);
+    await audit.close();
+  });
+});

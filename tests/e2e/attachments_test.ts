@@ -1,0 +1,728 @@
+// Attachments over real runs: the whole `bernstein` binary under its permission set, real git
+// worktrees, and the scripted agent (registered as multimodal through its test-only setting),
+// which records the exact prompt bytes it received (BERNSTEIN_SCRIPTED_RECORD).
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import {
+  AttachmentChainUnverified,
+  AttachmentResolver,
+  composePrompt,
+  WorktreeAccessDenied,
+} from "../../src/attachments/mod.ts";
+import { readAuditKey } from "../../src/audit/mod.ts";
+import { CasStore } from "../../src/cas/mod.ts";
+import { fromHex } from "../../src/canonical/mod.ts";
+import { sha256Hex } from "../../src/crypto/mod.ts";
+import { buildPromptBody } from "../../src/orchestrator/mod.ts";
+import { REPO_ROOT, runBernstein } from "../_helpers/cli.ts";
+import { git, makeRepo, withTempDir } from "../_helpers/temp.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** A real 1×1 PNG. */
+const PNG = fromHex(
+  "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c49444154789c63f8" +
+    "cfc0000003010100c9fe92ef0000000049454e44ae426082",
+);
+const APP = "const a = 1;\nconst b = 2;\nconst c = 3;\nconst d = 4;\n";
+
+function config(multimodal: boolean): string {
+  return [
+    "cli: scripted",
+    ...(multimodal ? ["adapters:", "  scripted:", "    test_multimodal: true"] : []),
+    "tuning:",
+    "  orchestrator:",
+    "    tick_interval_s: 0.2",
+    "  spawn:",
+    "    spawn_backoff_base_s: 0",
+    "  tasks:",
+    "    default_max_retries: 0",
+    "",
+  ].join("\n");
+}
+
+interface Fixture {
+  dir: string;
+  root: string;
+  record: string;
+  env: Record<string, string>;
+}
+
+/** A git repo on a feature branch with an image and a source file, and a fast config. */
+async function fixture(dir: string, options: { multimodal?: boolean } = {}): Promise<Fixture> {
+  const root = join(dir, "repo");
+  await Deno.mkdir(join(root, "src"), { recursive: true });
+  await makeRepo(root);
+  await Deno.writeFile(join(root, "shot.png"), PNG);
+  await Deno.writeTextFile(join(root, "src", "app.ts"), APP);
+  await git(root, "add", "-A");
+  await git(root, "commit", "-q", "-m", "files");
+  await Deno.mkdir(join(root, ".sdd"));
+  await Deno.writeTextFile(join(root, ".sdd", "config.yaml"), config(options.multimodal ?? true));
+  const record = join(dir, "prompt.bin");
+  return {
+    dir,
+    root,
+    record,
+    env: { BERNSTEIN_AUDIT_KEY_PATH: join(dir, "audit.key"), BERNSTEIN_SCRIPTED_RECORD: record },
+  };
+}
+
+function run(fx: Fixture, args: string[]) {
+  return runBernstein(["run", ...args], { cwd: fx.root, env: fx.env });
+}
+
+interface Row {
+  task_id: string | null;
+  field: string;
+  path: string;
+  kind: string | null;
+  sha256: string | null;
+  size: number | null;
+  outcome: string;
+  reason: string | null;
+}
+
+interface Summary {
+  health: string;
+  tasks: Record<string, number>;
+  attachments: Row[];
+  run_id: string;
+}
+
+function summaryOf(stdout: string): Summary {
+  const line = stdout.trim().split("\n").filter((l) => l.includes('"run.summary"')).pop();
+  ok(line, `no run.summary in:\n${stdout}`);
+  return JSON.parse(line).summary as Summary;
+}
+
+interface AuditLine {
+  event_type: string;
+  resource_id: string;
+  prev_hmac: string;
+  hmac: string;
+  details: Record<string, unknown>;
+}
+
+async function auditLines(root: string): Promise<AuditLine[]> {
+  const dir = join(root, ".sdd", "audit");
+  const names: string[] = [];
+  for await (const e of Deno.readDir(dir)) if (e.name.endsWith(".jsonl")) names.push(e.name);
+  const out: AuditLine[] = [];
+  for (const name of names.sort()) {
+    for (const line of (await Deno.readTextFile(join(dir, name))).split("\n")) {
+      if (line !== "") out.push(JSON.parse(line));
+    }
+  }
+  return out;
+}
+
+async function sessionFile(root: string, session: string): Promise<Record<string, unknown>> {
+  return JSON.parse(
+    await Deno.readTextFile(join(root, ".sdd", "runtime", "sessions", `${session}.json`)),
+  );
+}
+
+async function lastTask(root: string, id: string): Promise<Record<string, unknown>> {
+  let found: Record<string, unknown> | undefined;
+  const log = await Deno.readTextFile(join(root, ".sdd", "runtime", "tasks.jsonl"));
+  for (const line of log.split("\n")) {
+    if (line === "") continue;
+    for (const t of JSON.parse(line).tasks) if (t.id === id) found = t;
+  }
+  ok(found, `task ${id} not in the task log`);
+  return found;
+}
+
+async function lineage(root: string): Promise<Record<string, unknown>[]> {
+  const text = await Deno.readTextFile(join(root, ".sdd", "lineage", "log.jsonl"));
+  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+}
+
+const worktreeId = (path: string) => sha256Hex(enc(path)).slice(0, 16);
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+function plan(steps: string[], options: { secondStage?: string[] } = {}): string {
+  const lines = ["name: attach", "stages:", "  - name: one", "    steps:", ...steps];
+  if (options.secondStage) {
+    lines.push("  - name: two", "    depends_on: [one]", "    steps:", ...options.secondStage);
+  }
+  return lines.join("\n") + "\n";
+}
+
+Deno.test("a run hands an image and a line range to the agent: exact prompt bytes, CAS, audit event, stamps and lineage", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir);
+    await Deno.writeTextFile(
+      join(fx.root, "plan.yaml"),
+      plan([
+        "      - title: plain work",
+        "        description: '@agent write b.txt plain'",
+      ], {
+        secondStage: [
+          "      - title: look at the design",
+          "        description: '@agent write a.txt seen'",
+          "        attachments: [shot.png, 'src/app.ts:2-3']",
+        ],
+      }),
+    );
+    const r = await run(fx, ["plan.yaml", "--json"]);
+    strictEqual(r.code, 0, r.stderr + r.stdout);
+    const summary = summaryOf(r.stdout);
+    strictEqual(summary.health, "HEALTHY");
+    const taskA = "2.1-look-at-the-design";
+    const taskB = "1.1-plain-work";
+    const sessionA = `${taskA}-a1`;
+    const range = enc("const b = 2;\nconst c = 3;\n");
+    const png = sha256Hex(PNG);
+    const txt = sha256Hex(range);
+
+    // The exact bytes the agent received: §7 blocks in declaration order, then the task prompt.
+    const body = buildPromptBody({
+      taskId: taskA,
+      title: "look at the design",
+      description: "@agent write a.txt seen",
+      role: "backend",
+      ownedFiles: [],
+      signals: [],
+      attempt: 1,
+    });
+    const expected = composePrompt([
+      { mime: "image/png", sha256: png, bytes: PNG },
+      { mime: "text/plain", sha256: txt, bytes: range, path: "src/app.ts", firstLine: 2 },
+    ], body);
+    strictEqual(dec(await Deno.readFile(fx.record)), expected);
+    ok(expected.startsWith(
+      `<attachment mime="image/png" sha256="${png}">\n${btoa(String.fromCharCode(...PNG))}\n` +
+        `</attachment>\n\n<attachment mime="text/plain" sha256="${txt}" path="src/app.ts" lines="2-3">\n` +
+        "2 | const b = 2;\n3 | const c = 3;\n</attachment>\n\n",
+    ));
+
+    // CAS: the exact encoded bytes, once.
+    deepStrictEqual(await Deno.readFile(join(fx.root, ".sdd", "cas", png.slice(0, 2), png)), PNG);
+    deepStrictEqual(await Deno.readFile(join(fx.root, ".sdd", "cas", txt.slice(0, 2), txt)), range);
+
+    // The audit events: one per block, bound to the worker, its worktree and the chain.
+    const session = await sessionFile(fx.root, sessionA);
+    const installId = await Deno.readTextFile(join(fx.root, ".sdd", "install_id"));
+    const audit = await auditLines(fx.root);
+    const attach = audit.filter((e) => e.event_type === "multimodal.attach");
+    strictEqual(attach.length, 2, "the task without attachments has no attach event");
+    const base = {
+      operator_install_id_sig: sha256Hex(enc(installId)),
+      worker_id: sessionA,
+      turn_seq: 0,
+      worktree_id: worktreeId(session.worktree as string),
+    };
+    deepStrictEqual(attach[0].details, {
+      ...base,
+      sha256: png,
+      mime: "image/png",
+      prev_chain_digest: attach[0].prev_hmac,
+    });
+    deepStrictEqual(attach[1].details, {
+      ...base,
+      sha256: txt,
+      mime: "text/plain",
+      path: "src/app.ts",
+      first_line: 2,
+      prev_chain_digest: attach[1].prev_hmac,
+    });
+    strictEqual(attach[0].resource_id, sessionA);
+
+    // Stamped on the session and its task; the spawn event carries them too.
+    deepStrictEqual(session.attachment_digests, [png, txt]);
+    const task = await lastTask(fx.root, taskA);
+    deepStrictEqual((task.metadata as Record<string, unknown>).attachment_digests, [png, txt]);
+    const spawned = audit.find((e) =>
+      e.event_type === "agent.spawned" && e.resource_id === sessionA
+    );
+    deepStrictEqual(spawned?.details.attachment_digests, [png, txt]);
+    deepStrictEqual((await sessionFile(fx.root, `${taskB}-a1`)).attachment_digests, []);
+
+    // Lineage: the task's entries carry the digests; the other task's keep their old form.
+    const entries = await lineage(fx.root);
+    const a = entries.find((e) => e.artefact_path === "a.txt");
+    const b = entries.find((e) => e.artefact_path === "b.txt");
+    deepStrictEqual(a?.attachment_digests, [png, txt]);
+    deepStrictEqual(Object.keys(b ?? {}).sort(), [
+      "agent_card_kid",
+      "agent_id",
+      "artefact_kind",
+      "artefact_path",
+      "content_hash",
+      "operator_hmac",
+      "parent_hashes",
+      "span_id",
+      "tool_call_id",
+      "ts_ns",
+      "v",
+    ]);
+
+    // The run's JSON output lists each attachment.
+    deepStrictEqual(summary.attachments, [
+      {
+        task_id: taskA,
+        field: "stages[1].steps[0].attachments[0]",
+        path: "shot.png",
+        kind: "image",
+        mime: "image/png",
+        sha256: png,
+        size: PNG.length,
+        outcome: "attached",
+        reason: null,
+      },
+      {
+        task_id: taskA,
+        field: "stages[1].steps[0].attachments[1]",
+        path: "src/app.ts",
+        kind: "text",
+        mime: "text/plain",
+        sha256: txt,
+        size: range.length,
+        outcome: "attached",
+        reason: null,
+      },
+    ]);
+    const verify = await runBernstein(["audit", "verify"], { cwd: fx.root, env: fx.env });
+    strictEqual(verify.code, 0, verify.stdout + verify.stderr);
+  });
+});
+
+Deno.test("--attach goes to every agent; a path declared twice is attested once; refused files are reported", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir);
+    await Deno.writeTextFile(join(fx.root, "notes.txt"), "remember the milk\n");
+    await Deno.writeTextFile(join(fx.root, ".env"), "TOKEN=secret-value\n");
+    await Deno.writeTextFile(join(dir, "outside.txt"), "outside text\n");
+    await Deno.symlink(join(dir, "outside.txt"), join(fx.root, "escape.txt"));
+    // 5 000 lines of 30 characters render to far more than 100 000 characters.
+    await Deno.writeTextFile(
+      join(fx.root, "big.log"),
+      Array.from({ length: 5000 }, (_, i) => `log line ${String(i).padStart(20, "0")}\n`).join(""),
+    );
+    await Deno.writeTextFile(
+      join(fx.root, "plan.yaml"),
+      plan([
+        "      - title: first",
+        "        description: '@agent write f.txt 1'",
+        "        attachments: [notes.txt]",
+      ], {
+        secondStage: ["      - title: second", "        description: '@agent write s.txt 2'"],
+      }),
+    );
+    const r = await run(fx, [
+      "plan.yaml",
+      "--json",
+      "--attach",
+      "notes.txt",
+      "--attach",
+      "../outside.txt",
+      "--attach",
+      "escape.txt",
+      "--attach",
+      ".env",
+      "--attach",
+      "big.log",
+    ]);
+    strictEqual(r.code, 0, r.stderr + r.stdout);
+    ok(
+      r.stderr.includes(
+        "warning[attach.not_attached]: run.attach[1]: ../outside.txt is not attached: outside the project",
+      ),
+    );
+    ok(
+      r.stderr.includes(
+        "run.attach[2]: escape.txt is not attached: it leaves the project through a symlink",
+      ),
+    );
+    ok(
+      r.stderr.includes(
+        "run.attach[3]: .env is not attached: denied by config (attachments.deny: '**/.env')",
+      ),
+    );
+    const summary = summaryOf(r.stdout);
+    const notes = sha256Hex(enc("remember the milk\n"));
+    const rows = (task: string) => summary.attachments.filter((x) => x.task_id === task);
+    const first = rows("1.1-first");
+    deepStrictEqual(first.map((x) => [x.field, x.outcome]), [
+      ["run.attach[0]", "attached"],
+      ["run.attach[1]", "not_attached"],
+      ["run.attach[2]", "not_attached"],
+      ["run.attach[3]", "not_attached"],
+      ["run.attach[4]", "partial"],
+      ["stages[0].steps[0].attachments[0]", "attached"],
+    ]);
+    strictEqual(first[5].reason, "also declared as run.attach[0]; attached once");
+    strictEqual(first[5].sha256, notes);
+    deepStrictEqual([first[1].sha256, first[1].size, first[1].kind], [null, null, null]);
+    ok(
+      /^rendered text is over 100000 characters; attached lines 1-\d+ of 1-5000$/.test(
+        first[4].reason ?? "",
+      ),
+    );
+    strictEqual(rows("2.1-second").length, 5, "the second agent gets the run-wide attachments too");
+
+    // One attestation per block and worker: notes.txt once for the first agent despite two declarations.
+    const attach = (await auditLines(fx.root)).filter((e) => e.event_type === "multimodal.attach");
+    const of = (worker: string) =>
+      attach.filter((e) => e.details.worker_id === worker).map((e) => e.details.sha256);
+    deepStrictEqual(of("1.1-first-a1"), [notes, first[4].sha256]);
+    deepStrictEqual(of("2.1-second-a1"), [notes, first[4].sha256]);
+
+    // The second agent's prompt: no secret, nothing from outside, the log cut at whole lines.
+    const prompt = dec(await Deno.readFile(fx.record));
+    ok(!prompt.includes("secret-value") && !prompt.includes("outside text"));
+    const m =
+      /<attachment mime="text\/plain" sha256="[0-9a-f]{64}" path="big\.log" lines="1-(\d+)">\n([^]*?)\n<\/attachment>/
+        .exec(prompt);
+    ok(m, "the log block is in the prompt");
+    ok([...m[2]].length <= 100_000, "the rendered excerpt is within the limit");
+    strictEqual(m[2].split("\n").length, Number(m[1]));
+  });
+});
+
+Deno.test("an image for an adapter that cannot take it refuses the run before any worktree or process", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir, { multimodal: false });
+    await Deno.writeTextFile(
+      join(fx.root, "plan.yaml"),
+      plan([
+        "      - title: look",
+        "        description: '@agent write a.txt x'",
+        "        attachments: [shot.png]",
+      ]),
+    );
+    for (
+      const [args, field] of [
+        [["plan.yaml"], "stages[0].steps[0].attachments[0]"],
+        [["plan.yaml", "--attach", "shot.png"], "run.attach[0]"],
+      ] as const
+    ) {
+      const r = await run(fx, [...args]);
+      strictEqual(r.code, 2, r.stderr);
+      strictEqual(
+        r.stderr.trim().split("\n").at(-1),
+        `error[attach.adapter_not_multimodal]: ${field}: shot.png is an image (image/png) but task ` +
+          "1.1-look runs on 'scripted', which cannot take images; adapters that can: " +
+          "claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp up to 14 MB) " +
+          "(give the task a multimodal adapter (cli: …) or drop the image)",
+      );
+    }
+    ok(!(await exists(fx.record)), "no agent process ran");
+    ok(!(await exists(join(fx.root, ".sdd", "worktrees"))), "no worktree folder was made");
+    ok(!(await exists(join(fx.root, ".sdd", "runtime", "session.json"))), "no run started");
+    ok(!(await exists(join(fx.root, ".sdd", "audit"))), "nothing was recorded");
+    strictEqual((await git(fx.root, "branch", "--list", "agent/*")).trim(), "");
+  });
+});
+
+Deno.test("attachment errors are refused at the door with the field path first", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir);
+    await Deno.writeFile(join(fx.root, "blob.bin"), new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1]));
+    const step = (attachments: string) =>
+      plan(["      - title: a", "        description: x", `        attachments: ${attachments}`]);
+    const many = `[${Array.from({ length: 21 }, () => "shot.png").join(", ")}]`;
+    const cases: [string[], string, string | undefined][] = [
+      [
+        ["--attach", "missing.png"],
+        "error[attach.invalid]: run.attach[0]: missing.png: no such file",
+        undefined,
+      ],
+      [
+        ["--attach", "src"],
+        "error[attach.invalid]: run.attach[0]: src: not a regular file",
+        undefined,
+      ],
+      [
+        Array.from({ length: 21 }, () => ["--attach", "shot.png"]).flat(),
+        "error[attach.invalid]: run.attach[20]: 21 --attach values; at most 20 attachments per task",
+        undefined,
+      ],
+      [
+        ["--attach", "shot.png:1-2"],
+        "error[attach.invalid]: run.attach[0]: shot.png is an image (image/png); a line range applies to text only",
+        undefined,
+      ],
+      [
+        ["--attach", "blob.bin"],
+        "error[attach.invalid]: run.attach[0]: blob.bin is neither an image (PNG, JPEG, GIF, WebP) nor UTF-8 text",
+        undefined,
+      ],
+      [
+        ["--attach", "src/app.ts:9-10"],
+        "error[attach.invalid]: run.attach[0]: src/app.ts has 4 line(s); the range 9-10 starts past its end",
+        undefined,
+      ],
+      [
+        [],
+        "error[attach.invalid]: plan.yaml:7:22: stages[0].steps[0].attachments: attachments of step 'a' must be a list of file paths, got a string (write 'attachments: [shot.png]')",
+        "shot.png",
+      ],
+      [[], "error[attach.invalid]: plan.yaml:7:23: stages[0].steps[0].attachments[0]: ", "[7]"],
+      [
+        [],
+        "error[attach.invalid]: plan.yaml:7:22: stages[0].steps[0].attachments: step 'a' has 21 attachments; at most 20 per task",
+        many,
+      ],
+      [
+        [],
+        "error[attach.invalid]: stages[0].steps[0].attachments[0]: blob.bin is neither an image (PNG, JPEG, GIF, WebP) nor UTF-8 text",
+        "[blob.bin]",
+      ],
+    ];
+    for (const [flags, line, attachments] of cases) {
+      await Deno.writeTextFile(join(fx.root, "plan.yaml"), step(attachments ?? "[]"));
+      const r = await run(fx, ["plan.yaml", ...flags]);
+      strictEqual(r.code, 2, `${flags.join(" ")} ${attachments}: ${r.stderr}`);
+      const first = r.stderr.trim().split("\n")[0];
+      ok(first.startsWith(line), `expected ${line}\n     got ${first}`);
+    }
+    // A dry run checks the same and lists what each task would get, starting nothing.
+    await Deno.writeTextFile(join(fx.root, "plan.yaml"), step("[shot.png]"));
+    const dry = await run(fx, ["plan.yaml", "--dry-run", "--json", "--attach", "src/app.ts:1-2"]);
+    strictEqual(dry.code, 0, dry.stderr);
+    const listed = JSON.parse(dry.stdout).attachments as Row[];
+    deepStrictEqual(listed.map((x) => [x.task_id, x.field, x.kind, x.outcome, x.sha256]), [
+      [
+        "1.1-a",
+        "run.attach[0]",
+        "text",
+        "attached",
+        sha256Hex(enc("const a = 1;\nconst b = 2;\n")),
+      ],
+      ["1.1-a", "stages[0].steps[0].attachments[0]", "image", "attached", sha256Hex(PNG)],
+    ]);
+    ok(!(await exists(fx.record)), "no agent ran");
+    ok(!(await exists(join(fx.root, ".sdd", "worktrees"))));
+  });
+});
+
+Deno.test("an unreadable plan attachment aborts that spawn, naming every offending path", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir);
+    await Deno.writeTextFile(
+      join(fx.root, "plan.yaml"),
+      plan([
+        "      - title: needs files",
+        "        description: '@agent write a.txt x'",
+        "        attachments: [gone.txt, src/app.ts, missing/shot.png]",
+      ]),
+    );
+    const r = await run(fx, ["plan.yaml", "--json"]);
+    strictEqual(r.code, 1, r.stderr + r.stdout);
+    const failed = r.stdout.split("\n").filter((l) => l.includes('"task.failed"')).map((l) =>
+      JSON.parse(l)
+    );
+    strictEqual(failed.length, 1);
+    strictEqual(
+      failed[0].reason,
+      "spawn failed: task 1.1-needs-files: 2 attachment(s) cannot be read, so the agent is not " +
+        "started without them: stages[0].steps[0].attachments[0]: gone.txt (no such file); " +
+        "stages[0].steps[0].attachments[2]: missing/shot.png (no such file)",
+    );
+    ok(!(await exists(fx.record)), "the agent never started, not even text-only");
+    ok(!(await exists(join(fx.root, ".sdd", "worktrees", "1.1-needs-files-a1"))));
+    const audit = await auditLines(fx.root);
+    strictEqual(audit.filter((e) => e.event_type === "multimodal.attach").length, 0);
+    strictEqual(audit.filter((e) => e.event_type === "agent.spawn_failed").length, 1);
+  });
+});
+
+Deno.test("the resolver over a real run: another worktree is denied, a tampered chain is unverified", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir);
+    await Deno.writeTextFile(
+      join(fx.root, "plan.yaml"),
+      plan([
+        "      - title: with image",
+        "        description: '@agent write a.txt x'",
+        "        attachments: [shot.png]",
+        "      - title: without",
+        "        description: '@agent write b.txt y'",
+      ]),
+    );
+    const r = await run(fx, ["plan.yaml", "--json"]);
+    strictEqual(r.code, 0, r.stderr + r.stdout);
+    const sdd = join(fx.root, ".sdd");
+    const key = await readAuditKey(fx.env.BERNSTEIN_AUDIT_KEY_PATH);
+    const cas = new CasStore(join(sdd, "cas"));
+    const resolver = () =>
+      new AttachmentResolver({ auditDir: join(sdd, "audit"), auditKey: key, cas });
+    const mine = (await sessionFile(fx.root, "1.1-with-image-a1")).worktree as string;
+    const other = (await sessionFile(fx.root, "1.2-without-a1")).worktree as string;
+    const digest = sha256Hex(PNG);
+    deepStrictEqual((await resolver().resolve(digest, { worktreePath: mine })).bytes, PNG);
+    await rejects(resolver().resolve(digest, { worktreePath: other }), (e: unknown) => {
+      ok(e instanceof WorktreeAccessDenied);
+      return (e as Error).message.includes(`not to ${other}`);
+    });
+    // Flip the worktree an attestation names: its HMAC no longer verifies.
+    const segment = join(
+      sdd,
+      "audit",
+      (await Array.fromAsync(Deno.readDir(join(sdd, "audit"))))
+        .map((e) => e.name).filter((n) => n.endsWith(".jsonl")).sort()[0],
+    );
+    const text = await Deno.readTextFile(segment);
+    await Deno.writeTextFile(segment, text.replace(worktreeId(mine), worktreeId(other)));
+    await rejects(resolver().resolve(digest, { worktreePath: other }), AttachmentChainUnverified);
+    await rejects(resolver().resolve(digest, { worktreePath: mine }), AttachmentChainUnverified);
+    const verify = await runBernstein(["audit", "verify"], { cwd: fx.root, env: fx.env });
+    strictEqual(verify.code, 1);
+    ok(verify.stdout.includes("HMAC mismatch") || verify.stderr.includes("HMAC mismatch"));
+  });
+});
+
+/** Starts `bernstein run ARGS` and returns the child (so a test can kill it like a crash). */
+function startRun(fx: Fixture, args: string[]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-q",
+      "--frozen",
+      `--config=${REPO_ROOT}deno.json`,
+      "-P=bernstein",
+      `${REPO_ROOT}main.ts`,
+      "run",
+      ...args,
+    ],
+    cwd: fx.root,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: Deno.env.get("HOME") ?? "/tmp",
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/tmp"}/.cache/deno`,
+      NO_COLOR: "1",
+      ...fx.env,
+    },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+/**
+ * A run whose one agent waits for a release file after recording its prompt; the orchestrator
+ * is killed (kill -9) while the agent waits. The image is an untracked file of the operator.
+ */
+async function crashedRun(fx: Fixture): Promise<{ release: string; first: Uint8Array }> {
+  const release = join(fx.dir, "release");
+  await Deno.writeTextFile(
+    join(fx.root, "wait.sh"),
+    `while [ ! -f '${release}' ]; do sleep 0.05; done\n`,
+  );
+  await Deno.writeTextFile(join(fx.root, ".gitignore"), "design.png\n");
+  await git(fx.root, "add", "wait.sh", ".gitignore");
+  await git(fx.root, "commit", "-q", "-m", "wait");
+  await Deno.writeFile(join(fx.root, "design.png"), PNG);
+  await Deno.writeTextFile(
+    join(fx.root, "plan.yaml"),
+    plan([
+      "      - title: slow",
+      "        description: |",
+      "          @agent run sh wait.sh",
+      "          @agent write out.txt done",
+      "        attachments: [design.png, 'src/app.ts:1-2']",
+    ]),
+  );
+  const child = startRun(fx, ["plan.yaml"]);
+  const sessions = join(fx.root, ".sdd", "runtime", "sessions", "1.1-slow-a1.json");
+  for (let i = 0; i < 600 && !(await exists(sessions) && await exists(fx.record)); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  ok(await exists(sessions), "the agent started");
+  child.kill("SIGKILL");
+  await child.status;
+  const first = await Deno.readFile(fx.record);
+  await Deno.remove(fx.record);
+  return { release, first };
+}
+
+Deno.test("crash resume rebuilds the attachments from CAS: edited and deleted source, byte-identical prompt", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir);
+    const { release, first } = await crashedRun(fx);
+    try {
+      ok(dec(first).startsWith(`<attachment mime="image/png" sha256="${sha256Hex(PNG)}">`));
+      // The operator edits, then deletes, the source image (and edits the text file).
+      await Deno.writeTextFile(join(fx.root, "design.png"), "not the image any more");
+      await Deno.remove(join(fx.root, "design.png"));
+      await Deno.writeTextFile(release, "");
+      const r = await run(fx, ["--json"]);
+      strictEqual(r.code, 0, r.stderr + r.stdout);
+      deepStrictEqual(
+        await Deno.readFile(fx.record),
+        first,
+        "the resumed prompt is byte-identical",
+      );
+      const attach = (await auditLines(fx.root)).filter((e) =>
+        e.event_type === "multimodal.attach"
+      );
+      deepStrictEqual(attach.map((e) => e.details.worker_id), [
+        "1.1-slow-a1",
+        "1.1-slow-a1",
+        "1.1-slow-a1-r2",
+        "1.1-slow-a1-r2",
+      ]);
+      const resumed = await sessionFile(fx.root, "1.1-slow-a1-r2");
+      strictEqual(attach[2].details.worktree_id, worktreeId(resumed.worktree as string));
+      const entries = await lineage(fx.root);
+      deepStrictEqual(
+        entries.find((e) => e.artefact_path === "out.txt")?.attachment_digests,
+        [sha256Hex(PNG), sha256Hex(enc("const a = 1;\nconst b = 2;\n"))],
+      );
+    } finally {
+      await Deno.writeTextFile(release, "");
+    }
+  });
+});
+
+Deno.test("a resume refuses attachments whose chain does not verify or whose worktree is not theirs", async () => {
+  for (const tamper of ["chain", "worktree"] as const) {
+    await withTempDir(async (dir) => {
+      const fx = await fixture(dir);
+      const { release } = await crashedRun(fx);
+      try {
+        const sdd = join(fx.root, ".sdd");
+        if (tamper === "chain") {
+          const name = (await Array.fromAsync(Deno.readDir(join(sdd, "audit")))).map((e) => e.name)
+            .filter((n) => n.endsWith(".jsonl")).sort()[0];
+          const segment = join(sdd, "audit", name);
+          const text = await Deno.readTextFile(segment);
+          await Deno.writeTextFile(segment, text.replace('"turn_seq": 0', '"turn_seq": 1'));
+        } else {
+          // The run record is not authenticated: point the spawn at another worktree.
+          const runs = (await Array.fromAsync(Deno.readDir(join(sdd, "runs")))).map((e) => e.name);
+          const path = join(sdd, "runs", runs[0], "attachments.json");
+          const record = JSON.parse(await Deno.readTextFile(path));
+          record.spawns[0].worktree = join(sdd, "worktrees", "someone-else");
+          await Deno.writeTextFile(path, JSON.stringify(record));
+        }
+        await Deno.writeTextFile(release, "");
+        const r = await run(fx, ["--json"]);
+        strictEqual(r.code, 1, r.stderr + r.stdout);
+        const failed = r.stdout.split("\n").filter((l) => l.includes('"task.failed"')).map((l) =>
+          JSON.parse(l).reason as string
+        );
+        strictEqual(failed.length, 1, r.stdout);
+        ok(
+          tamper === "chain"
+            ? /^spawn failed: the audit chain does not verify \(.*HMAC mismatch/.test(failed[0])
+            : /^spawn failed: worker 1\.1-slow-a1's attachment .* not to .*someone-else/.test(
+              failed[0],
+            ),
+          failed[0],
+        );
+        ok(!(await exists(fx.record)), "the resumed agent never started");
+      } finally {
+        await Deno.writeTextFile(release, "");
+      }
+    });
+  }
+});
