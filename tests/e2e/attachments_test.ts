@@ -118,6 +118,20 @@ async function auditLines(root: string): Promise<AuditLine[]> {
   return out;
 }
 
+/** Session ids of a task, oldest first (ids carry the run tag, so tests never spell them out). */
+async function sessionsOf(root: string, taskId: string): Promise<string[]> {
+  const dir = join(root, ".sdd", "runtime", "sessions");
+  const files: { session: string; task_id: string; started_at: string }[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    if (e.name.endsWith(".json")) {
+      files.push(JSON.parse(await Deno.readTextFile(join(dir, e.name))));
+    }
+  }
+  return files.filter((f) => f.task_id === taskId)
+    .sort((a, b) => (a.started_at < b.started_at ? -1 : 1))
+    .map((f) => f.session);
+}
+
 async function sessionFile(root: string, session: string): Promise<Record<string, unknown>> {
   return JSON.parse(
     await Deno.readTextFile(join(root, ".sdd", "runtime", "sessions", `${session}.json`)),
@@ -176,7 +190,7 @@ Deno.test("a run hands an image and a line range to the agent: exact prompt byte
     strictEqual(summary.health, "HEALTHY");
     const taskA = "2.1-look-at-the-design";
     const taskB = "1.1-plain-work";
-    const sessionA = `${taskA}-a1`;
+    const [sessionA] = await sessionsOf(fx.root, taskA);
     const range = enc("const b = 2;\nconst c = 3;\n");
     const png = sha256Hex(PNG);
     const txt = sha256Hex(range);
@@ -242,7 +256,8 @@ Deno.test("a run hands an image and a line range to the agent: exact prompt byte
       e.event_type === "agent.spawned" && e.resource_id === sessionA
     );
     deepStrictEqual(spawned?.details.attachment_digests, [png, txt]);
-    deepStrictEqual((await sessionFile(fx.root, `${taskB}-a1`)).attachment_digests, []);
+    const [sessionB] = await sessionsOf(fx.root, taskB);
+    deepStrictEqual((await sessionFile(fx.root, sessionB)).attachment_digests, []);
 
     // Lineage: the task's entries carry the digests; the other task's keep their old form.
     const entries = await lineage(fx.root);
@@ -371,8 +386,8 @@ Deno.test("--attach goes to every agent; a path declared twice is attested once;
     const attach = (await auditLines(fx.root)).filter((e) => e.event_type === "multimodal.attach");
     const of = (worker: string) =>
       attach.filter((e) => e.details.worker_id === worker).map((e) => e.details.sha256);
-    deepStrictEqual(of("1.1-first-a1"), [notes, first[4].sha256]);
-    deepStrictEqual(of("2.1-second-a1"), [notes, first[4].sha256]);
+    deepStrictEqual(of((await sessionsOf(fx.root, "1.1-first"))[0]), [notes, first[4].sha256]);
+    deepStrictEqual(of((await sessionsOf(fx.root, "2.1-second"))[0]), [notes, first[4].sha256]);
 
     // The second agent's prompt: no secret, nothing from outside, the log cut at whole lines.
     const prompt = dec(await Deno.readFile(fx.record));
@@ -527,7 +542,10 @@ Deno.test("an unreadable plan attachment aborts that spawn, naming every offendi
         "stages[0].steps[0].attachments[2]: missing/shot.png (no such file)",
     );
     ok(!(await exists(fx.record)), "the agent never started, not even text-only");
-    ok(!(await exists(join(fx.root, ".sdd", "worktrees", "1.1-needs-files-a1"))));
+    const worktrees = await Array.fromAsync(Deno.readDir(join(fx.root, ".sdd", "worktrees"))).catch(
+      () => [],
+    );
+    ok(!worktrees.some((e) => e.name.startsWith("1.1-needs-files-")), "no worktree was made");
     const audit = await auditLines(fx.root);
     strictEqual(audit.filter((e) => e.event_type === "multimodal.attach").length, 0);
     strictEqual(audit.filter((e) => e.event_type === "agent.spawn_failed").length, 1);
@@ -554,8 +572,10 @@ Deno.test("the resolver over a real run: another worktree is denied, a tampered 
     const cas = new CasStore(join(sdd, "cas"));
     const resolver = () =>
       new AttachmentResolver({ auditDir: join(sdd, "audit"), auditKey: key, cas });
-    const mine = (await sessionFile(fx.root, "1.1-with-image-a1")).worktree as string;
-    const other = (await sessionFile(fx.root, "1.2-without-a1")).worktree as string;
+    const mine = (await sessionFile(fx.root, (await sessionsOf(fx.root, "1.1-with-image"))[0]))
+      .worktree as string;
+    const other = (await sessionFile(fx.root, (await sessionsOf(fx.root, "1.2-without"))[0]))
+      .worktree as string;
     const digest = sha256Hex(PNG);
     deepStrictEqual((await resolver().resolve(digest, { worktreePath: mine })).bytes, PNG);
     await rejects(resolver().resolve(digest, { worktreePath: other }), (e: unknown) => {
@@ -632,11 +652,13 @@ async function crashedRun(fx: Fixture): Promise<{ release: string; first: Uint8A
     ]),
   );
   const child = startRun(fx, ["plan.yaml"]);
-  const sessions = join(fx.root, ".sdd", "runtime", "sessions", "1.1-slow-a1.json");
-  for (let i = 0; i < 600 && !(await exists(sessions) && await exists(fx.record)); i++) {
+  const started = async () =>
+    await exists(join(fx.root, ".sdd", "runtime", "sessions")) &&
+    (await sessionsOf(fx.root, "1.1-slow")).length > 0;
+  for (let i = 0; i < 600 && !(await started() && await exists(fx.record)); i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
-  ok(await exists(sessions), "the agent started");
+  ok(await started(), "the agent started");
   child.kill("SIGKILL");
   await child.status;
   const first = await Deno.readFile(fx.record);
@@ -664,13 +686,20 @@ Deno.test("crash resume rebuilds the attachments from CAS: edited and deleted so
       const attach = (await auditLines(fx.root)).filter((e) =>
         e.event_type === "multimodal.attach"
       );
+      const [firstSession, resumedSession] = await sessionsOf(fx.root, "1.1-slow");
+      ok(/^1\.1-slow-a1-[0-9a-f]+$/.test(firstSession), firstSession);
+      strictEqual(
+        resumedSession,
+        `${firstSession}r2`,
+        "the resumed session is the same attempt, resumed",
+      );
       deepStrictEqual(attach.map((e) => e.details.worker_id), [
-        "1.1-slow-a1",
-        "1.1-slow-a1",
-        "1.1-slow-a1-r2",
-        "1.1-slow-a1-r2",
+        firstSession,
+        firstSession,
+        resumedSession,
+        resumedSession,
       ]);
-      const resumed = await sessionFile(fx.root, "1.1-slow-a1-r2");
+      const resumed = await sessionFile(fx.root, resumedSession);
       strictEqual(attach[2].details.worktree_id, worktreeId(resumed.worktree as string));
       const entries = await lineage(fx.root);
       deepStrictEqual(
@@ -714,9 +743,10 @@ Deno.test("a resume refuses attachments whose chain does not verify or whose wor
         ok(
           tamper === "chain"
             ? /^spawn failed: the audit chain does not verify \(.*HMAC mismatch/.test(failed[0])
-            : /^spawn failed: worker 1\.1-slow-a1's attachment .* not to .*someone-else/.test(
-              failed[0],
-            ),
+            : /^spawn failed: worker 1\.1-slow-a1-[0-9a-f]+'s attachment .* not to .*someone-else/
+              .test(
+                failed[0],
+              ),
           failed[0],
         );
         ok(!(await exists(fx.record)), "the resumed agent never started");
