@@ -8,6 +8,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 const SCRIPTS: string[] = [
   "startup.ts",
   "crypto.ts",
+  "lineage.ts",
 ];
 
 interface Figure {

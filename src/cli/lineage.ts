@@ -101,9 +101,19 @@ async function gate(ctx: CommandContext): Promise<number> {
     ctx.out.line(`SKIPPED: no lineage log at ${logPath}`);
     return 0;
   }
+  const { numberFlag } = await import("./spec.ts");
+  const { UsageError } = await import("../errors/mod.ts");
+  const workersFlag = numberFlag(ctx, "workers");
+  if (workersFlag !== undefined && (!Number.isInteger(workersFlag) || workersFlag < 0)) {
+    throw new UsageError("cli.bad_flag", "--workers expects a whole number ≥ 0");
+  }
+  // Workers trade memory (one more JS heap each) for time; on 2 cores the main thread alone
+  // stays under the memory budget, so they start only where cores are plentiful.
+  const cores = navigator.hardwareConcurrency ?? 1;
+  const workers = workersFlag ?? (cores >= 4 ? Math.min(3, cores - 1) : 0);
   let result;
   try {
-    result = await verify.runLineageGate(opened.input);
+    result = await verify.runLineageGate(opened.input, { workers });
   } finally {
     opened.close();
   }
@@ -268,6 +278,12 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
         name: "skip-hmac",
         type: "boolean",
         help: "Do not check operator HMACs (no operator key available).",
+      },
+      {
+        name: "workers",
+        type: "number",
+        valueName: "N",
+        help: "Worker threads sharing the work (default: 0 below 4 cores, else up to 3).",
       },
     ],
     json: true,
