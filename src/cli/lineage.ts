@@ -19,6 +19,22 @@ async function projectStore(ctx: CommandContext) {
   return { project, store };
 }
 
+/** The artefact argument, checked: a bad key is a usage error (exit 2). */
+async function artefactArg(ctx: CommandContext): Promise<string> {
+  const artefact = stringArg(ctx, "artefact") ?? "";
+  const { artefactKeyProblem } = await import("../lineage/mod.ts");
+  const problem = artefactKeyProblem(artefact);
+  if (problem !== undefined) {
+    const { UsageError } = await import("../errors/mod.ts");
+    throw new UsageError(
+      "lineage.artefact_invalid",
+      `artefact ${JSON.stringify(artefact)} ${problem}`,
+      { hint: "use a repo-relative path or a pr://, pkg://, deploy:// or doc:// URI" },
+    );
+  }
+  return artefact;
+}
+
 function entryJson(e: LoggedEntry): JsonObject {
   const entry = e.entry;
   const out: JsonObject = {
@@ -137,7 +153,7 @@ async function gate(ctx: CommandContext): Promise<number> {
 }
 
 async function chain(ctx: CommandContext): Promise<number> {
-  const artefact = stringArg(ctx, "artefact") ?? "";
+  const artefact = await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const entries = await store.chain(artefact);
   if (ctx.json) {
@@ -153,7 +169,7 @@ async function chain(ctx: CommandContext): Promise<number> {
 }
 
 async function walk(ctx: CommandContext): Promise<number> {
-  const artefact = stringArg(ctx, "artefact") ?? "";
+  const artefact = await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const result = await store.walk(artefact);
   if (ctx.json) {
@@ -170,7 +186,7 @@ async function walk(ctx: CommandContext): Promise<number> {
 }
 
 async function forks(ctx: CommandContext): Promise<number> {
-  const artefact = stringArg(ctx, "artefact");
+  const artefact = stringArg(ctx, "artefact") === undefined ? undefined : await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const found = await store.forks(artefact);
   if (ctx.json) {
@@ -203,7 +219,7 @@ async function forks(ctx: CommandContext): Promise<number> {
 }
 
 async function merge(ctx: CommandContext): Promise<number> {
-  const artefact = stringArg(ctx, "artefact") ?? "";
+  const artefact = await artefactArg(ctx);
   const { parseMergePolicy } = await import("../lineage/mod.ts");
   const { UsageError } = await import("../errors/mod.ts");
   const policyText = stringFlag(ctx, "policy");
