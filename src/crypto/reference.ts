@@ -54,12 +54,18 @@ function refEd25519Verify(
   }
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
+const hexChars = new Uint8Array(64);
+const latin1 = new TextDecoder("latin1");
 
+/** Lowercase hex of a 32-byte digest, built in one buffer (no intermediate strings). */
 function hex(bytes: Uint8Array): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]];
-  return out;
+  const out = bytes.length === 32 ? hexChars : new Uint8Array(bytes.length * 2);
+  for (let i = 0; i < bytes.length; i++) {
+    out[2 * i] = HEX_CODES[bytes[i] >> 4];
+    out[2 * i + 1] = HEX_CODES[bytes[i] & 15];
+  }
+  return latin1.decode(out);
 }
 
 // Hash states reused across calls (`_cloneInto` resets one without allocating): a verifier

@@ -220,7 +220,7 @@ export class LineageAnalyzer {
     }
     // An entry some earlier entry of its artefact already named as parent is never open.
     if (this.#namedEarly.size === 0 || !this.#namedEarly.has(`${id}:${entry.hash}`)) {
-      open.add(detach(entry.hash));
+      open.add(entry.hash);
     }
     if (entry.parent_hashes.length === 1) {
       this.#addChild(id, entry.parent_hashes[0], entry);
