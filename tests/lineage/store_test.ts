@@ -332,3 +332,34 @@ Deno.test("chain lists one artefact oldest first; a missing log is an empty hist
     deepStrictEqual((await store.chain("f")).map((e) => e.line), [1, 3]);
   });
 });
+
+Deno.test("a project's store honours lineage.enabled and lineage.strict from its configuration", async () => {
+  const { openProjectLineageStore } = await import("../../src/lineage/store/mod.ts");
+  const { mapEnv } = await import("../../src/io/mod.ts");
+  const { makeRepo } = await import("../_helpers/temp.ts");
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const env = mapEnv({ BERNSTEIN_OPERATOR_SECRET: "s", HOME: dir });
+    const on = await openProjectLineageStore({ cwd: dir, env });
+    equal(on.enabled, true);
+    equal(on.strict, false);
+    strictEqual((await on.recordWrite("f", enc.encode("1"), opts("a"))).status, "recorded");
+    await Deno.writeTextFile(join(dir, "bernstein.yaml"), "lineage:\n  enabled: false\n");
+    const off = await openProjectLineageStore({ cwd: dir, env });
+    deepStrictEqual(await off.recordWrite("f", enc.encode("2"), opts("a")), { status: "disabled" });
+    const strict = await openProjectLineageStore({
+      cwd: dir,
+      env: mapEnv({ BERNSTEIN_OPERATOR_SECRET: "s", HOME: dir, BERNSTEIN_LINEAGE_STRICT: "true" }),
+    });
+    equal(strict.strict, true);
+    // Without a secret, a writer mints the audit key (0600) and derives the operator key.
+    await Deno.writeTextFile(join(dir, "bernstein.yaml"), "lineage:\n  enabled: true\n");
+    const keyPath = join(dir, "audit.key");
+    const minted = await openProjectLineageStore({
+      cwd: dir,
+      env: mapEnv({ HOME: dir, BERNSTEIN_AUDIT_KEY_PATH: keyPath }),
+    });
+    strictEqual((await minted.recordWrite("f", enc.encode("3"), opts("a"))).status, "recorded");
+    strictEqual(await mode(keyPath), 0o600);
+  });
+});
