@@ -3,7 +3,7 @@
 import type { JsonObject } from "../canonical/mod.ts";
 import type { LoggedEntry } from "../lineage/store/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
-import { booleanFlag, stringArg, stringFlag } from "./spec.ts";
+import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
 
 async function projectStore(ctx: CommandContext) {
   const { findProject } = await import("../config/mod.ts");
@@ -96,6 +96,11 @@ async function gate(ctx: CommandContext): Promise<number> {
     ? join(project.sdd, "agents")
     : resolve(ctx.cwd, cardsFlag);
   const skipHmac = booleanFlag(ctx, "skip-hmac");
+  const { UsageError } = await import("../errors/mod.ts");
+  const workersFlag = numberFlag(ctx, "workers");
+  if (workersFlag !== undefined && (!Number.isInteger(workersFlag) || workersFlag < 0)) {
+    throw new UsageError("cli.bad_flag", "--workers expects a whole number ≥ 0");
+  }
   const exists = await Deno.lstat(logPath).then(() => true, (e) => {
     if (e instanceof Deno.errors.NotFound) return false;
     throw e;
@@ -116,12 +121,6 @@ async function gate(ctx: CommandContext): Promise<number> {
   if (opened === undefined) {
     ctx.out.line(`SKIPPED: no lineage log at ${logPath}`);
     return 0;
-  }
-  const { numberFlag } = await import("./spec.ts");
-  const { UsageError } = await import("../errors/mod.ts");
-  const workersFlag = numberFlag(ctx, "workers");
-  if (workersFlag !== undefined && (!Number.isInteger(workersFlag) || workersFlag < 0)) {
-    throw new UsageError("cli.bad_flag", "--workers expects a whole number ≥ 0");
   }
   // Workers trade memory (one more JS heap each) for time; on 2 cores the main thread alone
   // stays under the memory budget, so they start only where cores are plentiful.
