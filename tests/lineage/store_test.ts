@@ -363,3 +363,30 @@ Deno.test("a project's store honours lineage.enabled and lineage.strict from its
     strictEqual(await mode(keyPath), 0o600);
   });
 });
+
+Deno.test("a replaced card is never overwritten by the writer; the write is refused instead", async () => {
+  await withTempDir(async (dir) => {
+    const { store } = testStore(dir);
+    const first = await store.recordWrite("f", enc.encode("1"), opts("a"));
+    if (first.status !== "recorded") throw new Error("x");
+    const cardPath = join(store.paths.cardsDir, "a", first.entry.agent_card_kid, "card.json");
+    const card = JSON.parse(await Deno.readTextFile(cardPath));
+    const { ed25519KeyPairFromSeed, encodePublicKeyPem } = await import("../../src/crypto/mod.ts");
+    card.public_key_pem = encodePublicKeyPem(ed25519KeyPairFromSeed(new Uint8Array(32)).publicKey);
+    const forged = JSON.stringify(card);
+    await Deno.writeTextFile(cardPath, forged);
+    // A fresh writer (new process) loads the identity and meets the replaced card.
+    const next = testStore(dir);
+    const r = await next.store.recordWrite("f", enc.encode("2"), opts("a"));
+    strictEqual(r.status, "failed");
+    ok(next.warnings[0].includes("holds a different key"));
+    strictEqual(await Deno.readTextFile(cardPath), forged);
+    // A card that is only reformatted is the same card.
+    const good = JSON.parse(await Deno.readTextFile(join(store.paths.cardsDir, "a", "card.json")));
+    await Deno.writeTextFile(cardPath, JSON.stringify(good, null, 2));
+    strictEqual(
+      (await testStore(dir).store.recordWrite("f", enc.encode("3"), opts("a"))).status,
+      "recorded",
+    );
+  });
+});
