@@ -34,6 +34,7 @@ export function pooledLineRunner(
   count: number,
   ctx: LineCheckContext,
   init: Omit<GateWorkerInit, "type">,
+  workerUrl: URL = new URL("./_gate_worker.ts", import.meta.url),
 ): LineBatchRunner {
   const inline = inlineLineRunner(ctx);
   if (count < 1 || typeof Worker === "undefined") return inline;
@@ -54,7 +55,7 @@ export function pooledLineRunner(
 
   try {
     for (let i = 0; i < count; i++) {
-      const w = new Worker(new URL("./_gate_worker.ts", import.meta.url), { type: "module" });
+      const w = new Worker(workerUrl, { type: "module" });
       w.onmessage = (event: MessageEvent) => {
         const { id, summaries } = event.data as { id: number; summaries: LineSummary[] };
         const p = pending.get(id);

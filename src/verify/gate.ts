@@ -81,7 +81,7 @@ export async function runLineageGate(
       lineageDir: lookup.directory,
       cards: cardFiles,
       operatorKey: input.operatorKey,
-    })
+    }, options.workerUrl)
     : inlineLineRunner(ctx);
 
   const analyzer = new LineageAnalyzer();

@@ -120,4 +120,6 @@ export interface GateOptions {
    * thread: results never depend on the pool.
    */
   workers?: number;
+  /** Where the worker module is (default: `_gate_worker.ts` beside the gate). */
+  workerUrl?: URL;
 }

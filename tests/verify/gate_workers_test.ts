@@ -60,3 +60,24 @@ Deno.test("tampering deep in a long log gives identical issues inline and with w
     ]);
   });
 });
+
+Deno.test("a worker that dies hands its batches back: same verdict, nothing lost", async () => {
+  await withTempDir(async (dir) => {
+    generateTree(dir, { entries: 300, artefacts: 11 });
+    const { openDirectoryGateInput, runLineageGate } = await import("../../src/verify/mod.ts");
+    const { TEST_OPERATOR_KEY } = await import("../_helpers/lineage_tree.ts");
+    const opened = await openDirectoryGateInput({
+      logPath: join(dir, ".sdd/lineage/log.jsonl"),
+      cardsDir: join(dir, ".sdd/agents"),
+      operatorKey: TEST_OPERATOR_KEY,
+    });
+    if (opened === undefined) throw new Error("no log");
+    const result = await runLineageGate(opened.input, {
+      workers: 2,
+      workerUrl: new URL("./_failing_worker.ts", import.meta.url),
+    });
+    opened.close();
+    deepStrictEqual(result.issues, []);
+    strictEqual(result.entries, 300);
+  });
+});
