@@ -58,7 +58,7 @@ export async function buildFixture(dir: string): Promise<JsonValue> {
   });
   await write("pr://github.com/acme/widget/42", "pr-42", "claude-1", { kind: "external" });
   // claude-1 rotates its key: later entries use the new kid, earlier ones keep verifying.
-  await rotateAgentKey(store.paths, "claude-1", new SeededRandom(7));
+  await rotateAgentKey(store.paths, "claude-1", { random: new SeededRandom(7) });
   store.forgetSigners();
   const c1 = await write("src/config.json", "config-v1", "claude-1", { kind: "config" });
   // A fork of src/config.json: a second child of c1 written by another host (simulated here by

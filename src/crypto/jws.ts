@@ -82,7 +82,7 @@ export interface SignDetachedJwsOptions {
  * @example
  * ```ts
  * const jws = signDetachedJws(pair.seed, entryBytes, { kid: "k1" });
- * verifyDetachedJws(parseDetachedJws(jws), entryBytes, pair.publicKey); // true
+ * verifyDetachedJws(parseDetachedJws(jws), { payload: entryBytes, publicKey }); // true
  * ```
  */
 export function signDetachedJws(
@@ -238,9 +238,9 @@ export function parseDetachedJws(jws: string | Uint8Array): ParsedDetachedJws {
 /** True when `jws` is a valid Ed25519 signature by `publicKey` over `payload` (RFC 7797). */
 export function verifyDetachedJws(
   jws: ParsedDetachedJws,
-  payload: Uint8Array,
-  publicKey: Uint8Array,
+  against: { payload: Uint8Array; publicKey: Uint8Array },
 ): boolean {
+  const { payload, publicKey } = against;
   return ed25519Verify(
     publicKey,
     signingInput(jws.headerB64, payload, jws.signingPrefix),

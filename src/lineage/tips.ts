@@ -19,7 +19,11 @@ export interface TipSet {
  * Folds one entry of an artefact into its tip set (log order). A linear successor silently
  * closes its parent; a merge entry moves each open parent to `merged`.
  */
-export function applyToTipSet(tips: TipSet, entryHash: string, parents: readonly string[]): TipSet {
+export function applyToTipSet(
+  tips: TipSet,
+  entry: { hash: string; parents: readonly string[] },
+): TipSet {
+  const { hash: entryHash, parents } = entry;
   const open = [...tips.open];
   const merged = [...tips.merged];
   if (!open.includes(entryHash)) open.push(entryHash);

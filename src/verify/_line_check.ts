@@ -205,7 +205,7 @@ async function checkLine(
       { ...ids, location: sidecar() },
     );
   } else if (jws !== undefined && card.status === "found") {
-    if (!verifyDetachedJws(jws, bytes, card.publicKey)) {
+    if (!verifyDetachedJws(jws, { payload: bytes, publicKey: card.publicKey })) {
       add("invalid signature", `signature does not verify with the card of ${who()}`, {
         ...ids,
         location: sidecar(),

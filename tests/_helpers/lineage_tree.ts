@@ -119,7 +119,7 @@ export function generateTree(dir: string, options: GenerateTreeOptions): void {
     Deno.mkdirSync(cardDir, { recursive: true });
     Deno.writeFileSync(
       join(cardDir, "card.json"),
-      renderAgentCard(makeAgentCard(id, kid, pair.publicKey)),
+      renderAgentCard(makeAgentCard(id, { kid, publicKey: pair.publicKey })),
     );
     return { id, kid, seed: pair.seed };
   });

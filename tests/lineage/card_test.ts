@@ -23,7 +23,7 @@ Deno.test("folder names keep [A-Za-z0-9._-] and replace everything else by _", (
 });
 
 Deno.test("a card round-trips and its kid is derived from the key", () => {
-  const card = makeAgentCard("a/b", kidForPublicKey(key(1)), key(1));
+  const card = makeAgentCard("a/b", { kid: kidForPublicKey(key(1)), publicKey: key(1) });
   const parsed = parseAgentCard(renderAgentCard(card));
   deepStrictEqual(parsed.card, card);
   deepStrictEqual(parsed.publicKey, key(1));
@@ -32,7 +32,7 @@ Deno.test("a card round-trips and its kid is derived from the key", () => {
 });
 
 Deno.test("card parsing refuses missing fields, other protocols and non-Ed25519 keys", () => {
-  const card = makeAgentCard("a", "k", key(1));
+  const card = makeAgentCard("a", { kid: "k", publicKey: key(1) });
   const cases: [Record<string, unknown>, RegExp][] = [
     [{ ...card, agent_id: undefined }, /agent_id/],
     [{ ...card, kid: "" }, /kid/],
@@ -66,7 +66,7 @@ Deno.test("layouts: <dir>/card.json and <dir>/<kid>/card.json, nothing else", ()
 });
 
 Deno.test("the same card filed twice is fine; two different keys for one (agent, kid) conflict", () => {
-  const a = renderAgentCard(makeAgentCard("a", "k1", key(1)));
+  const a = renderAgentCard(makeAgentCard("a", { kid: "k1", publicKey: key(1) }));
   const set = new AgentCardSet();
   set.add("a/card.json", a);
   set.add("a/k1/card.json", a);
@@ -79,7 +79,7 @@ Deno.test("the same card filed twice is fine; two different keys for one (agent,
     const s = new AgentCardSet();
     const files: [string, Uint8Array][] = [
       ["a/card.json", a],
-      ["a/k1/card.json", renderAgentCard(makeAgentCard("a", "k1", key(2)))],
+      ["a/k1/card.json", renderAgentCard(makeAgentCard("a", { kid: "k1", publicKey: key(2) }))],
     ];
     for (const i of order) s.add(files[i][0], files[i][1]);
     const look = s.lookup("a", "k1");
@@ -92,7 +92,10 @@ Deno.test("the same card filed twice is fine; two different keys for one (agent,
 
 Deno.test("a misfiled card speaks only for the identity in its body", () => {
   const set = new AgentCardSet();
-  set.add("mallory/card.json", renderAgentCard(makeAgentCard("alice", "k", key(3))));
+  set.add(
+    "mallory/card.json",
+    renderAgentCard(makeAgentCard("alice", { kid: "k", publicKey: key(3) })),
+  );
   strictEqual(set.lookup("mallory", "k").status, "missing");
   strictEqual(set.lookup("alice", "k").status, "found");
   const pem = encodePublicKeyPem(key(3));

@@ -215,7 +215,7 @@ Deno.test("key rotation: new kid and per-kid card, old card kept, old entries st
     const { store } = testStore(dir);
     const old = await store.recordWrite("f", enc.encode("1"), opts("claude-1"));
     if (old.status !== "recorded") throw new Error("x");
-    const rotated = await rotateAgentKey(store.paths, "claude-1", new SeededRandom(99));
+    const rotated = await rotateAgentKey(store.paths, "claude-1", { random: new SeededRandom(99) });
     equal(rotated.kid === old.entry.agent_card_kid, false);
     store.forgetSigners();
     const fresh = await store.recordWrite("f", enc.encode("2"), opts("claude-1"));

@@ -22,16 +22,16 @@ Deno.test("a tips file is canon-ascii {merged, open} without a newline", () => {
 
 Deno.test("linear successors close their parent; a merge moves its parents to merged", () => {
   let t: TipSet = { open: [], merged: [] };
-  t = applyToTipSet(t, h("1"), []);
-  t = applyToTipSet(t, h("2"), [h("1")]);
+  t = applyToTipSet(t, { hash: h("1"), parents: [] });
+  t = applyToTipSet(t, { hash: h("2"), parents: [h("1")] });
   deepStrictEqual(t, { open: [h("2")], merged: [] });
-  t = applyToTipSet(t, h("3"), [h("2")]);
-  t = applyToTipSet(t, h("4"), [h("2")]); // a fork: both 3 and 4 are open
+  t = applyToTipSet(t, { hash: h("3"), parents: [h("2")] });
+  t = applyToTipSet(t, { hash: h("4"), parents: [h("2")] }); // a fork: both 3 and 4 are open
   deepStrictEqual(t.open, [h("3"), h("4")]);
-  t = applyToTipSet(t, h("5"), [h("3"), h("4")]);
+  t = applyToTipSet(t, { hash: h("5"), parents: [h("3"), h("4")] });
   deepStrictEqual(t, { open: [h("5")], merged: [h("3"), h("4")] });
   // Applying the same entry twice changes nothing (catch-up replays are safe).
-  deepStrictEqual(applyToTipSet(t, h("5"), [h("3"), h("4")]), t);
+  deepStrictEqual(applyToTipSet(t, { hash: h("5"), parents: [h("3"), h("4")] }), t);
 });
 
 Deno.test("the analyzer finds forks, resolves them by covering merges, and splits", () => {

@@ -127,7 +127,7 @@ async function mint(paths: LineagePaths, agentId: string, random: Random): Promi
   await writeFileIfAbsent(join(keyDir, `${kid}.pem`), encodePrivateKeyPem(pair.seed), {
     mode: 0o600,
   });
-  const card = makeAgentCard(agentId, kid, pair.publicKey);
+  const card = makeAgentCard(agentId, { kid, publicKey: pair.publicKey });
   await publishCard(paths, card, pair.publicKey);
   await writeFileAtomic(join(keyDir, "active"), kid, { mode: 0o600 });
   return { agentId, kid, seed: pair.seed, publicKey: pair.publicKey, card };
@@ -146,7 +146,7 @@ async function loadActive(paths: LineagePaths, agentId: string): Promise<AgentSi
   if (kidForPublicKey(pair.publicKey) !== kid) {
     throw new AgentKeyError(`${join(keyDir, `${kid}.pem`)} does not hold the key of kid ${kid}`);
   }
-  const card = makeAgentCard(agentId, kid, pair.publicKey);
+  const card = makeAgentCard(agentId, { kid, publicKey: pair.publicKey });
   // Cards are public and derived from the key: re-publish any that went missing.
   await publishCard(paths, card, pair.publicKey);
   return { agentId, kid, seed, publicKey: pair.publicKey, card };
@@ -159,8 +159,9 @@ async function loadActive(paths: LineagePaths, agentId: string): Promise<AgentSi
 export async function ensureAgentSigner(
   paths: LineagePaths,
   agentId: string,
-  random: Random,
+  options: { random: Random },
 ): Promise<AgentSigner> {
+  const { random } = options;
   agentDirName(agentId); // refuses ids with no usable folder name
   const found = await loadActive(paths, agentId);
   if (found !== undefined) return found;
@@ -177,8 +178,9 @@ export async function ensureAgentSigner(
 export async function rotateAgentKey(
   paths: LineagePaths,
   agentId: string,
-  random: Random,
+  options: { random: Random },
 ): Promise<AgentSigner> {
+  const { random } = options;
   agentDirName(agentId);
   await ensureDir(paths.keysDir, 0o700);
   return await withFileLock(join(paths.keysDir, ".lock"), () => mint(paths, agentId, random));

@@ -204,7 +204,7 @@ export class LineageStore {
   async signer(agentId: string): Promise<AgentSigner> {
     let s = this.#signers.get(agentId);
     if (s === undefined) {
-      s = await ensureAgentSigner(this.paths, agentId, this.#random);
+      s = await ensureAgentSigner(this.paths, agentId, { random: this.#random });
       this.#signers.set(agentId, s);
     }
     return s;
