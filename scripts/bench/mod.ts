@@ -15,6 +15,7 @@ const SCRIPTS: string[] = [
   "adapters.ts",
   "crypto.ts",
   "attachments.ts",
+  "lineage.ts",
 ];
 
 interface Figure {

@@ -1,5 +1,5 @@
-import { canonicalBytes } from "./serialize.ts";
-import { parseJsonBytes } from "./parse.ts";
+import { canonicalize } from "./serialize.ts";
+import { decodeUtf8Strict, parseJson } from "./parse.ts";
 import type { CanonicalProfile, JsonValue } from "./value.ts";
 
 /** Byte ranges of the lines of a JSONL buffer, split on 0x0A only. */
@@ -47,19 +47,23 @@ export function parseCanonicalLine(
   line: Uint8Array,
   profile: CanonicalProfile,
 ): CanonicalLineResult {
+  let text: string;
   let value: JsonValue;
   try {
-    value = parseJsonBytes(line);
+    text = decodeUtf8Strict(line);
+    value = parseJson(text);
   } catch (error) {
     return { ok: false, reason: "invalid JSON", detail: (error as Error).message };
   }
-  let again: Uint8Array;
+  let again: string;
   try {
-    again = canonicalBytes(value, profile);
+    again = canonicalize(value, profile);
   } catch (error) {
     return { ok: false, reason: "non-canonical line bytes", detail: (error as Error).message };
   }
-  if (!bytesEqual(again, line)) {
+  // Comparing the strictly decoded text is comparing the bytes (UTF-8 is a bijection on
+  // valid text), without encoding the re-serialised line again.
+  if (again !== text) {
     return {
       ok: false,
       reason: "non-canonical line bytes",

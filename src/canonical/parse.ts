@@ -177,13 +177,19 @@ class Parser {
       this.skipWhitespace();
       if (this.text[this.pos++] !== ":") this.fail("expected ':'", this.pos - 1);
       const item = this.value(depth);
-      // defineProperty keeps a "__proto__" key as data instead of changing the prototype.
-      Object.defineProperty(out, key, {
-        value: item,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      if (key === "__proto__") {
+        // defineProperty keeps a "__proto__" key as data instead of changing the prototype.
+        Object.defineProperty(out, key, {
+          value: item,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else {
+        // Plain assignment keeps the object in fast mode (defineProperty per key made parsing
+        // a lineage line ~3x slower).
+        out[key] = item;
+      }
       this.skipWhitespace();
       const c = this.text[this.pos++];
       if (c === "}") return out;

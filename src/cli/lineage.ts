@@ -3,7 +3,7 @@
 import type { JsonObject } from "../canonical/mod.ts";
 import type { LoggedEntry } from "../lineage/store/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
-import { booleanFlag, stringArg, stringFlag } from "./spec.ts";
+import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
 
 async function projectStore(ctx: CommandContext) {
   const { findProject } = await import("../config/mod.ts");
@@ -17,6 +17,22 @@ async function projectStore(ctx: CommandContext) {
     warn: (w) => ctx.out.warn(w),
   });
   return { project, store };
+}
+
+/** The artefact argument, checked: a bad key is a usage error (exit 2). */
+async function artefactArg(ctx: CommandContext): Promise<string> {
+  const artefact = stringArg(ctx, "artefact") ?? "";
+  const { artefactKeyProblem } = await import("../lineage/mod.ts");
+  const problem = artefactKeyProblem(artefact);
+  if (problem !== undefined) {
+    const { UsageError } = await import("../errors/mod.ts");
+    throw new UsageError(
+      "lineage.artefact_invalid",
+      `artefact ${JSON.stringify(artefact)} ${problem}`,
+      { hint: "use a repo-relative path or a pr://, pkg://, deploy:// or doc:// URI" },
+    );
+  }
+  return artefact;
 }
 
 function entryJson(e: LoggedEntry): JsonObject {
@@ -80,6 +96,11 @@ async function gate(ctx: CommandContext): Promise<number> {
     ? join(project.sdd, "agents")
     : resolve(ctx.cwd, cardsFlag);
   const skipHmac = booleanFlag(ctx, "skip-hmac");
+  const { UsageError } = await import("../errors/mod.ts");
+  const workersFlag = numberFlag(ctx, "workers");
+  if (workersFlag !== undefined && (!Number.isInteger(workersFlag) || workersFlag < 0)) {
+    throw new UsageError("cli.bad_flag", "--workers expects a whole number ≥ 0");
+  }
   const exists = await Deno.lstat(logPath).then(() => true, (e) => {
     if (e instanceof Deno.errors.NotFound) return false;
     throw e;
@@ -101,9 +122,13 @@ async function gate(ctx: CommandContext): Promise<number> {
     ctx.out.line(`SKIPPED: no lineage log at ${logPath}`);
     return 0;
   }
+  // Workers trade memory (one more JS heap each) for time; on 2 cores the main thread alone
+  // stays under the memory budget, so they start only where cores are plentiful.
+  const cores = navigator.hardwareConcurrency ?? 1;
+  const workers = workersFlag ?? (cores >= 4 ? Math.min(3, cores - 1) : 0);
   let result;
   try {
-    result = await verify.runLineageGate(opened.input);
+    result = await verify.runLineageGate(opened.input, { workers });
   } finally {
     opened.close();
   }
@@ -127,7 +152,7 @@ async function gate(ctx: CommandContext): Promise<number> {
 }
 
 async function chain(ctx: CommandContext): Promise<number> {
-  const artefact = stringArg(ctx, "artefact") ?? "";
+  const artefact = await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const entries = await store.chain(artefact);
   if (ctx.json) {
@@ -143,7 +168,7 @@ async function chain(ctx: CommandContext): Promise<number> {
 }
 
 async function walk(ctx: CommandContext): Promise<number> {
-  const artefact = stringArg(ctx, "artefact") ?? "";
+  const artefact = await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const result = await store.walk(artefact);
   if (ctx.json) {
@@ -160,7 +185,7 @@ async function walk(ctx: CommandContext): Promise<number> {
 }
 
 async function forks(ctx: CommandContext): Promise<number> {
-  const artefact = stringArg(ctx, "artefact");
+  const artefact = stringArg(ctx, "artefact") === undefined ? undefined : await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const found = await store.forks(artefact);
   if (ctx.json) {
@@ -193,7 +218,7 @@ async function forks(ctx: CommandContext): Promise<number> {
 }
 
 async function merge(ctx: CommandContext): Promise<number> {
-  const artefact = stringArg(ctx, "artefact") ?? "";
+  const artefact = await artefactArg(ctx);
   const { parseMergePolicy } = await import("../lineage/mod.ts");
   const { UsageError } = await import("../errors/mod.ts");
   const policyText = stringFlag(ctx, "policy");
@@ -268,6 +293,12 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
         name: "skip-hmac",
         type: "boolean",
         help: "Do not check operator HMACs (no operator key available).",
+      },
+      {
+        name: "workers",
+        type: "number",
+        valueName: "N",
+        help: "Worker threads sharing the work (default: 0 below 4 cores, else up to 3).",
       },
     ],
     json: true,

@@ -32,6 +32,8 @@ export interface ParsedDetachedJws {
   header: DetachedJwsHeader;
   /** The 64-byte Ed25519 signature. */
   signature: Uint8Array;
+  /** ASCII(header_b64) || "." — the start of the signing input. */
+  signingPrefix?: Uint8Array;
 }
 
 const encoder = new TextEncoder();
@@ -45,8 +47,22 @@ export function detachedJwsHeaderB64(kid: string): string {
   return toBase64Url(canonicalBytes(header, "canon-ascii"));
 }
 
-function signingInput(headerB64: string, payload: Uint8Array): Uint8Array {
-  const head = encoder.encode(headerB64 + ".");
+// Verification builds each signing input here instead of allocating one per signature.
+let scratch = new Uint8Array(4096);
+
+function signingInput(
+  headerB64: string,
+  payload: Uint8Array,
+  prefix?: Uint8Array,
+): Uint8Array {
+  const head = prefix ?? encoder.encode(headerB64 + ".");
+  if (prefix !== undefined) {
+    const n = prefix.length + payload.length;
+    if (n > scratch.length) scratch = new Uint8Array(Math.max(n, scratch.length * 2));
+    scratch.set(prefix);
+    scratch.set(payload, prefix.length);
+    return scratch.subarray(0, n);
+  }
   const out = new Uint8Array(head.length + payload.length);
   out.set(head);
   out.set(payload, head.length);
@@ -66,7 +82,7 @@ export interface SignDetachedJwsOptions {
  * @example
  * ```ts
  * const jws = signDetachedJws(pair.seed, entryBytes, { kid: "k1" });
- * verifyDetachedJws(parseDetachedJws(jws), entryBytes, pair.publicKey); // true
+ * verifyDetachedJws(parseDetachedJws(jws), { payload: entryBytes, publicKey }); // true
  * ```
  */
 export function signDetachedJws(
@@ -84,49 +100,18 @@ function isObject(value: JsonValue): value is { [key: string]: JsonValue } {
     Object.getPrototypeOf(value) === Object.prototype;
 }
 
-/**
- * Parses a detached JWS strictly: exactly `<header>..<signature>` in unpadded base64url with
- * no surrounding whitespace, a header whose bytes are the `canon-ascii` form of exactly
- * `{alg: "EdDSA", b64: false, crit: ["b64"], kid}`, and a 64-byte signature. Throws
- * {@linkcode JwsFormatError} naming the first rule broken.
- */
-export function parseDetachedJws(jws: string | Uint8Array): ParsedDetachedJws {
-  let text: string;
-  if (typeof jws === "string") {
-    text = jws;
-  } else {
-    if (jws.length > MAX_JWS_BYTES) {
-      throw new JwsFormatError(`JWS is ${jws.length} bytes, more than ${MAX_JWS_BYTES}`);
-    }
-    try {
-      text = decodeUtf8Strict(jws);
-    } catch (cause) {
-      throw new JwsFormatError("JWS is not valid UTF-8", { cause });
-    }
-  }
-  if (text.length > MAX_JWS_BYTES) throw new JwsFormatError("JWS is too long");
-  const parts = text.split(".");
-  if (parts.length !== 3) {
-    throw new JwsFormatError(`JWS has ${parts.length} dot-separated parts, expected 3`);
-  }
-  const [headerB64, payloadPart, signatureB64] = parts;
-  if (payloadPart !== "") {
-    throw new JwsFormatError("JWS payload segment is not empty (expected a detached payload)");
-  }
+// Verifying 100 000 entries sees a handful of distinct headers (one per kid): parse each once.
+const headerCache = new Map<string, { header: DetachedJwsHeader; input: Uint8Array }>();
+const HEADER_CACHE_LIMIT = 256;
+
+function parseHeader(headerB64: string): { header: DetachedJwsHeader; input: Uint8Array } {
+  const cached = headerCache.get(headerB64);
+  if (cached !== undefined) return cached;
   let headerBytes: Uint8Array;
-  let signature: Uint8Array;
   try {
     headerBytes = fromBase64Url(headerB64);
   } catch (cause) {
     throw new JwsFormatError("JWS header is not canonical unpadded base64url", { cause });
-  }
-  try {
-    signature = fromBase64Url(signatureB64);
-  } catch (cause) {
-    throw new JwsFormatError("JWS signature is not canonical unpadded base64url", { cause });
-  }
-  if (signature.length !== 64) {
-    throw new JwsFormatError(`JWS signature is ${signature.length} bytes, expected 64`);
   }
   let header: JsonValue;
   try {
@@ -158,14 +143,107 @@ export function parseDetachedJws(jws: string | Uint8Array): ParsedDetachedJws {
   if (!bytesEqual(canonicalBytes(header, "canon-ascii"), headerBytes)) {
     throw new JwsFormatError("JWS header bytes are not canon-ascii");
   }
-  return { headerB64, header: { alg: "EdDSA", b64: false, crit: ["b64"], kid }, signature };
+  const parsed = {
+    header: { alg: "EdDSA", b64: false, crit: ["b64"], kid } as DetachedJwsHeader,
+    input: encoder.encode(headerB64 + "."),
+  };
+  if (headerCache.size >= HEADER_CACHE_LIMIT) headerCache.clear();
+  headerCache.set(headerB64, parsed);
+  return parsed;
+}
+
+const B64URL_VALUE = new Int16Array(128).fill(-1);
+for (let i = 0; i < 64; i++) {
+  B64URL_VALUE["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".charCodeAt(i)] =
+    i;
+}
+
+/** Decodes the 86-character base64url of a 64-byte signature; undefined if not canonical. */
+function decodeSignature(text: string): Uint8Array | undefined {
+  if (text.length !== 86) return undefined;
+  const out = new Uint8Array(64);
+  let acc = 0;
+  let bits = 0;
+  let at = 0;
+  for (let i = 0; i < 86; i++) {
+    const c = text.charCodeAt(i);
+    const v = c < 128 ? B64URL_VALUE[c] : -1;
+    if (v < 0) return undefined;
+    acc = (acc << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[at++] = (acc >> bits) & 0xff;
+    }
+  }
+  // 86 characters carry 516 bits: the 4 left over must be zero, or two texts decode alike.
+  return (acc & ((1 << bits) - 1)) === 0 ? out : undefined;
+}
+
+const latin1 = new TextDecoder("latin1");
+
+function asciiText(bytes: Uint8Array): string | undefined {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] > 0x7e || bytes[i] < 0x20) return undefined;
+  // Printable ASCII decodes identically in every ASCII-compatible encoding.
+  return latin1.decode(bytes);
+}
+
+/**
+ * Parses a detached JWS strictly: exactly `<header>..<signature>` in unpadded base64url with
+ * no surrounding whitespace, a header whose bytes are the `canon-ascii` form of exactly
+ * `{alg: "EdDSA", b64: false, crit: ["b64"], kid}`, and a 64-byte signature. Throws
+ * {@linkcode JwsFormatError} naming the first rule broken.
+ */
+export function parseDetachedJws(jws: string | Uint8Array): ParsedDetachedJws {
+  let text: string;
+  if (typeof jws === "string") {
+    text = jws;
+  } else {
+    if (jws.length > MAX_JWS_BYTES) {
+      throw new JwsFormatError(`JWS is ${jws.length} bytes, more than ${MAX_JWS_BYTES}`);
+    }
+    const ascii = asciiText(jws);
+    if (ascii !== undefined) {
+      text = ascii;
+    } else {
+      try {
+        text = decodeUtf8Strict(jws);
+      } catch (cause) {
+        throw new JwsFormatError("JWS is not valid UTF-8", { cause });
+      }
+    }
+  }
+  if (text.length > MAX_JWS_BYTES) throw new JwsFormatError("JWS is too long");
+  const parts = text.split(".");
+  if (parts.length !== 3) {
+    throw new JwsFormatError(`JWS has ${parts.length} dot-separated parts, expected 3`);
+  }
+  const [headerB64, payloadPart, signatureB64] = parts;
+  if (payloadPart !== "") {
+    throw new JwsFormatError("JWS payload segment is not empty (expected a detached payload)");
+  }
+  let signature = decodeSignature(signatureB64);
+  if (signature === undefined) {
+    try {
+      signature = fromBase64Url(signatureB64);
+    } catch (cause) {
+      throw new JwsFormatError("JWS signature is not canonical unpadded base64url", { cause });
+    }
+    throw new JwsFormatError(`JWS signature is ${signature.length} bytes, expected 64`);
+  }
+  const { header, input } = parseHeader(headerB64);
+  return { headerB64, header: { ...header, crit: ["b64"] }, signature, signingPrefix: input };
 }
 
 /** True when `jws` is a valid Ed25519 signature by `publicKey` over `payload` (RFC 7797). */
 export function verifyDetachedJws(
   jws: ParsedDetachedJws,
-  payload: Uint8Array,
-  publicKey: Uint8Array,
+  against: { payload: Uint8Array; publicKey: Uint8Array },
 ): boolean {
-  return ed25519Verify(publicKey, signingInput(jws.headerB64, payload), jws.signature);
+  const { payload, publicKey } = against;
+  return ed25519Verify(
+    publicKey,
+    signingInput(jws.headerB64, payload, jws.signingPrefix),
+    jws.signature,
+  );
 }

@@ -51,4 +51,9 @@ export {
   encodePublicKeyPem,
   spkiDer,
 } from "./pem.ts";
-export { type ReferenceCrypto, referenceCrypto } from "./reference.ts";
+export {
+  keyedHmacSha256Pure,
+  type ReferenceCrypto,
+  referenceCrypto,
+  sha256HexPure,
+} from "./reference.ts";

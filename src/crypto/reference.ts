@@ -6,7 +6,7 @@ import { hkdf } from "@noble/hashes/hkdf.js";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256, sha512 } from "@noble/hashes/sha2.js";
 import type { Ed25519KeyPair } from "./ed25519.ts";
-import type { HkdfOptions } from "./hash.ts";
+import type { HkdfOptions, KeyedHmacSha256 } from "./hash.ts";
 
 // The sync API of @noble/ed25519 v3 needs a SHA-512 wired in.
 ed.hashes.sha512 = sha512;
@@ -52,6 +52,61 @@ function refEd25519Verify(
     // noble throws on a public key that is not a curve point: it verifies nothing.
     return false;
   }
+}
+
+const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
+const hexChars = new Uint8Array(64);
+const latin1 = new TextDecoder("latin1");
+
+/** Lowercase hex of a 32-byte digest, built in one buffer (no intermediate strings). */
+function hex(bytes: Uint8Array): string {
+  const out = bytes.length === 32 ? hexChars : new Uint8Array(bytes.length * 2);
+  for (let i = 0; i < bytes.length; i++) {
+    out[2 * i] = HEX_CODES[bytes[i] >> 4];
+    out[2 * i + 1] = HEX_CODES[bytes[i] & 15];
+  }
+  return latin1.decode(out);
+}
+
+// Hash states reused across calls (`_cloneInto` resets one without allocating): a verifier
+// hashes 100 000 records, and fresh noble states per record are what fills the young heap.
+const sha256Fresh = sha256.create();
+const sha256Work = sha256.create();
+const digestOut = new Uint8Array(32);
+
+/**
+ * Lowercase hex SHA-256 in pure JS. Slower than native per call (see `deno task bench`), but it
+ * allocates no native state: the native hash objects are freed only by a major GC, so hashing
+ * 100 000 small records natively grows the process by tens of MB. Bulk verifiers use this.
+ */
+export function sha256HexPure(data: Uint8Array): string {
+  sha256Fresh._cloneInto(sha256Work);
+  sha256Work.update(data);
+  sha256Work.digestInto(digestOut);
+  return hex(digestOut);
+}
+
+/** {@linkcode KeyedHmacSha256} in pure JS, for the same reason as {@linkcode sha256HexPure}. */
+export function keyedHmacSha256Pure(key: Uint8Array): KeyedHmacSha256 {
+  const block = new Uint8Array(64);
+  block.set(key.length > 64 ? sha256(key) : key);
+  const inner = sha256.create().update(block.map((b) => b ^ 0x36));
+  const outer = sha256.create().update(block.map((b) => b ^ 0x5c));
+  const innerWork = sha256.create();
+  const outerWork = sha256.create();
+  const mid = new Uint8Array(32);
+  const out = new Uint8Array(32);
+  return {
+    hex(...parts) {
+      inner._cloneInto(innerWork);
+      for (const p of parts) innerWork.update(p);
+      innerWork.digestInto(mid);
+      outer._cloneInto(outerWork);
+      outerWork.update(mid);
+      outerWork.digestInto(out);
+      return hex(out);
+    },
+  };
 }
 
 /** The reference (pure-JS) counterpart of every native primitive, for differential tests. */

@@ -46,7 +46,11 @@ export function kidForPublicKey(publicKey: Uint8Array): string {
 }
 
 /** A new card for `agentId` and `publicKey`. */
-export function makeAgentCard(agentId: string, kid: string, publicKey: Uint8Array): AgentCard {
+export function makeAgentCard(
+  agentId: string,
+  key: { kid: string; publicKey: Uint8Array },
+): AgentCard {
+  const { kid, publicKey } = key;
   return {
     agent_id: agentId,
     kid,

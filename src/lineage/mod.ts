@@ -30,6 +30,7 @@ export {
   type ParsedAgentCard,
   renderAgentCard,
 } from "./card.ts";
+export { digestInto, DigestTable, digestText } from "./digest_table.ts";
 export {
   ARTEFACT_KINDS,
   type ArtefactKind,

@@ -3,6 +3,7 @@
 // parent and different content, resolved by a merge entry (two or more parents) listing all
 // of its children. Everything here is incremental so the gate can run it while streaming.
 import { canonicalBytes, decodeUtf8Strict, type JsonValue, parseJson } from "../canonical/mod.ts";
+import { digestInto, DigestTable, digestText } from "./digest_table.ts";
 import { isEntryHash } from "./entry.ts";
 import { LineageEntryError } from "./errors.ts";
 
@@ -18,7 +19,11 @@ export interface TipSet {
  * Folds one entry of an artefact into its tip set (log order). A linear successor silently
  * closes its parent; a merge entry moves each open parent to `merged`.
  */
-export function applyToTipSet(tips: TipSet, entryHash: string, parents: readonly string[]): TipSet {
+export function applyToTipSet(
+  tips: TipSet,
+  entry: { hash: string; parents: readonly string[] },
+): TipSet {
+  const { hash: entryHash, parents } = entry;
   const open = [...tips.open];
   const merged = [...tips.merged];
   if (!open.includes(entryHash)) open.push(entryHash);
@@ -79,12 +84,48 @@ export interface SplitHead {
   open: string[];
 }
 
-interface ForkGroup {
-  artefact: number;
-  parent: string;
-  firstContent: string;
-  distinct: boolean;
-  children: string[];
+// Strings cut out of a parsed line can keep the whole line alive in V8 (sliced strings);
+// the few the analyzer keeps are copied so its memory is the size of the hashes, not the log.
+function detach(text: string): string {
+  return (" " + text).slice(1);
+}
+
+/** Growable int32 storage. */
+class IntColumn {
+  data = new Int32Array(1024);
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const next = new Int32Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = v;
+  }
+  length = 0;
+}
+
+/** Growable storage of 32-byte digests. */
+class DigestColumn {
+  data = new Uint8Array(1024 * 32);
+  length = 0;
+  push(hash: string): boolean {
+    if ((this.length + 1) * 32 > this.data.length) {
+      const next = new Uint8Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    if (!digestInto(hash, this.data, this.length * 32)) return false;
+    this.length++;
+    return true;
+  }
+  text(i: number): string {
+    return digestText(this.data, i * 32);
+  }
+  equals(i: number, hash: string, scratch: Uint8Array): boolean {
+    if (!digestInto(hash, scratch)) return false;
+    for (let b = 0; b < 32; b++) if (this.data[i * 32 + b] !== scratch[b]) return false;
+    return true;
+  }
 }
 
 /** The facts of one entry the analyzer needs. */
@@ -114,21 +155,64 @@ export class LineageAnalyzer {
   #artefactIds = new Map<string, number>();
   #artefactNames: string[] = [];
   #open: Set<string>[] = [];
-  #groups = new Map<string, ForkGroup>();
-  #forked: ForkGroup[] = [];
+  // Fork groups: one per (artefact, single parent), in typed columns so 100 000 entries cost
+  // a few MB. A group is keyed by its parent digest; groups of other artefacts under the same
+  // parent are chained through #gNext.
+  #groupOf = new DigestTable();
+  #gArtefact = new IntColumn();
+  #gNext = new IntColumn();
+  #gFirstChild = new DigestColumn();
+  #gFirstContent = new DigestColumn();
+  #gParent = new DigestColumn();
+  #gDistinct = new IntColumn();
+  #moreChildren = new Map<number, string[]>();
+  #forked: number[] = [];
   #merges: { artefact: number; parents: Set<string> }[] = [];
   // Parents named before they appeared (out-of-order or missing entries), per artefact.
   #namedEarly = new Set<string>();
+  #scratch = new Uint8Array(32);
 
   #artefactId(path: string): number {
     let id = this.#artefactIds.get(path);
     if (id === undefined) {
       id = this.#artefactNames.length;
-      this.#artefactIds.set(path, id);
-      this.#artefactNames.push(path);
+      const name = detach(path);
+      this.#artefactIds.set(name, id);
+      this.#artefactNames.push(name);
       this.#open.push(new Set());
     }
     return id;
+  }
+
+  #children(group: number): string[] {
+    return [this.#gFirstChild.text(group), ...(this.#moreChildren.get(group) ?? [])];
+  }
+
+  #addChild(id: number, parent: string, entry: AnalyzedEntry): void {
+    const head = this.#groupOf.get(parent);
+    let group = head ?? -1;
+    while (group >= 0 && this.#gArtefact.data[group] !== id) group = this.#gNext.data[group];
+    if (group < 0) {
+      const index = this.#gArtefact.length;
+      if (!this.#gFirstChild.push(entry.hash)) return; // not a digest: the entry was refused
+      this.#gFirstContent.push(entry.content_hash);
+      this.#gParent.push(parent);
+      this.#gArtefact.push(id);
+      this.#gNext.push(head ?? -1);
+      this.#gDistinct.push(0);
+      this.#groupOf.set(parent, index);
+      return;
+    }
+    const more = this.#moreChildren.get(group);
+    if (more === undefined) this.#moreChildren.set(group, [detach(entry.hash)]);
+    else more.push(detach(entry.hash));
+    if (
+      this.#gDistinct.data[group] === 0 &&
+      !this.#gFirstContent.equals(group, entry.content_hash, this.#scratch)
+    ) {
+      this.#gDistinct.data[group] = 1;
+      this.#forked.push(group);
+    }
   }
 
   /** Feeds the next entry of the log. */
@@ -136,29 +220,14 @@ export class LineageAnalyzer {
     const id = this.#artefactId(entry.artefact_path);
     const open = this.#open[id];
     for (const p of entry.parent_hashes) {
-      if (!open.delete(p)) this.#namedEarly.add(`${id}:${p}`);
+      if (!open.delete(p)) this.#namedEarly.add(detach(`${id}:${p}`));
     }
     // An entry some earlier entry of its artefact already named as parent is never open.
-    if (!this.#namedEarly.has(`${id}:${entry.hash}`)) open.add(entry.hash);
+    if (this.#namedEarly.size === 0 || !this.#namedEarly.has(`${id}:${entry.hash}`)) {
+      open.add(entry.hash);
+    }
     if (entry.parent_hashes.length === 1) {
-      const parent = entry.parent_hashes[0];
-      const key = `${id}:${parent}`;
-      const group = this.#groups.get(key);
-      if (group === undefined) {
-        this.#groups.set(key, {
-          artefact: id,
-          parent,
-          firstContent: entry.content_hash,
-          distinct: false,
-          children: [entry.hash],
-        });
-      } else {
-        group.children.push(entry.hash);
-        if (!group.distinct && group.firstContent !== entry.content_hash) {
-          group.distinct = true;
-          this.#forked.push(group);
-        }
-      }
+      this.#addChild(id, entry.parent_hashes[0], entry);
     } else if (entry.parent_hashes.length >= 2) {
       this.#merges.push({ artefact: id, parents: new Set(entry.parent_hashes) });
     }
@@ -181,15 +250,17 @@ export class LineageAnalyzer {
     if (artefactPath !== undefined && only === undefined) return [];
     const out: Fork[] = [];
     for (const group of this.#forked) {
-      if (only !== undefined && group.artefact !== only) continue;
+      const artefact = this.#gArtefact.data[group];
+      if (only !== undefined && artefact !== only) continue;
+      const children = this.#children(group);
       const resolved = this.#merges.some((m) =>
-        m.artefact === group.artefact && group.children.every((c) => m.parents.has(c))
+        m.artefact === artefact && children.every((c) => m.parents.has(c))
       );
       if (!resolved) {
         out.push({
-          artefact_path: this.#artefactNames[group.artefact],
-          parent_hash: group.parent,
-          children: [...group.children],
+          artefact_path: this.#artefactNames[artefact],
+          parent_hash: this.#gParent.text(group),
+          children,
         });
       }
     }

@@ -1,11 +1,10 @@
 // Feeds the gate from a `.sdd/` tree: the log streamed from disk, sidecars read on demand, cards
 // walked in both layouts. Read-only: this runs inside the `bernstein-verify` sandbox too.
 import { join } from "node:path";
-import { cardLayoutOf, signaturePath } from "../lineage/mod.ts";
-import type { CardFile, GateInput, SignatureFetch } from "./gate.ts";
+import { cardLayoutOf } from "../lineage/mod.ts";
+import type { CardFile, GateInput, SignatureFetch } from "./types.ts";
 
-// A sidecar is ~150 bytes and a card ~400; anything far larger is not read.
-const MAX_SIDECAR_BYTES = 4096;
+// A card is ~400 bytes; anything far larger is not read.
 const MAX_CARD_BYTES = 64 * 1024;
 
 /** Reads one file that must be a regular file (no symlink) of at most `limit` bytes. */
@@ -122,8 +121,7 @@ export async function openDirectoryGateInput(
     input: {
       log: file.readable,
       logName: name,
-      signatures: (artefact, hash) =>
-        readRegularFile(join(lineageDir, signaturePath(artefact, hash)), MAX_SIDECAR_BYTES),
+      signatures: { directory: lineageDir },
       cards: readCardDirectory(options.cardsDir),
       operatorKey: options.operatorKey,
     },

@@ -19,6 +19,7 @@ export {
   openDirectoryGateInput,
   readCardDirectory,
 } from "./directory.ts";
+export { runLineageGate } from "./gate.ts";
 export {
   type CardFile,
   type ForeignAttestationInput,
@@ -27,9 +28,9 @@ export {
   type GateInput,
   type GateIssue,
   type GateIssueKind,
+  type GateOptions,
   type GateResult,
-  runLineageGate,
   type SignatureFetch,
   type SignatureLookup,
-} from "./gate.ts";
+} from "./types.ts";
 export { gateResultToJson, gateVerdict } from "./report.ts";

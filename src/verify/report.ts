@@ -1,7 +1,7 @@
 // How a gate result is shown: the one-word verdict, one line per issue, and a stable JSON shape
 // shared by `bernstein lineage gate --json` and `bernstein-verify`.
 import type { JsonObject } from "../canonical/mod.ts";
-import type { GateResult } from "./gate.ts";
+import type { GateResult } from "./types.ts";
 
 /** `PASS`, or `FAIL (n issues)`. */
 export function gateVerdict(result: GateResult): string {

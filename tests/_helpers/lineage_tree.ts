@@ -1,6 +1,17 @@
 // Builds small, deterministic lineage trees for tests (seeded keys, fake clock, fixed secret).
 import { join } from "node:path";
+import { ed25519KeyPairFromSeed, signDetachedJws } from "../../src/crypto/mod.ts";
 import { FakeClock, SeededRandom } from "../../src/io/mod.ts";
+import {
+  agentDirName,
+  entryBytes,
+  entryHashOfBytes,
+  kidForPublicKey,
+  makeAgentCard,
+  renderAgentCard,
+  sealEntry,
+  signaturePath,
+} from "../../src/lineage/mod.ts";
 import { type LineageStore, openLineageStore } from "../../src/lineage/store/mod.ts";
 import { type GateResult, openDirectoryGateInput, runLineageGate } from "../../src/verify/mod.ts";
 
@@ -57,7 +68,7 @@ export async function writeValidTree(dir: string): Promise<LineageStore> {
 /** Runs the gate over `<dir>/.sdd` (log, sidecars, cards) with the test operator key. */
 export async function gateDir(
   dir: string,
-  options: { operatorKey?: Uint8Array | null } = {},
+  options: { operatorKey?: Uint8Array | null; workers?: number } = {},
 ): Promise<GateResult> {
   const opened = await openDirectoryGateInput({
     logPath: join(dir, ".sdd", "lineage", "log.jsonl"),
@@ -68,7 +79,7 @@ export async function gateDir(
   });
   if (opened === undefined) throw new Error("no log");
   try {
-    return await runLineageGate(opened.input);
+    return await runLineageGate(opened.input, { workers: options.workers });
   } finally {
     opened.close();
   }
@@ -77,4 +88,95 @@ export async function gateDir(
 /** The kinds of a gate result's issues, in order. */
 export function kinds(result: GateResult): string[] {
   return result.issues.map((i) => i.kind);
+}
+
+/** Options for {@linkcode generateTree}. */
+export interface GenerateTreeOptions {
+  /** Number of entries. */
+  entries: number;
+  /** Number of artefacts the entries cycle through (default 1 000). */
+  artefacts?: number;
+  /** The operator secret (default the test key). */
+  operatorSecret?: string;
+}
+
+/**
+ * Writes a valid `.sdd/` tree of many entries fast (no store, no fsync): 5 agents, linear
+ * chains over `artefacts` artefacts. For gate tests and benchmarks.
+ */
+export function generateTree(dir: string, options: GenerateTreeOptions): void {
+  const n = options.entries;
+  const artefactCount = options.artefacts ?? 1000;
+  const sdd = join(dir, ".sdd");
+  const lineage = join(sdd, "lineage");
+  Deno.mkdirSync(lineage, { recursive: true });
+  const rnd = new SeededRandom(7);
+  const agents = Array.from({ length: 5 }, (_, i) => {
+    const pair = ed25519KeyPairFromSeed(rnd.bytes(32));
+    const kid = kidForPublicKey(pair.publicKey);
+    const id = `agent-${i}`;
+    const cardDir = join(sdd, "agents", agentDirName(id), kid);
+    Deno.mkdirSync(cardDir, { recursive: true });
+    Deno.writeFileSync(
+      join(cardDir, "card.json"),
+      renderAgentCard(makeAgentCard(id, { kid, publicKey: pair.publicKey })),
+    );
+    return { id, kid, seed: pair.seed };
+  });
+  const key = options.operatorSecret === undefined
+    ? TEST_OPERATOR_KEY
+    : new TextEncoder().encode(options.operatorSecret);
+  const tips = new Map<string, string>();
+  const madeDirs = new Set<string>();
+  const out = Deno.openSync(join(lineage, "log.jsonl"), {
+    write: true,
+    create: true,
+    truncate: true,
+  });
+  const buffer: Uint8Array[] = [];
+  let buffered = 0;
+  const flush = () => {
+    const all = new Uint8Array(buffered);
+    let at = 0;
+    for (const b of buffer) {
+      all.set(b, at);
+      at += b.length;
+    }
+    let written = 0;
+    while (written < all.length) written += out.writeSync(all.subarray(written));
+    buffer.length = 0;
+    buffered = 0;
+  };
+  const ts0 = 1_767_225_600_000_000_000n;
+  for (let i = 0; i < n; i++) {
+    const artefact = `src/module_${i % artefactCount}/file_${i % artefactCount}.ts`;
+    const by = agents[i % agents.length];
+    const parent = tips.get(artefact);
+    const entry = sealEntry({
+      artefact_path: artefact,
+      artefact_kind: "file",
+      content_hash: "sha256:" + i.toString(16).padStart(64, "0"),
+      parent_hashes: parent === undefined ? [] : [parent],
+      agent_id: by.id,
+      agent_card_kid: by.kid,
+      tool_call_id: `toolu_${i.toString(36).padStart(12, "0")}`,
+      span_id: i.toString(16).padStart(16, "0"),
+      ts_ns: ts0 + BigInt(i) * 1_000_000n,
+    }, key);
+    const line = entryBytes(entry);
+    const hash = entryHashOfBytes(line);
+    tips.set(artefact, hash);
+    const sig = join(lineage, signaturePath(artefact, hash));
+    const sigDir = join(sig, "..");
+    if (!madeDirs.has(sigDir)) {
+      Deno.mkdirSync(sigDir, { recursive: true });
+      madeDirs.add(sigDir);
+    }
+    Deno.writeTextFileSync(sig, signDetachedJws(by.seed, line, { kid: by.kid }));
+    buffer.push(line, new Uint8Array([0x0a]));
+    buffered += line.length + 1;
+    if (buffered > 4 * 1024 * 1024) flush();
+  }
+  flush();
+  out.close();
 }

@@ -13,8 +13,11 @@ import {
   hmacSha256,
   hmacSha256Hex,
   keyedHmacSha256,
+  keyedHmacSha256Pure,
   referenceCrypto as ref,
   sha256,
+  sha256Hex,
+  sha256HexPure,
 } from "../../src/crypto/mod.ts";
 import { SeededRandom } from "../../src/io/mod.ts";
 
@@ -151,6 +154,11 @@ Deno.test("RFC 4231 vectors: native and noble HMAC-SHA256 give the published tag
     const r = toHex(ref.hmacSha256(v.key, v.data)).slice(0, v.mac.length);
     strictEqual(n, v.mac, `native case ${i + 1}`);
     strictEqual(keyedHmacSha256(v.key).hex(v.data).slice(0, v.mac.length), v.mac, `keyed ${i + 1}`);
+    strictEqual(
+      keyedHmacSha256Pure(v.key).hex(v.data).slice(0, v.mac.length),
+      v.mac,
+      `pure ${i + 1}`,
+    );
     strictEqual(r, v.mac, `noble case ${i + 1}`);
   }
 });
@@ -175,12 +183,16 @@ Deno.test("native and noble agree byte for byte on 300 random inputs", () => {
     const data = rnd.bytes(len);
     const key = rnd.bytes(rnd.bytes(1)[0] % 140);
     deepStrictEqual(sha256(data), ref.sha256(data));
+    strictEqual(sha256HexPure(data), sha256Hex(data));
     deepStrictEqual(hmacSha256(key, data), ref.hmacSha256(key, data));
     const split = data.length >> 1;
     strictEqual(
       keyedHmacSha256(key).hex(data.subarray(0, split), data.subarray(split)),
       hmacSha256Hex(key, data),
     );
+    const pure = keyedHmacSha256Pure(key);
+    strictEqual(pure.hex(data.subarray(0, split), data.subarray(split)), hmacSha256Hex(key, data));
+    strictEqual(pure.hex(data), hmacSha256Hex(key, data)); // reusable: pads are cloned, not spent
     const hk = { salt: rnd.bytes(i % 40), info: rnd.bytes(i % 17), length: 1 + (i % 96) };
     deepStrictEqual(hkdfSha256(key, hk), ref.hkdfSha256(key, hk));
     const seed = rnd.bytes(32);

@@ -44,10 +44,13 @@ Deno.test("a detached JWS is header..signature, no newline, and verifies over th
   deepStrictEqual(fromBase64Url(parts[2]), ed25519Sign(pair.seed, input));
   const parsed = parseDetachedJws(jws);
   strictEqual(parsed.header.kid, "k1");
-  equal(verifyDetachedJws(parsed, payload, pair.publicKey), true);
-  equal(verifyDetachedJws(parsed, enc('{"a":"e","v":1}'), pair.publicKey), false);
+  equal(verifyDetachedJws(parsed, { payload, publicKey: pair.publicKey }), true);
+  equal(
+    verifyDetachedJws(parsed, { payload: enc('{"a":"e","v":1}'), publicKey: pair.publicKey }),
+    false,
+  );
   const other = ed25519KeyPairFromSeed(new Uint8Array(32).fill(1)).publicKey;
-  equal(verifyDetachedJws(parsed, payload, other), false);
+  equal(verifyDetachedJws(parsed, { payload, publicKey: other }), false);
   deepStrictEqual(parseDetachedJws(enc(jws)), parsed);
 });
 
@@ -130,5 +133,5 @@ Deno.test("a JWS made by jose with the same header is byte-identical to ours and
     .sign(key);
   const theirs = `${jose.protected}..${jose.signature}`;
   strictEqual(theirs, signDetachedJws(pair.seed, payload, { kid: "k1" }));
-  equal(verifyDetachedJws(parseDetachedJws(theirs), payload, pair.publicKey), true);
+  equal(verifyDetachedJws(parseDetachedJws(theirs), { payload, publicKey: pair.publicKey }), true);
 });

@@ -75,7 +75,7 @@ class Log {
 function cards(...agents: Agent[]): CardFile[] {
   return agents.map((a) => ({
     location: `${a.id}/card.json`,
-    bytes: renderAgentCard(makeAgentCard(a.id, a.kid, a.publicKey)),
+    bytes: renderAgentCard(makeAgentCard(a.id, { kid: a.kid, publicKey: a.publicKey })),
   }));
 }
 
@@ -153,7 +153,9 @@ Deno.test("issues come in check order: framing, per line in line order, forks, c
     ...cards(alice, bob),
     {
       location: "bob/kid-2/card.json",
-      bytes: renderAgentCard(makeAgentCard("bob", "kid-2", agent("x", 9).publicKey)),
+      bytes: renderAgentCard(
+        makeAgentCard("bob", { kid: "kid-2", publicKey: agent("x", 9).publicKey }),
+      ),
     },
   ];
   const result = await runLineageGate({

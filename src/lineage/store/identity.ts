@@ -22,6 +22,8 @@ import {
   agentDirName,
   kidForPublicKey,
   makeAgentCard,
+  parseAgentCard,
+  type ParsedAgentCard,
   renderAgentCard,
 } from "../mod.ts";
 import type { LineagePaths } from "./paths.ts";
@@ -83,21 +85,38 @@ async function readPrivateKey(path: string): Promise<Uint8Array> {
   }
 }
 
-/** Writes the agent's cards if missing: per-kid always, the single layout for the first key. */
-async function publishCard(paths: LineagePaths, card: AgentCard): Promise<void> {
+/**
+ * Writes the agent's cards where missing: per-kid always, the single layout for the first key.
+ * A card already there is never overwritten; one that names another key for this identity is
+ * refused (it is what the gate would report as a conflict or a bad signature).
+ */
+async function publishCard(paths: LineagePaths, card: AgentCard, publicKey: Uint8Array) {
   const dir = join(paths.cardsDir, agentDirName(card.agent_id));
   await ensureDir(join(dir, card.kid), 0o755);
   const bytes = renderAgentCard(card);
-  const perKid = join(dir, card.kid, "card.json");
-  const existing = await readFileIfExists(perKid);
-  if (
-    existing === undefined || !existing.every((b, i) => b === bytes[i]) ||
-    existing.length !== bytes.length
-  ) {
-    await writeFileAtomic(perKid, bytes, { mode: 0o644 });
+  for (const path of [join(dir, card.kid, "card.json"), join(dir, "card.json")]) {
+    if (await writeFileIfAbsent(path, bytes, { mode: 0o644 })) continue;
+    let existing: ParsedAgentCard;
+    try {
+      existing = parseAgentCard(await Deno.readFile(path), path);
+    } catch (cause) {
+      throw new AgentKeyError(`agent card ${path} is unreadable`, { cause });
+    }
+    const sameIdentity = existing.card.agent_id === card.agent_id &&
+      existing.card.kid === card.kid;
+    const sameKey = existing.publicKey.length === publicKey.length &&
+      existing.publicKey.every((b, i) => b === publicKey[i]);
+    // The single-layout card may be an older key of this agent, or another agent's whose id
+    // sanitises to the same folder: both fine. The same (agent, kid) with another key is not.
+    if (sameIdentity && !sameKey) {
+      throw new AgentKeyError(
+        `agent card ${path} holds a different key for agent ${
+          JSON.stringify(card.agent_id)
+        } kid ${card.kid}`,
+        { hint: "the card was replaced; restore it from the agent's key or investigate" },
+      );
+    }
   }
-  // `<dir>/card.json` stays the agent's first key forever; later keys live per kid only.
-  await writeFileIfAbsent(join(dir, "card.json"), bytes, { mode: 0o644 });
 }
 
 async function mint(paths: LineagePaths, agentId: string, random: Random): Promise<AgentSigner> {
@@ -108,8 +127,8 @@ async function mint(paths: LineagePaths, agentId: string, random: Random): Promi
   await writeFileIfAbsent(join(keyDir, `${kid}.pem`), encodePrivateKeyPem(pair.seed), {
     mode: 0o600,
   });
-  const card = makeAgentCard(agentId, kid, pair.publicKey);
-  await publishCard(paths, card);
+  const card = makeAgentCard(agentId, { kid, publicKey: pair.publicKey });
+  await publishCard(paths, card, pair.publicKey);
   await writeFileAtomic(join(keyDir, "active"), kid, { mode: 0o600 });
   return { agentId, kid, seed: pair.seed, publicKey: pair.publicKey, card };
 }
@@ -127,9 +146,9 @@ async function loadActive(paths: LineagePaths, agentId: string): Promise<AgentSi
   if (kidForPublicKey(pair.publicKey) !== kid) {
     throw new AgentKeyError(`${join(keyDir, `${kid}.pem`)} does not hold the key of kid ${kid}`);
   }
-  const card = makeAgentCard(agentId, kid, pair.publicKey);
-  // Cards are public and rebuildable from the key; re-publish any that went missing.
-  await publishCard(paths, card);
+  const card = makeAgentCard(agentId, { kid, publicKey: pair.publicKey });
+  // Cards are public and derived from the key: re-publish any that went missing.
+  await publishCard(paths, card, pair.publicKey);
   return { agentId, kid, seed, publicKey: pair.publicKey, card };
 }
 
@@ -140,8 +159,9 @@ async function loadActive(paths: LineagePaths, agentId: string): Promise<AgentSi
 export async function ensureAgentSigner(
   paths: LineagePaths,
   agentId: string,
-  random: Random,
+  options: { random: Random },
 ): Promise<AgentSigner> {
+  const { random } = options;
   agentDirName(agentId); // refuses ids with no usable folder name
   const found = await loadActive(paths, agentId);
   if (found !== undefined) return found;
@@ -158,8 +178,9 @@ export async function ensureAgentSigner(
 export async function rotateAgentKey(
   paths: LineagePaths,
   agentId: string,
-  random: Random,
+  options: { random: Random },
 ): Promise<AgentSigner> {
+  const { random } = options;
   agentDirName(agentId);
   await ensureDir(paths.keysDir, 0o700);
   return await withFileLock(join(paths.keysDir, ".lock"), () => mint(paths, agentId, random));

@@ -27,6 +27,7 @@ export {
 } from "./identity.ts";
 export { resolveOperatorKey, type ResolveOperatorKeyOptions } from "./operator_key.ts";
 export { type LineagePaths, lineagePaths } from "./paths.ts";
+export { openProjectLineageStore, type ProjectLineageOptions } from "./project.ts";
 export {
   catchUpProjections,
   type ProjectionReport,

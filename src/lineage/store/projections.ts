@@ -108,7 +108,7 @@ export async function projectEntry(
   await writeTips(
     paths,
     entry.artefact_path,
-    applyToTipSet(tips, entryHashOfBytes(line), entry.parent_hashes),
+    applyToTipSet(tips, { hash: entryHashOfBytes(line), parents: entry.parent_hashes }),
   );
 }
 
@@ -212,11 +212,10 @@ export async function rebuildProjections(paths: LineagePaths): Promise<Projectio
     pendingBytes += line.length;
     tips.set(
       entry.artefact_path,
-      applyToTipSet(
-        tips.get(entry.artefact_path) ?? { open: [], merged: [] },
-        entryHashOfBytes(l.bytes),
-        entry.parent_hashes,
-      ),
+      applyToTipSet(tips.get(entry.artefact_path) ?? { open: [], merged: [] }, {
+        hash: entryHashOfBytes(l.bytes),
+        parents: entry.parent_hashes,
+      }),
     );
     if (pendingBytes > 8 * 1024 * 1024) await flush();
   }

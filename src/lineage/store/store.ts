@@ -29,6 +29,7 @@ import {
   parseEntry,
   sealEntry,
   signaturePath,
+  type SplitHead,
   streamLines,
   type TrustClass,
 } from "../mod.ts";
@@ -203,7 +204,7 @@ export class LineageStore {
   async signer(agentId: string): Promise<AgentSigner> {
     let s = this.#signers.get(agentId);
     if (s === undefined) {
-      s = await ensureAgentSigner(this.paths, agentId, this.#random);
+      s = await ensureAgentSigner(this.paths, agentId, { random: this.#random });
       this.#signers.set(agentId, s);
     }
     return s;
@@ -391,9 +392,7 @@ export class LineageStore {
   }
 
   /** Unresolved forks (and split heads) of one artefact or of all, from the log. */
-  async forks(
-    artefact?: string,
-  ): Promise<{ forks: Fork[]; splitHeads: { artefact_path: string; open: string[] }[] }> {
+  async forks(artefact?: string): Promise<{ forks: Fork[]; splitHeads: SplitHead[] }> {
     if (artefact !== undefined) checkArtefactKey(artefact);
     const analyzer = new LineageAnalyzer();
     for await (const e of this.entries()) {

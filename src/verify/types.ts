@@ -1,0 +1,125 @@
+// The gate's public types: its input (log, signature lookup, cards), its issues and result.
+import type { JsonValue } from "../canonical/mod.ts";
+import type { AgentCardSet, ByteSource, ForeignAttestationResult } from "../lineage/mod.ts";
+
+/** The failure words of FORMATS.md §4, plus the two card/entry problems they do not name. */
+export const GATE_ISSUE_KINDS = [
+  "missing trailing newline",
+  "non-canonical line bytes",
+  "invalid entry",
+  "kid binding cannot be established",
+  "kid binding mismatch",
+  "invalid signature",
+  "HMAC mismatch",
+  "dangling parent_hash",
+  "unresolved fork",
+  "conflicting agent cards",
+  "invalid agent card",
+] as const;
+
+/** One of {@linkcode GATE_ISSUE_KINDS}. */
+export type GateIssueKind = typeof GATE_ISSUE_KINDS[number];
+
+/** One problem the gate found. */
+export interface GateIssue {
+  /** Which check failed (the exact failure words). */
+  kind: GateIssueKind;
+  /** One human line: `<where>: <kind>: <detail>`. */
+  message: string;
+  /** 1-based line of the log, for per-entry problems. */
+  line?: number;
+  /** The entry hash, when the line parsed. */
+  entry_hash?: string;
+  /** The artefact, when known. */
+  artefact?: string;
+  /** A file other than the log (card, sidecar), when the problem is there. */
+  location?: string;
+}
+
+/** What the signature lookup found for one entry. */
+export type SignatureFetch = Uint8Array | { problem: string } | undefined;
+
+/** Finds the detached JWS of an entry (sidecar file, archive member, …). */
+export type SignatureLookup = (
+  artefactPath: string,
+  entryHash: string,
+) => SignatureFetch | Promise<SignatureFetch>;
+
+/** A card file (or a reason it could not be read) from a directory or an archive. */
+export type CardFile = { location: string; bytes: Uint8Array } | {
+  location: string;
+  problem: string;
+};
+
+/** A foreign attestation to classify next to the entry it sits beside. */
+export interface ForeignAttestationInput {
+  /** The local entry the envelope sits beside. */
+  entry_hash: string;
+  /** Where it came from (for messages). */
+  location: string;
+  /** The envelope as parsed JSON. */
+  attestation: JsonValue;
+  /** The issuer's Ed25519 key, when the verifier has one. */
+  issuerPublicKey?: Uint8Array | string;
+}
+
+/** The verdict on one foreign attestation (never part of `ok`). */
+export interface ForeignAttestationReport extends ForeignAttestationResult {
+  /** The entry it sits beside. */
+  entry_hash: string;
+  /** Where it came from. */
+  location: string;
+}
+
+/** Everything the gate reads; a directory reader and an archive reader both produce this. */
+export interface GateInput {
+  /** The log bytes, whole or as a stream of chunks. */
+  log: ByteSource;
+  /** Name of the log in messages (default `log.jsonl`). */
+  logName?: string;
+  /**
+   * Finds each entry's detached JWS: a lookup function (archives), or the lineage folder whose
+   * `signatures/` tree the gate reads itself, possibly from worker threads.
+   */
+  signatures: SignatureLookup | { directory: string };
+  /** The agent cards. */
+  cards: AgentCardSet | Iterable<CardFile> | AsyncIterable<CardFile>;
+  /** The operator key; when absent the HMAC check is skipped and the result says so. */
+  operatorKey?: Uint8Array;
+  /** Foreign attestations to classify; they never change `ok`. */
+  foreignAttestations?: readonly ForeignAttestationInput[];
+  /** Longest log line accepted (default 1 MiB). */
+  maxLineBytes?: number;
+}
+
+/** The gate's verdict. */
+export interface GateResult {
+  /** True when there is no issue. */
+  ok: boolean;
+  /** Lines in the log (including bad ones). */
+  lines: number;
+  /** Lines that parsed as entries. */
+  entries: number;
+  /** Distinct artefacts among them. */
+  artefacts: number;
+  /** Usable card files read. */
+  cards: number;
+  /** False when no operator key was given, so `operator_hmac` was not checked. */
+  hmac_checked: boolean;
+  /** Every problem, in check order: framing, then per line, then forks, then cards. */
+  issues: GateIssue[];
+  /** Foreign attestation verdicts (informational only). */
+  foreign: ForeignAttestationReport[];
+}
+
+/** Options for `runLineageGate`. */
+export interface GateOptions {
+  /**
+   * Worker threads sharing the per-entry work with this thread (directory input only; 0 runs
+   * everything here). A worker that cannot start or fails hands its batch back to this
+   * thread: results never depend on the pool.
+   */
+  workers?: number;
+  /** Where the worker module is (default: `_gate_worker.ts` beside the gate). */
+  workerUrl?: URL;
+}

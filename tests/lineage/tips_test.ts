@@ -1,0 +1,68 @@
+// Tips projection bytes and the incremental tips/forks analysis.
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import {
+  applyToTipSet,
+  LineageAnalyzer,
+  parseTipSet,
+  renderTipSet,
+  type TipSet,
+} from "../../src/lineage/mod.ts";
+
+const h = (c: string) => "sha256:" + c.repeat(64);
+
+Deno.test("a tips file is canon-ascii {merged, open} without a newline", () => {
+  const tips: TipSet = { open: [h("b")], merged: [h("a")] };
+  strictEqual(
+    new TextDecoder().decode(renderTipSet(tips)),
+    `{"merged":["${h("a")}"],"open":["${h("b")}"]}`,
+  );
+  deepStrictEqual(parseTipSet(renderTipSet(tips)), tips);
+  throws(() => parseTipSet(new TextEncoder().encode('{"open":["x"],"merged":[]}')));
+});
+
+Deno.test("linear successors close their parent; a merge moves its parents to merged", () => {
+  let t: TipSet = { open: [], merged: [] };
+  t = applyToTipSet(t, { hash: h("1"), parents: [] });
+  t = applyToTipSet(t, { hash: h("2"), parents: [h("1")] });
+  deepStrictEqual(t, { open: [h("2")], merged: [] });
+  t = applyToTipSet(t, { hash: h("3"), parents: [h("2")] });
+  t = applyToTipSet(t, { hash: h("4"), parents: [h("2")] }); // a fork: both 3 and 4 are open
+  deepStrictEqual(t.open, [h("3"), h("4")]);
+  t = applyToTipSet(t, { hash: h("5"), parents: [h("3"), h("4")] });
+  deepStrictEqual(t, { open: [h("5")], merged: [h("3"), h("4")] });
+  // Applying the same entry twice changes nothing (catch-up replays are safe).
+  deepStrictEqual(applyToTipSet(t, { hash: h("5"), parents: [h("3"), h("4")] }), t);
+});
+
+Deno.test("the analyzer finds forks, resolves them by covering merges, and splits", () => {
+  const a = new LineageAnalyzer();
+  const add = (hash: string, parents: string[], content = hash, artefact = "f") =>
+    a.add({ hash, artefact_path: artefact, parent_hashes: parents, content_hash: content });
+  add(h("1"), []);
+  add(h("2"), [h("1")], h("a"));
+  add(h("3"), [h("1")], h("a")); // same content: not a fork, but two heads
+  deepStrictEqual(a.unresolvedForks(), []);
+  deepStrictEqual(a.splitHeads(), [{ artefact_path: "f", open: [h("2"), h("3")] }]);
+  add(h("4"), [h("1")], h("b")); // different content: now a fork of three children
+  deepStrictEqual(a.unresolvedForks(), [{
+    artefact_path: "f",
+    parent_hash: h("1"),
+    children: [h("2"), h("3"), h("4")],
+  }]);
+  deepStrictEqual(a.splitHeads(), []); // explained by the fork
+  add(h("5"), [h("2"), h("3"), h("4")]);
+  deepStrictEqual(a.unresolvedForks(), []);
+  deepStrictEqual(a.openTips("f"), [h("5")]);
+  // Same parent in another artefact is another group.
+  add(h("6"), [h("1")], h("c"), "g");
+  deepStrictEqual(a.unresolvedForks("g"), []);
+  deepStrictEqual(a.artefacts(), ["f", "g"]);
+  deepStrictEqual(a.openTips("f"), [h("5")]);
+});
+
+Deno.test("a child seen before its parent never leaves the parent open", () => {
+  const a = new LineageAnalyzer();
+  a.add({ hash: h("2"), artefact_path: "f", parent_hashes: [h("1")], content_hash: h("x") });
+  a.add({ hash: h("1"), artefact_path: "f", parent_hashes: [], content_hash: h("y") });
+  deepStrictEqual(a.openTips("f"), [h("2")]);
+});

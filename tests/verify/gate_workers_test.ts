@@ -1,0 +1,83 @@
+// The gate over logs spanning many batches: the verdict and every issue are the same whether
+// the per-line work runs on the main thread or is shared with worker threads.
+import { deepStrictEqual, equal, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { signaturePath } from "../../src/lineage/mod.ts";
+import { gateDir, generateTree } from "../_helpers/lineage_tree.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+
+const ENTRIES = 900;
+
+async function lines(dir: string): Promise<string[]> {
+  return (await Deno.readTextFile(join(dir, ".sdd/lineage/log.jsonl"))).split("\n").slice(0, -1);
+}
+
+async function hashOf(line: string): Promise<string> {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(line)));
+  return "sha256:" + [...d].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+Deno.test("a 900-entry tree passes inline and with 1 and 2 workers", async () => {
+  await withTempDir(async (dir) => {
+    generateTree(dir, { entries: ENTRIES, artefacts: 37 });
+    for (const workers of [0, 1, 2]) {
+      const result = await gateDir(dir, { workers });
+      deepStrictEqual(result.issues, [], `workers=${workers}`);
+      strictEqual(result.entries, ENTRIES);
+      strictEqual(result.artefacts, 37);
+    }
+  });
+});
+
+Deno.test("tampering deep in a long log gives identical issues inline and with workers", async () => {
+  await withTempDir(async (dir) => {
+    generateTree(dir, { entries: ENTRIES, artefacts: 37 });
+    const log = await lines(dir);
+    // A deleted sidecar (line 300), a forged HMAC (line 640) and a reordered line (line 820).
+    const l300 = JSON.parse(log[299]).artefact_path as string;
+    await Deno.remove(join(dir, ".sdd/lineage", signaturePath(l300, await hashOf(log[299]))));
+    log[639] = log[639].replace(
+      /"operator_hmac":"[0-9a-f]{64}"/,
+      `"operator_hmac":"${"0".repeat(64)}"`,
+    );
+    log[819] = log[819].replace('{"agent_card_kid"', '{ "agent_card_kid"');
+    await Deno.writeTextFile(join(dir, ".sdd/lineage/log.jsonl"), log.join("\n") + "\n");
+    const inline = await gateDir(dir, { workers: 0 });
+    const pooled = await gateDir(dir, { workers: 1 });
+    const two = await gateDir(dir, { workers: 2 });
+    equal(inline.ok, false);
+    deepStrictEqual(pooled.issues, inline.issues);
+    deepStrictEqual(two.issues, inline.issues);
+    // The changed lines, and the next entry of each one's artefact (37 lines on), whose
+    // parent no longer exists.
+    deepStrictEqual(inline.issues.map((i) => `${i.line} ${i.kind}`), [
+      "300 invalid signature",
+      "640 invalid signature",
+      "640 HMAC mismatch",
+      "677 dangling parent_hash",
+      "820 non-canonical line bytes",
+      "857 dangling parent_hash",
+    ]);
+  });
+});
+
+Deno.test("a worker that dies hands its batches back: same verdict, nothing lost", async () => {
+  await withTempDir(async (dir) => {
+    generateTree(dir, { entries: 300, artefacts: 11 });
+    const { openDirectoryGateInput, runLineageGate } = await import("../../src/verify/mod.ts");
+    const { TEST_OPERATOR_KEY } = await import("../_helpers/lineage_tree.ts");
+    const opened = await openDirectoryGateInput({
+      logPath: join(dir, ".sdd/lineage/log.jsonl"),
+      cardsDir: join(dir, ".sdd/agents"),
+      operatorKey: TEST_OPERATOR_KEY,
+    });
+    if (opened === undefined) throw new Error("no log");
+    const result = await runLineageGate(opened.input, {
+      workers: 2,
+      workerUrl: new URL("./_failing_worker.ts", import.meta.url),
+    });
+    opened.close();
+    deepStrictEqual(result.issues, []);
+    strictEqual(result.entries, 300);
+  });
+});
