@@ -1,4 +1,4 @@
-import { createHash, createHmac, hkdfSync } from "node:crypto";
+import { createHash, createHmac, hash as hashOneShot, hkdfSync } from "node:crypto";
 
 /** SHA-256 of bytes (native; ~8x faster than the pure-JS reference on these machines). */
 export function sha256(data: Uint8Array): Uint8Array {
@@ -7,7 +7,9 @@ export function sha256(data: Uint8Array): Uint8Array {
 
 /** Lowercase hex SHA-256 of bytes. */
 export function sha256Hex(data: Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  // One-shot `hash()` allocates no hash object: a verifier hashing 100 000 records keeps a
+  // small heap (hash objects are only freed by a major GC).
+  return hashOneShot("sha256", data, "hex");
 }
 
 /** An incremental SHA-256, for streams and large files. */

@@ -8,7 +8,7 @@ import {
   type KeyedHmacSha256,
   type ParsedDetachedJws,
   parseDetachedJws,
-  sha256HexPure,
+  sha256Hex,
   verifyDetachedJws,
 } from "../crypto/mod.ts";
 import {
@@ -160,7 +160,7 @@ async function checkLine(
     add("invalid entry", (error as Error).message);
     return { line, issues };
   }
-  const hash = "sha256:" + sha256HexPure(bytes);
+  const hash = "sha256:" + sha256Hex(bytes);
   const ids = { entry_hash: hash, artefact: entry.artefact_path };
   const who = () =>
     `agent ${JSON.stringify(entry.agent_id)} kid ${JSON.stringify(entry.agent_card_kid)}`;
