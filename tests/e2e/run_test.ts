@@ -472,3 +472,65 @@ ${step("Slow", ["@agent sleep 2500", "@agent write slow.txt s"])}
     strictEqual(gate.code, 0, gate.stdout);
   });
 });
+
+Deno.test("status, ps and logs show a live run; stop --force ends it and the record stays whole", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted\nstages:\n  - name: s\n    steps:\n${
+        step("Talk then hang", ["@agent progress hello from the agent", "@agent hang"])
+      }\n`,
+    );
+    const env = {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? dir,
+      NO_COLOR: "1",
+      ...runEnv(dir),
+    };
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-q",
+        "--frozen",
+        `--config=${REPO_ROOT}deno.json`,
+        "-P=bernstein",
+        `${REPO_ROOT}main.ts`,
+        "run",
+        "plan.yaml",
+        "--json",
+      ],
+      cwd: dir,
+      env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const output = child.output();
+    let ps: { agents: { task_id: string; state: string }[] } = { agents: [] };
+    for (let i = 0; i < 200 && ps.agents.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      ps = JSON.parse((await bern(dir, ["ps", "--json"])).stdout);
+    }
+    strictEqual(ps.agents[0]?.task_id, "1.1-talk-then-hang");
+    const status = JSON.parse((await bern(dir, ["status", "--json"])).stdout);
+    strictEqual(status.run.state, "running");
+    let logs = "";
+    for (let i = 0; i < 100 && !logs.includes("hello from the agent"); i++) {
+      logs = (await bern(dir, ["logs", "1.1-talk-then-hang"])).stdout;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    ok(logs.includes("hello from the agent"), logs);
+    const stop = await bern(dir, ["stop", "--force"]);
+    strictEqual(stop.code, 0, stop.stderr);
+    const out = await output;
+    const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+    const summary = JSON.parse(lines[lines.length - 1]).summary;
+    strictEqual(summary.end, "stopped");
+    strictEqual(out.code, 1);
+    const after = JSON.parse((await bern(dir, ["status", "--json"])).stdout);
+    strictEqual(after.run.state, "finished");
+    strictEqual((await bern(dir, ["audit", "verify"])).code, 0);
+    const score = await bern(dir, ["runs", "scorecard", String(summary.run_id), "--verify"]);
+    strictEqual(score.code, 0, score.stdout + score.stderr);
+  });
+});
