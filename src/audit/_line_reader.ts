@@ -1,6 +1,8 @@
 // Streams the lines of a file (split on 0x0A only) with their byte offsets, so verification
 // and scans never hold a whole segment in memory.
 
+import { concatBytes } from "../canonical/mod.ts";
+
 /** One line of a segment. */
 export interface RawLine {
   /** The line's bytes without `\n`; undefined when longer than `maxLineBytes`. */
@@ -25,17 +27,6 @@ export interface ReadLinesOptions {
   chunkSize?: number;
   /** Longer lines are reported without bytes. Default 16 MiB. */
   maxLineBytes?: number;
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** Yields every line of `file` from `options.start` to its current end. */
@@ -71,7 +62,7 @@ export async function* readLines(
       partLength += piece.length;
       if (nl < 0) break;
       yield {
-        bytes: tooLong ? undefined : concat(parts, partLength),
+        bytes: tooLong ? undefined : concatBytes(parts, partLength),
         length: partLength,
         offset,
         terminated: true,
@@ -87,7 +78,7 @@ export async function* readLines(
   }
   if (partLength > 0) {
     yield {
-      bytes: tooLong ? undefined : concat(parts, partLength),
+      bytes: tooLong ? undefined : concatBytes(parts, partLength),
       length: partLength,
       offset,
       terminated: false,

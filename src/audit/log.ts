@@ -1,7 +1,7 @@
 // The audit log writer: appends HMAC-chained records under an exclusive lock with fsync,
 // seals a torn tail before anything else, and commits concurrent appends as one group.
 import { join } from "node:path";
-import type { JsonObject } from "../canonical/mod.ts";
+import { concatBytes, type JsonObject } from "../canonical/mod.ts";
 import { type Clock, systemClock, writeAll } from "../io/mod.ts";
 import { AuditError } from "./errors.ts";
 import type { AuditKey } from "./key.ts";
@@ -68,19 +68,6 @@ const SEGMENT_MODE = 0o600;
 
 function laterName(a: string, b: string | undefined): string {
   return b !== undefined && b > a ? b : a;
-}
-
-function concatParts(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  let total = 0;
-  for (const p of parts) total += p.length;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**
@@ -283,7 +270,7 @@ export class AuditLog implements AuditSink {
           : { name: state.newest.name, size: state.newest.size, ino: state.newest.ino, tip };
         for (const w of writes) {
           const known = w.segment === state.newest?.name ? state.newest : undefined;
-          const info = await this.#writeSegment(w.segment, concatParts(w.parts), known);
+          const info = await this.#writeSegment(w.segment, concatBytes(w.parts), known);
           written = { name: w.segment, size: info.size, ino: info.ino, tip };
           durable++;
         }

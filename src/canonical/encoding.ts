@@ -57,3 +57,17 @@ export function fromBase64Url(text: string): Uint8Array {
   }
   return out;
 }
+
+/** The concatenation of byte arrays (the single part itself when there is only one). */
+export function concatBytes(parts: readonly Uint8Array[], total?: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  let size = total ?? 0;
+  if (total === undefined) { for (const p of parts) size += p.length; }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -29,4 +29,12 @@ export {
   type JsonObject,
   type JsonValue,
 } from "./value.ts";
-export { fromBase64, fromBase64Url, fromHex, toBase64, toBase64Url, toHex } from "./encoding.ts";
+export {
+  concatBytes,
+  fromBase64,
+  fromBase64Url,
+  fromHex,
+  toBase64,
+  toBase64Url,
+  toHex,
+} from "./encoding.ts";

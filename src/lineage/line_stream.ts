@@ -1,6 +1,8 @@
 // Streaming JSONL framing: split a byte stream on 0x0A only (FORMATS.md §1) without holding the
 // whole file, so a 100 000-entry log is checked in constant memory.
 
+import { concatBytes } from "../canonical/mod.ts";
+
 /** One line of a stream. */
 export interface StreamedLine {
   /** 1-based line number. */
@@ -25,17 +27,6 @@ export interface StreamLinesOptions {
 export type ByteSource = Uint8Array | Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
 
 const DEFAULT_MAX_LINE = 1024 * 1024;
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /**
  * Yields the lines of `source`, split on `0x0A` only (`\r` stays in the line). A last fragment
@@ -81,7 +72,13 @@ export async function* streamLines(
       }
       if (nl < 0) break;
       lineNo++;
-      yield { line: lineNo, offset, bytes: concat(carry, carryLen), terminated: true, tooLong };
+      yield {
+        line: lineNo,
+        offset,
+        bytes: concatBytes(carry, carryLen),
+        terminated: true,
+        tooLong,
+      };
       offset += rawLen + 1;
       rawLen = 0;
       carry = [];
@@ -92,6 +89,6 @@ export async function* streamLines(
   }
   if (rawLen > 0) {
     lineNo++;
-    yield { line: lineNo, offset, bytes: concat(carry, carryLen), terminated: false, tooLong };
+    yield { line: lineNo, offset, bytes: concatBytes(carry, carryLen), terminated: false, tooLong };
   }
 }

@@ -646,10 +646,9 @@ export class RunLoop {
       resource_id: task.id,
       details: { session, reason, failures },
     });
-    if (
-      error instanceof BernsteinError &&
-      (error.code === "attach.invalid" || error.code.startsWith("attach."))
-    ) {
+    // An attachment refusal will not change on retry; a spawn that keeps failing is infra.
+    const attachment = error instanceof BernsteinError && error.code.startsWith("attach.");
+    if (attachment || failures >= MAX_SPAWN_FAILURES) {
       await ctx.store.transition(task.id, "failed", {
         actor: "orchestrator",
         reason,
@@ -658,21 +657,9 @@ export class RunLoop {
       await ctx.ledger.append({
         kind: "task.failed",
         task_id: task.id,
-        payload: { reason: "attachment-refused", detail: error.message },
-      });
-      ctx.reporter.event({ type: "task.failed", task_id: task.id, reason });
-      return;
-    }
-    if (failures >= MAX_SPAWN_FAILURES) {
-      await ctx.store.transition(task.id, "failed", {
-        actor: "orchestrator",
-        reason,
-        terminal_reason: reason,
-      });
-      await ctx.ledger.append({
-        kind: "task.failed",
-        task_id: task.id,
-        payload: { reason: "infra-error", detail: reason },
+        payload: attachment
+          ? { reason: "attachment-refused", detail: error.message }
+          : { reason: "infra-error", detail: reason },
       });
       ctx.reporter.event({ type: "task.failed", task_id: task.id, reason });
       return;

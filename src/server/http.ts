@@ -1,6 +1,7 @@
 // Request bodies (size limit, JSON, zod) and JSON answers, including the error mapping
 // `{error:{code,message,field?}}` with the HTTP status each error code gets.
 import type { z } from "zod";
+import { concatBytes } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { describeZodError } from "../tasks/mod.ts";
 import { HttpError } from "./errors.ts";
@@ -81,13 +82,7 @@ export async function readBodyLimited(req: Request, limit: number): Promise<Uint
     }
     parts.push(value);
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return parts.length === 0 ? new Uint8Array() : concatBytes(parts, total);
 }
 
 /** Parses a JSON body (empty = `{}`) and validates it; errors name the field. */

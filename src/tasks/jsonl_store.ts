@@ -15,6 +15,7 @@ import {
 } from "./indexed_store.ts";
 import type { TaskDefaults } from "./rules.ts";
 import { describeZodIssue, issuePath, type Task, TaskSchema } from "./task.ts";
+import { concatBytes } from "../canonical/mod.ts";
 
 /** Format version of a task log line. */
 export const TASK_LOG_VERSION = 1;
@@ -185,7 +186,7 @@ class JsonlJournal implements TaskJournal {
     while (this.#queue.length > 0 && this.#failed === undefined) {
       const batch = this.#queue.splice(0);
       try {
-        await writeAll(this.#file, concat(batch.map((p) => p.bytes)));
+        await writeAll(this.#file, concatBytes(batch.map((p) => p.bytes)));
         await this.#file.syncData();
       } catch (error) {
         this.#fail(error as Error, batch);
@@ -214,7 +215,7 @@ class JsonlJournal implements TaskJournal {
   async compact(): Promise<void> {
     const tasks = this.snapshot?.() ?? [];
     const parts = tasks.map((t) => encodeTaskLogLine([t]));
-    await writeFileAtomic(this.#path, concat(parts), { mode: 0o600 });
+    await writeFileAtomic(this.#path, concatBytes(parts), { mode: 0o600 });
     await syncDirectory(dirname(this.#path));
     this.#file.close();
     this.#file = await Deno.open(this.#path, { append: true });
@@ -226,17 +227,6 @@ class JsonlJournal implements TaskJournal {
     await this.#flushing;
     this.#file.close();
   }
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

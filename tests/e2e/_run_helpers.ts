@@ -1,7 +1,7 @@
 // Shared set-up of the whole-run tests: a git repo on a feature branch, fast tuning, a plan,
 // and `bernstein` run as a real subprocess under its real permission set.
 import { join } from "node:path";
-import { type CliRun, runBernstein } from "../_helpers/cli.ts";
+import { type CliRun, REPO_ROOT, runBernstein } from "../_helpers/cli.ts";
 import { git, makeRepo } from "../_helpers/temp.ts";
 
 /** Tuning that makes runs take seconds: short ticks, no backoff, no retries unless asked. */
@@ -88,4 +88,30 @@ export function eventsOf(run: CliRun): { type: string; [key: string]: unknown }[
 export function step(title: string, lines: string[], extra = ""): string {
   const body = lines.map((l) => `          ${l}`).join("\n");
   return `      - title: ${title}\n        description: |\n${body}\n${extra}`;
+}
+
+/** Starts `bernstein ARGS` in the repo without waiting (for crash, stop and watch tests). */
+export function startBernstein(dir: string, args: string[]): Deno.ChildProcess {
+  const env = {
+    PATH: Deno.env.get("PATH") ?? "",
+    HOME: Deno.env.get("HOME") ?? dir,
+    NO_COLOR: "1",
+    ...runEnv(dir),
+  };
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-q",
+      "--frozen",
+      `--config=${REPO_ROOT}deno.json`,
+      "-P=bernstein",
+      `${REPO_ROOT}main.ts`,
+      ...args,
+    ],
+    cwd: dir,
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
 }

@@ -3,8 +3,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { scheduleTick } from "../../src/orchestrator/mod.ts";
 import { git, withTempDir } from "../_helpers/temp.ts";
-import { REPO_ROOT } from "../_helpers/cli.ts";
-import { bern, eventsOf, prepareRepo, runEnv, step, summaryOf } from "./_run_helpers.ts";
+import { bern, eventsOf, prepareRepo, startBernstein, step, summaryOf } from "./_run_helpers.ts";
 
 const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
 const runTag = (summary: Record<string, unknown>) => String(summary.run_id).split("-").pop();
@@ -419,30 +418,7 @@ ${step("Quick", ["@agent write quick.txt q"])}
 ${step("Slow", ["@agent sleep 2500", "@agent write slow.txt s"])}
 `,
     );
-    const env = {
-      PATH: Deno.env.get("PATH") ?? "",
-      HOME: Deno.env.get("HOME") ?? dir,
-      NO_COLOR: "1",
-      ...runEnv(dir),
-    };
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-q",
-        "--frozen",
-        `--config=${REPO_ROOT}deno.json`,
-        "-P=bernstein",
-        `${REPO_ROOT}main.ts`,
-        "run",
-        "plan.yaml",
-        "--json",
-      ],
-      cwd: dir,
-      env,
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
     // Wait until the quick task merged while the slow one is still running, then kill -9.
     const deadline = Date.now() + 30_000;
     while (!(await git(dir, "log", "--oneline")).includes("Merge 1.1-quick")) {
@@ -481,30 +457,7 @@ Deno.test("status, ps and logs show a live run; stop --force ends it and the rec
         step("Talk then hang", ["@agent progress hello from the agent", "@agent hang"])
       }\n`,
     );
-    const env = {
-      PATH: Deno.env.get("PATH") ?? "",
-      HOME: Deno.env.get("HOME") ?? dir,
-      NO_COLOR: "1",
-      ...runEnv(dir),
-    };
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-q",
-        "--frozen",
-        `--config=${REPO_ROOT}deno.json`,
-        "-P=bernstein",
-        `${REPO_ROOT}main.ts`,
-        "run",
-        "plan.yaml",
-        "--json",
-      ],
-      cwd: dir,
-      env,
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
     const output = child.output();
     let ps: { agents: { task_id: string; state: string }[] } = { agents: [] };
     for (let i = 0; i < 200 && ps.agents.length === 0; i++) {
