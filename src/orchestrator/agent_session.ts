@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import {
   type Adapter,
+  type AdapterSettings,
   type AgentResult,
   type EndpointProfile,
   type Invocation,
@@ -39,6 +40,8 @@ export interface AgentLaunch {
   killGraceMs: number;
   /** The orchestrator runs as root. */
   isRoot: boolean;
+  /** `adapters.<name>` settings (extra env names, extra args, claude's root permission). */
+  settings?: AdapterSettings;
 }
 
 /** A live agent. */
@@ -167,6 +170,7 @@ export async function startAgent(
     extra_env: { ...launch.extraEnv, PATH: path },
     is_root: launch.isRoot,
     executable: launch.executable,
+    settings: launch.settings,
   });
   await writeInvocationFiles(invocation, home);
   const log = await Deno.open(logPath, { create: true, append: true, mode: 0o600 });
@@ -184,10 +188,16 @@ export async function startAgent(
     lastOutputMs: options.now(),
     lastText: "",
   };
+  let stopping = false;
   const feed = (text: string) => {
     for (const event of parser.line(text)) {
       if (event.text) agent.lastText = event.text.split("\n")[0].slice(0, 200);
       options.onEvent?.(event);
+      // The CLI said it cannot go on but would keep waiting: stop it now, not at the deadline.
+      if (event.fatal && !stopping && agent.handle !== undefined) {
+        stopping = true;
+        agent.handle.terminate(launch.killGraceMs);
+      }
     }
   };
   const handle = spawnProcess(invocation.argv, {

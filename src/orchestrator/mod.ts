@@ -31,6 +31,8 @@ export {
   ACTIVE,
   DEAD_END,
   DEPENDENCY_MET,
+  isRateLimitReason,
+  retryDelayMs,
   type SchedulableTask,
   scheduleTick,
   spawnBackoffMs,

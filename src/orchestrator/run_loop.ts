@@ -24,7 +24,13 @@ import { describeSignal } from "./planning.ts";
 import { buildPromptBody } from "./prompt.ts";
 import type { AgentRow, RunReporter } from "./reporter.ts";
 import { recordRefusedMerge, saveSessionFile, type SessionFile } from "./run_state.ts";
-import { scheduleTick, spawnBackoffMs, type TickDecision } from "./scheduler.ts";
+import {
+  isRateLimitReason,
+  retryDelayMs,
+  scheduleTick,
+  spawnBackoffMs,
+  type TickDecision,
+} from "./scheduler.ts";
 import { decideTermination, type StallState } from "./termination.ts";
 
 /** Attachments of one spawn, already stored in CAS and attested in the audit chain. */
@@ -165,6 +171,8 @@ export interface CostRow {
   cost_usd: number | null;
   /** Tokens in + out, when reported. */
   tokens: number | null;
+  /** Turns, when reported. */
+  turns: number | null;
 }
 
 /** What the loop hands back for the summary. */
@@ -222,6 +230,8 @@ export class RunLoop {
   readonly #spawnFailures = new Map<string, number>();
   readonly #failureContext = new Map<string, string>();
   readonly #resolved = new Map<string, ResolvedCli>();
+  /** Turns and tokens of each task's last agent run, for its ledger rows. */
+  readonly #usage = new Map<string, JsonObject>();
   #mergeChain: Promise<void> = Promise.resolve();
   #pendingMerges = 0;
   #wake: (() => void) | undefined;
@@ -501,6 +511,7 @@ export class RunLoop {
         deadlineMs: agentDeadlineSeconds(tuning, task.scope) * 1000,
         killGraceMs: tuning.agent.kill_grace_s * 1000,
         isRoot: ctx.isRoot,
+        settings: ctx.config.adapters?.[resolved.adapter.name],
       }, {
         root: ctx.root,
         sdd: ctx.sdd,
@@ -557,6 +568,8 @@ export class RunLoop {
           argv0: agent.invocation.argv[0],
           prompt_channel: agent.invocation.prompt_channel,
           attachment_digests: file.attachment_digests,
+          // What the adapter could not honour or chose (root permission mode, ignored effort).
+          notes: agent.invocation.notes,
         },
       });
       await ctx.ledger.append({
@@ -645,6 +658,12 @@ export class RunLoop {
       model: s.file.model ?? "default",
       cost_usd: result.cost_usd,
       tokens: result.tokens === null ? null : result.tokens.input + result.tokens.output,
+      turns: result.turns,
+    });
+    this.#usage.set(s.task.id, {
+      turns: result.turns,
+      tokens_in: result.tokens?.input ?? null,
+      tokens_out: result.tokens?.output ?? null,
     });
     await this.#audit({
       actor: "orchestrator",
@@ -659,7 +678,10 @@ export class RunLoop {
         ok: result.ok,
         turns: result.turns,
         cost_usd: result.cost_usd,
+        tokens_in: result.tokens?.input ?? null,
+        tokens_out: result.tokens?.output ?? null,
         subtype: result.subtype,
+        error: result.error,
       },
     });
     s.state = "checking";
@@ -676,8 +698,15 @@ export class RunLoop {
         const reason = timedOut
           ? `deadline: killed after ${deadlineS}s (scope ${task.scope})`
           : result.error ?? `agent exited ${result.exit_code}`;
+        const code = timedOut
+          ? "deadline"
+          : result.subtype === "error_max_turns"
+          ? "max-turns"
+          : isRateLimitReason(reason)
+          ? "rate-limited"
+          : "agent-failed";
         await this.#finishSession(s, "failed");
-        await this.#failTask(task, reason, timedOut ? "deadline" : "agent-failed", result.cost_usd);
+        await this.#failTask(task, reason, code, result.cost_usd);
         return;
       }
     }
@@ -811,7 +840,7 @@ export class RunLoop {
       await ctx.ledger.append({
         kind: "task.completed",
         task_id: task.id,
-        payload: { merged: false, cost_usd: costUsd, files: 0 },
+        payload: { merged: false, cost_usd: costUsd, files: 0, ...this.#usage.get(task.id) },
       });
       await this.#removeWorktree(s);
       await this.#finishSession(s, "merged");
@@ -888,7 +917,13 @@ export class RunLoop {
     await ctx.ledger.append({
       kind: "task.completed",
       task_id: task.id,
-      payload: { merged: true, cost_usd: costUsd, files: written.length, sha: merged.sha },
+      payload: {
+        merged: true,
+        cost_usd: costUsd,
+        files: written.length,
+        sha: merged.sha,
+        ...this.#usage.get(task.id),
+      },
     });
     this.outcome.merges.push({
       task_id: task.id,
@@ -998,17 +1033,14 @@ export class RunLoop {
     await ctx.ledger.append({
       kind: "task.failed",
       task_id: task.id,
-      payload: { reason: code, detail: short, cost_usd: costUsd },
+      payload: { reason: code, detail: short, cost_usd: costUsd, ...this.#usage.get(task.id) },
     });
     ctx.reporter.event({ type: "task.failed", task_id: task.id, reason: short });
     if (task.retry_count < task.max_retries && this.#stopRequested === undefined) {
       this.#failureContext.set(task.id, `The previous attempt failed: ${reason.slice(0, 4000)}`);
-      const tuning = ctx.config.tuning.spawn;
-      const delay = spawnBackoffMs(
-        task.retry_count + 1,
-        tuning.spawn_backoff_base_s,
-        tuning.spawn_backoff_max_s,
-      );
+      // A rate-limited attempt waits at least the cooldown: the normal backoff would hit it again.
+      const rateLimited = code === "rate-limited";
+      const delay = retryDelayMs(task.retry_count + 1, ctx.config.tuning.spawn, rateLimited);
       this.#notBefore.set(task.id, ctx.clock.nowMs() + delay);
       await ctx.store.transition(task.id, "open", {
         actor: "orchestrator",
@@ -1019,6 +1051,7 @@ export class RunLoop {
         task_id: task.id,
         attempt: task.retry_count + 2,
         delay_s: delay / 1000,
+        ...(rateLimited ? { cooldown: "rate-limit" } : {}),
       });
     }
   }

@@ -31,15 +31,19 @@ const PATH = `${agentClisBin()}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
 
 // Error statuses the CLIs give up on quickly. With an endpoint the adapters turn the CLIs' own
 // retries off where a setting exists (claude, codex, gemini `general.maxAttempts`); qwen 0.15
-// still retries a 500 seven times with backoff (~77 s, no setting) and opencode retries even a
-// 400 — its test checks that the deadline ends it; 25 s leaves room for its slow start on a
-// loaded machine before the retries begin.
+// still retries a 500 seven times with backoff (~77 s, no setting) and opencode retries a 500
+// five times (60 s), so they get a 400.
 const FAST_ERROR: Readonly<Record<string, number>> = {
   claude: 500,
   codex: 500,
   gemini: 500,
+  opencode: 400,
   qwen: 400,
 };
+
+// CLIs whose own retries outlast a short deadline, with the status they retry: the deadline
+// must end them (25 s leaves room for opencode's slow start on a loaded machine).
+const RETRIED_ERROR: Readonly<Record<string, number>> = { opencode: 500 };
 
 /** Defines the live tests of one pinned CLI (ignored with the reason when not installed). */
 export function defineLiveTests(pin: PinnedCli): void {
@@ -231,31 +235,22 @@ export function defineLiveTests(pin: PinnedCli): void {
 
   const status = FAST_ERROR[pin.name];
   Deno.test({
-    name: status !== undefined
-      ? `live ${pin.name}: a model server error ends the run as not ok with the reason${why}`
-      : `live ${pin.name}: a CLI stuck retrying errors is ended by the deadline${why}`,
+    name: `live ${pin.name}: a model server error (${status}) ends the run as not ok with the ` +
+      `reason${why}`,
     ignore,
     async fn() {
-      const server = startModelServer({ script: [`@model fail ${status ?? 400}`] });
+      const server = startModelServer({ script: [`@model fail ${status}`] });
       try {
         await runRealCli(
           getAdapter(pin.name),
-          {
-            executable: exe ?? "",
-            server,
-            prompt: PROMPT,
-            timeoutMs: status !== undefined ? 90_000 : 25_000,
-          },
+          { executable: exe ?? "", server, prompt: PROMPT, timeoutMs: 90_000 },
           (run) => {
             assert.equal(run.result.ok, false);
             assert.ok(run.requests.length > 0);
-            if (status !== undefined) {
-              assert.equal(run.timedOut, false, "fails fast, before the deadline");
-              assert.ok(run.result.error !== null && run.result.error !== "", run.stdout);
-            } else {
-              assert.equal(run.timedOut, true);
-              assert.equal(run.result.error, "killed at the deadline");
-            }
+            assert.equal(run.timedOut, false, "fails fast, before the deadline");
+            // The CLI's own words (codex rewords a 500 as "high demand"), never the deadline's.
+            assert.ok(run.result.error !== null && run.result.error !== "", run.stdout);
+            assert.notEqual(run.result.error, "killed at the deadline");
           },
         );
       } finally {
@@ -263,4 +258,57 @@ export function defineLiveTests(pin: PinnedCli): void {
       }
     },
   });
+
+  // opencode retries a broken stream like a 5xx (until its deadline); the others stop at once.
+  if (pin.name !== "opencode") {
+    Deno.test({
+      name: `live ${pin.name}: a malformed model stream ends the run as not ok with a reason${why}`,
+      ignore,
+      async fn() {
+        const server = startModelServer({ script: ["@model malformed"] });
+        try {
+          await runRealCli(
+            getAdapter(pin.name),
+            { executable: exe ?? "", server, prompt: PROMPT, timeoutMs: 90_000 },
+            (run) => {
+              assert.ok(run.requests.some((r) => r.answer === "malformed"));
+              assert.equal(run.timedOut, false);
+              assert.equal(run.result.ok, false);
+              assert.ok(run.result.error !== null && run.result.error !== "", run.stdout);
+            },
+          );
+        } finally {
+          await server.close();
+        }
+      },
+    });
+  }
+
+  const retried = RETRIED_ERROR[pin.name];
+  if (retried !== undefined) {
+    Deno.test({
+      name: `live ${pin.name}: a CLI stuck retrying ${retried}s is ended by the deadline${why}`,
+      ignore,
+      async fn() {
+        const server = startModelServer({ script: [`@model fail ${retried}`] });
+        try {
+          await runRealCli(
+            getAdapter(pin.name),
+            { executable: exe ?? "", server, prompt: PROMPT, timeoutMs: 25_000 },
+            (run) => {
+              assert.equal(run.result.ok, false);
+              assert.ok(
+                run.requests.some((r) => r.answer === `fail ${retried}`),
+                "it reached the model before the deadline",
+              );
+              assert.equal(run.timedOut, true);
+              assert.equal(run.result.error, "killed at the deadline");
+            },
+          );
+        } finally {
+          await server.close();
+        }
+      },
+    });
+  }
 }
