@@ -13,6 +13,7 @@ const SCRIPTS: string[] = [
   "audit.ts",
   "adapters.ts",
   "crypto.ts",
+  "real_agents.ts",
 ];
 
 interface Figure {

@@ -12,6 +12,12 @@
  * @module
  */
 export {
+  type AgentLaunch,
+  type AgentProcess,
+  startAgent,
+  type StartAgentOptions,
+} from "./agent_session.ts";
+export {
   type ChangedPath,
   Git,
   GitError,

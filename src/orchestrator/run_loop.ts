@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import {
+  type AgentResult,
   cliForRole,
   endpointForRole,
   type PathLookup,
@@ -210,6 +211,18 @@ const MAX_SPAWN_FAILURES = 3;
 
 function signalsText(task: Task): string[] {
   return task.completion_signals.map(describeSignal);
+}
+
+/**
+ * The ledger's name for why an agent's attempt failed: `deadline`, `max-turns` (the CLI's own
+ * turn limit), `rate-limited` (its reason says so; the retry then waits the cooldown) or
+ * `agent-failed`.
+ */
+function failureCode(result: AgentResult, timedOut: boolean, reason: string): string {
+  if (timedOut) return "deadline";
+  if (result.subtype === "error_max_turns") return "max-turns";
+  if (isRateLimitReason(reason)) return "rate-limited";
+  return "agent-failed";
 }
 
 function nowIso(clock: Clock): string {
@@ -698,15 +711,8 @@ export class RunLoop {
         const reason = timedOut
           ? `deadline: killed after ${deadlineS}s (scope ${task.scope})`
           : result.error ?? `agent exited ${result.exit_code}`;
-        const code = timedOut
-          ? "deadline"
-          : result.subtype === "error_max_turns"
-          ? "max-turns"
-          : isRateLimitReason(reason)
-          ? "rate-limited"
-          : "agent-failed";
         await this.#finishSession(s, "failed");
-        await this.#failTask(task, reason, code, result.cost_usd);
+        await this.#failTask(task, reason, failureCode(result, timedOut, reason), result.cost_usd);
         return;
       }
     }
@@ -714,10 +720,11 @@ export class RunLoop {
       // The agent reported failure or a block itself.
       await this.#finishSession(s, "failed");
       if (task.status === "failed") {
+        const reason = task.terminal_reason ?? "agent reported failure";
         await this.#afterFailure(
           task,
-          task.terminal_reason ?? "agent reported failure",
-          "agent-failed",
+          reason,
+          failureCode(result, timedOut, reason),
           result.cost_usd,
         );
       } else {
