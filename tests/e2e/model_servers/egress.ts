@@ -137,10 +137,9 @@ export function startEgressSentinel(): EgressSentinel {
         return;
       }
       try {
+        const bare = host.replace(/^\[|\]$/g, "");
         upstream = await Deno.connect({
-          hostname: host.replace(/^\[|\]$/g, "") === "localhost"
-            ? "127.0.0.1"
-            : host.replace(/^\[|\]$/g, ""),
+          hostname: bare === "localhost" ? "127.0.0.1" : bare,
           port: hostPort,
         });
       } catch {
