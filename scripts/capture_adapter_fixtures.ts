@@ -1,6 +1,6 @@
 // Records real outputs of the pinned agent CLIs into fixtures/adapters/<cli>/ (see the README
 // there). Needs the CLIs from scripts/install_agent_clis.ts; talks only to a local text model
-// server on 127.0.0.1.
+// model server on 127.0.0.1.
 //
 //   deno run -P=dev scripts/capture_adapter_fixtures.ts [claude codex …]
 //
@@ -9,12 +9,13 @@
 // tool_write.{stdout.jsonl,meta.json} (the server has the CLI write hello.txt, then answers),
 // api_error.{stdout.jsonl,meta.json} (the server answers an HTTP error) and, for CLIs with a
 // turn limit, max_turns.{stdout.jsonl,meta.json} (limit 1, the model keeps calling tools).
+// The model server is tests/e2e/model_servers (the server scripts are recorded in the meta).
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getAdapter } from "../src/adapters/mod.ts";
 import { outputText, runProcess } from "../src/io/mod.ts";
-import { installedCli, runRealCli } from "../tests/_helpers/real_cli.ts";
-import { type ServerMode, startTextModelServer } from "../tests/_helpers/text_model_server.ts";
+import { pinnedStatus, runRealCli } from "../tests/_helpers/real_cli.ts";
+import { startModelServer } from "../tests/e2e/model_servers/mod.ts";
 import { PINNED_CLIS } from "./install_agent_clis.ts";
 
 const root = fileURLToPath(new URL("../fixtures/adapters/", import.meta.url));
@@ -25,17 +26,21 @@ export const CAPTURE_PROMPT = "Reply with one short sentence. PROMPT-MARKER-7";
 export const CAPTURE_REPLY = "All done: MARKER-42";
 /** File the write mode makes the CLI create in its worktree. */
 export const CAPTURE_FILE = "hello.txt";
-/** Content of {@linkcode CAPTURE_FILE}. */
-export const CAPTURE_FILE_CONTENT = "written by the agent";
+/** Content of {@linkcode CAPTURE_FILE} (a script line's text plus a newline). */
+export const CAPTURE_FILE_CONTENT = "written by the agent\n";
 
-/** Error each CLI is recorded with: a status it does not retry for long where possible. */
+/**
+ * Error each CLI is recorded with: a status it does not retry for long. With an endpoint the
+ * adapters turn off the retries of claude, codex and gemini; qwen 0.15 retries a 500 for
+ * ~77 s whatever its settings say, opencode retries any 5xx and answers a 400 with an error
+ * event (exiting 1 a few seconds later).
+ */
 export const CAPTURE_ERRORS: Readonly<Record<string, { status: number; timeoutMs: number }>> = {
   claude: { status: 500, timeoutMs: 60_000 },
   codex: { status: 500, timeoutMs: 60_000 },
-  gemini: { status: 400, timeoutMs: 60_000 },
+  gemini: { status: 500, timeoutMs: 60_000 },
   qwen: { status: 400, timeoutMs: 60_000 },
-  // opencode retries every failed request; the recording shows what the deadline leaves.
-  opencode: { status: 400, timeoutMs: 15_000 },
+  opencode: { status: 400, timeoutMs: 60_000 },
 };
 
 function scrub(text: string, paths: string[]): string {
@@ -61,7 +66,7 @@ async function probeText(exe: string, args: readonly string[], home: string): Pr
 async function capture(name: string): Promise<string> {
   const pin = PINNED_CLIS.find((p) => p.name === name);
   if (pin === undefined) return `${name}: not a pinned CLI`;
-  const exe = installedCli(pin.bin);
+  const exe = pinnedStatus(pin).exe;
   if (exe === undefined) {
     return `${name}: skipped (not installed; run scripts/install_agent_clis.ts)`;
   }
@@ -83,34 +88,25 @@ async function capture(name: string): Promise<string> {
   } finally {
     await Deno.remove(home, { recursive: true }).catch(() => {});
   }
-  const runs: { file: string; mode: ServerMode; timeoutMs: number; max_turns?: number }[] = [
-    { file: "text_reply", mode: { kind: "text", text: CAPTURE_REPLY }, timeoutMs: 60_000 },
-    {
-      file: "tool_write",
-      mode: { kind: "write", path: "", content: CAPTURE_FILE_CONTENT, text: CAPTURE_REPLY },
-      timeoutMs: 90_000,
-    },
+  const write = [
+    `@model write ${CAPTURE_FILE} ${CAPTURE_FILE_CONTENT.trimEnd()}`,
+    `@model say ${CAPTURE_REPLY}`,
+  ];
+  const runs: { file: string; script: string[]; timeoutMs: number; max_turns?: number }[] = [
+    { file: "text_reply", script: [`@model say ${CAPTURE_REPLY}`], timeoutMs: 60_000 },
+    { file: "tool_write", script: write, timeoutMs: 90_000 },
     {
       file: "api_error",
-      mode: {
-        kind: "error",
-        status: CAPTURE_ERRORS[name].status,
-        message: "fake failure",
-      },
+      script: [`@model fail ${CAPTURE_ERRORS[name].status}`],
       timeoutMs: CAPTURE_ERRORS[name].timeoutMs,
     },
   ];
   if (adapter.capabilities.max_turns) {
     // A turn limit of 1 with a model that calls a tool: the CLI's own max-turns ending.
-    runs.push({
-      file: "max_turns",
-      mode: { kind: "write", path: "", content: CAPTURE_FILE_CONTENT, text: CAPTURE_REPLY },
-      timeoutMs: 90_000,
-      max_turns: 1,
-    });
+    runs.push({ file: "max_turns", script: write, timeoutMs: 90_000, max_turns: 1 });
   }
   for (const run of runs) {
-    const server = startTextModelServer(run.mode);
+    const server = startModelServer({ script: run.script });
     const started = performance.now();
     try {
       await runRealCli(
@@ -121,9 +117,6 @@ async function capture(name: string): Promise<string> {
           prompt: CAPTURE_PROMPT,
           timeoutMs: run.timeoutMs,
           max_turns: run.max_turns ?? 3,
-          onWorktree: (cwd) => {
-            if (server.mode.kind === "write") server.mode.path = `${cwd}/${CAPTURE_FILE}`;
-          },
         },
         async (r) => {
           const written = await Deno.readTextFile(`${r.cwd}/${CAPTURE_FILE}`).catch(() => null);
@@ -133,7 +126,7 @@ async function capture(name: string): Promise<string> {
             cli: name,
             version: pin.version,
             captured_with: "scripts/capture_adapter_fixtures.ts",
-            server_mode: run.mode,
+            server_script: run.script,
             argv: r.invocation.argv.slice(1).map((a) => scrub(a, paths)),
             prompt_channel: r.invocation.prompt_channel,
             file_written: written === CAPTURE_FILE_CONTENT,

@@ -16,6 +16,7 @@ const SCRIPTS: string[] = [
   "crypto.ts",
   "attachments.ts",
   "lineage.ts",
+  "real_agents.ts",
 ];
 
 interface Figure {

@@ -168,7 +168,13 @@ function parser(): OutputParser {
         }
         case "error": {
           lastError = str(ev.message) ?? "error";
-          return [{ kind: "error", text: clip(lastError) }];
+          // With its retries off codex still waits for ever when the model server refuses
+          // connections ("Reconnecting... waiting for network"): fatal, so it fails fast.
+          return [{
+            kind: "error",
+            text: clip(lastError),
+            ...(/waiting for network/i.test(lastError) ? { fatal: true } : {}),
+          }];
         }
         default:
           return [];

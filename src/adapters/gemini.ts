@@ -10,14 +10,25 @@ import type { Adapter, Invocation, InvocationInput, OutputParser } from "./types
 
 const PROVIDER_ENV = ["GEMINI_API_KEY", "GOOGLE_API_KEY"] as const;
 
-/** The generated `$HOME/.gemini/settings.json`. */
-export function geminiSettings(input: { max_turns?: number }): Record<string, unknown> {
+/**
+ * The generated `$HOME/.gemini/settings.json`. With an endpoint (`no_retries`) the CLI makes
+ * one attempt per request (`general.maxAttempts: 1`), like claude and codex there: otherwise
+ * it retries a 429 or 500 with backoff for minutes, and the run loop sees only its deadline
+ * instead of the failure and its reason.
+ */
+export function geminiSettings(
+  input: { max_turns?: number; no_retries?: boolean },
+): Record<string, unknown> {
   return {
     // Without an explicit auth type a headless run fails with "Invalid auth method selected".
     security: { auth: { selectedType: "gemini-api-key" } },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
-    general: { disableAutoUpdate: true, disableUpdateNag: true },
+    general: {
+      disableAutoUpdate: true,
+      disableUpdateNag: true,
+      ...(input.no_retries ? { maxAttempts: 1 } : {}),
+    },
     ...(input.max_turns !== undefined ? { model: { maxSessionTurns: input.max_turns } } : {}),
   };
 }
@@ -51,7 +62,9 @@ function build(input: InvocationInput): Invocation {
     ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
     files: [{
       path: ".gemini/settings.json",
-      content: jsonFile(geminiSettings({ max_turns: input.max_turns })),
+      content: jsonFile(
+        geminiSettings({ max_turns: input.max_turns, no_retries: input.endpoint !== undefined }),
+      ),
       mode: 0o600,
     }],
     cwd: input.cwd,

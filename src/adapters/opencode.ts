@@ -1,6 +1,7 @@
 // opencode (`opencode-ai`): `opencode run --format json --auto [-m provider/model] PROMPT`;
 // configuration (permissions, endpoint provider, autoupdate/share off) goes in
-// OPENCODE_CONFIG_CONTENT, so nothing is written to the worktree.
+// OPENCODE_CONFIG_CONTENT, so nothing is written to the worktree; the only files written are
+// the ones that stop its start-up npm install in its config folder under the spawn's HOME.
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { clip, jsonObject, num, obj, str } from "./_json.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
@@ -14,6 +15,7 @@ import type {
   Invocation,
   InvocationInput,
   OutputParser,
+  PlannedFile,
   Tier,
 } from "./types.ts";
 
@@ -40,6 +42,28 @@ const QUIET_ENV: Readonly<Record<string, string>> = {
   OPENCODE_DISABLE_SHARE: "1",
   OPENCODE_DISABLE_CLAUDE_CODE: "1",
 };
+
+/**
+ * Files under the spawn's HOME that stop opencode's start-up install. At every start opencode
+ * runs `npm install @opencode-ai/plugin` in its global config folder
+ * (`$XDG_CONFIG_HOME/opencode`) in the background — a request to registry.npmjs.org, from an
+ * agent that should reach nothing but its model — unless that folder already has a
+ * `node_modules` folder and a lock file listing the package (opencode 1.18: it compares names
+ * only). The plugin SDK is only needed for local plugins, which a spawn never has.
+ */
+export const OPENCODE_NO_INSTALL_FILES: readonly PlannedFile[] = [
+  { path: ".config/opencode/node_modules/.bernstein-no-install", content: "", mode: 0o600 },
+  {
+    path: ".config/opencode/package-lock.json",
+    content: JSON.stringify({
+      name: "opencode-config",
+      lockfileVersion: 3,
+      requires: true,
+      packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } },
+    }) + "\n",
+    mode: 0o600,
+  },
+];
 
 /** The generated OPENCODE_CONFIG_CONTENT. */
 export function opencodeConfig(
@@ -120,7 +144,7 @@ export function opencodeInvocation(
     argv,
     env: childEnv(names, input, own),
     ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
-    files: [],
+    files: [...OPENCODE_NO_INSTALL_FILES],
     cwd: input.cwd,
     prompt_channel: prompt.channel,
     notes,

@@ -11,12 +11,18 @@ import type { Adapter, Invocation, InvocationInput } from "./types.ts";
 
 const PROVIDER_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"] as const;
 
-/** The generated `$HOME/.qwen/settings.json` (usage statistics and telemetry off). */
-export function qwenSettings(): Record<string, unknown> {
+/**
+ * The generated `$HOME/.qwen/settings.json` (usage statistics and telemetry off). With an
+ * endpoint (`no_retries`) the CLI does not retry failed requests
+ * (`model.generationConfig.maxRetries: 0`), like claude and codex there: otherwise it retries
+ * a 429 for minutes without printing anything, and the run loop sees only its deadline.
+ */
+export function qwenSettings(input: { no_retries?: boolean } = {}): Record<string, unknown> {
   return {
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     general: { disableAutoUpdate: true, disableUpdateNag: true },
+    ...(input.no_retries ? { model: { generationConfig: { maxRetries: 0 } } } : {}),
   };
 }
 
@@ -57,7 +63,11 @@ function build(input: InvocationInput): Invocation {
     argv,
     env: childEnv(names, input, own),
     ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
-    files: [{ path: ".qwen/settings.json", content: jsonFile(qwenSettings()), mode: 0o600 }],
+    files: [{
+      path: ".qwen/settings.json",
+      content: jsonFile(qwenSettings({ no_retries: input.endpoint !== undefined })),
+      mode: 0o600,
+    }],
     cwd: input.cwd,
     prompt_channel: prompt.channel,
     notes,

@@ -137,6 +137,11 @@ export interface ProgressEvent {
   session_id?: string;
   /** Model, when announced. */
   model?: string;
+  /**
+   * The CLI says it cannot go on but keeps running (codex waiting for an unreachable model
+   * server): the caller stops it now instead of waiting for its deadline.
+   */
+  fatal?: boolean;
 }
 
 /** Token counts the CLI reported. */

@@ -29,6 +29,11 @@ export interface SpawnTuning {
   spawn_backoff_base_s: number;
   /** Cap of the spawn backoff. */
   spawn_backoff_max_s: number;
+  /**
+   * Least wait before retrying a task whose agent failed on a rate limit (HTTP 429, "rate
+   * limit", quota exhausted): retrying at the normal backoff would hit the same limit.
+   */
+  rate_limit_cooldown_s: number;
 }
 
 /** Per-agent limits and liveness. */
@@ -119,6 +124,7 @@ export const DEFAULT_TUNING: Tuning = {
   spawn: {
     spawn_backoff_base_s: 5,
     spawn_backoff_max_s: 300,
+    rate_limit_cooldown_s: 60,
   },
   agent: {
     max_turns: 30,

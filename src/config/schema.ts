@@ -24,6 +24,7 @@ export const TuningSchema = z.object({
   spawn: z.object({
     spawn_backoff_base_s: nonNegative,
     spawn_backoff_max_s: nonNegative,
+    rate_limit_cooldown_s: nonNegative,
   }).strict(),
   agent: z.object({
     max_turns: positiveInt,

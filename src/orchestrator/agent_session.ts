@@ -224,10 +224,16 @@ async function launchInWorktree(
     lastOutputMs: options.now(),
     lastText: "",
   };
+  let stopping = false;
   const feed = (text: string) => {
     for (const event of parser.line(text)) {
       if (event.text) agent.lastText = event.text.split("\n")[0].slice(0, 200);
       options.onEvent?.(event);
+      // The CLI said it cannot go on but would keep waiting: stop it now, not at the deadline.
+      if (event.fatal && !stopping && agent.handle !== undefined) {
+        stopping = true;
+        agent.handle.terminate(launch.killGraceMs);
+      }
     }
   };
   let handle: ProcessHandle;

@@ -12,6 +12,12 @@
  * @module
  */
 export {
+  type AgentLaunch,
+  type AgentProcess,
+  startAgent,
+  type StartAgentOptions,
+} from "./agent_session.ts";
+export {
   type ChangedPath,
   Git,
   GitError,
@@ -31,6 +37,8 @@ export {
   ACTIVE,
   DEAD_END,
   DEPENDENCY_MET,
+  isRateLimitReason,
+  retryDelayMs,
   type SchedulableTask,
   scheduleTick,
   spawnBackoffMs,

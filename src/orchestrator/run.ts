@@ -576,15 +576,23 @@ function buildSummary(
   for (const t of tasks) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
   const costs = new Map<
     string,
-    { adapter: string; model: string; runs: number; cost_usd: number | null; tokens: number | null }
+    {
+      adapter: string;
+      model: string;
+      runs: number;
+      cost_usd: number | null;
+      tokens: number | null;
+      turns: number | null;
+    }
   >();
   for (const c of outcome.costs) {
     const key = `${c.adapter}\0${c.model}`;
     const row = costs.get(key) ??
-      { adapter: c.adapter, model: c.model, runs: 0, cost_usd: null, tokens: null };
+      { adapter: c.adapter, model: c.model, runs: 0, cost_usd: null, tokens: null, turns: null };
     row.runs++;
     if (c.cost_usd !== null) row.cost_usd = (row.cost_usd ?? 0) + c.cost_usd;
     if (c.tokens !== null) row.tokens = (row.tokens ?? 0) + c.tokens;
+    if (c.turns !== null) row.turns = (row.turns ?? 0) + c.turns;
     costs.set(key, row);
   }
   const totalUsd = [...costs.values()].reduce((sum, r) => sum + (r.cost_usd ?? 0), 0);

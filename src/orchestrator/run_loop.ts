@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import {
+  type AgentResult,
   cliForRole,
   endpointForRole,
   type PathLookup,
@@ -26,6 +27,8 @@ import { buildPromptBody } from "./prompt.ts";
 import type { AgentRow, RunReporter } from "./reporter.ts";
 import { recordRefusedMerge, saveSessionFile, type SessionFile } from "./run_state.ts";
 import {
+  isRateLimitReason,
+  retryDelayMs,
   type SchedulableTask,
   scheduleTick,
   spawnBackoffMs,
@@ -202,6 +205,8 @@ export interface CostRow {
   cost_usd: number | null;
   /** Tokens in + out, when reported. */
   tokens: number | null;
+  /** Turns, when reported. */
+  turns: number | null;
 }
 
 /** What the loop hands back for the summary. */
@@ -241,6 +246,18 @@ function signalsText(task: Task): string[] {
   return task.completion_signals.map(describeSignal);
 }
 
+/**
+ * The ledger's name for why an agent's attempt failed: `deadline`, `max-turns` (the CLI's own
+ * turn limit), `rate-limited` (its reason says so; the retry then waits the cooldown) or
+ * `agent-failed`.
+ */
+function failureCode(result: AgentResult, timedOut: boolean, reason: string): string {
+  if (timedOut) return "deadline";
+  if (result.subtype === "error_max_turns") return "max-turns";
+  if (isRateLimitReason(reason)) return "rate-limited";
+  return "agent-failed";
+}
+
 function nowIso(clock: Clock): string {
   return new Date(clock.nowMs()).toISOString();
 }
@@ -259,6 +276,8 @@ export class RunLoop {
   readonly #spawnFailures = new Map<string, number>();
   readonly #failureContext = new Map<string, string>();
   readonly #resolved = new Map<string, ResolvedCli>();
+  /** Turns and tokens of each task's last agent run, for its ledger rows. */
+  readonly #usage = new Map<string, JsonObject>();
   #mergeChain: Promise<void> = Promise.resolve();
   /** HEAD of the root, cached between merges (the only thing that moves it). */
   #head: string | undefined;
@@ -612,6 +631,8 @@ export class RunLoop {
           argv0: agent.invocation.argv[0],
           prompt_channel: agent.invocation.prompt_channel,
           attachment_digests: file.attachment_digests,
+          // What the adapter could not honour or chose (root permission mode, ignored effort).
+          notes: agent.invocation.notes,
         },
       });
       await ctx.ledger.append({
@@ -687,6 +708,12 @@ export class RunLoop {
       model: s.file.model ?? "default",
       cost_usd: result.cost_usd,
       tokens: result.tokens === null ? null : result.tokens.input + result.tokens.output,
+      turns: result.turns,
+    });
+    this.#usage.set(s.task.id, {
+      turns: result.turns,
+      tokens_in: result.tokens?.input ?? null,
+      tokens_out: result.tokens?.output ?? null,
     });
     await this.#audit({
       actor: "orchestrator",
@@ -701,7 +728,10 @@ export class RunLoop {
         ok: result.ok,
         turns: result.turns,
         cost_usd: result.cost_usd,
+        tokens_in: result.tokens?.input ?? null,
+        tokens_out: result.tokens?.output ?? null,
         subtype: result.subtype,
+        error: result.error,
       },
     });
     s.state = "checking";
@@ -719,7 +749,7 @@ export class RunLoop {
           ? `deadline: killed after ${deadlineS}s (scope ${task.scope})`
           : result.error ?? `agent exited ${result.exit_code}`;
         await this.#finishSession(s, "failed");
-        await this.#failTask(task, reason, timedOut ? "deadline" : "agent-failed", result.cost_usd);
+        await this.#failTask(task, reason, failureCode(result, timedOut, reason), result.cost_usd);
         return;
       }
     }
@@ -727,10 +757,11 @@ export class RunLoop {
       // The agent reported failure or a block itself.
       await this.#finishSession(s, "failed");
       if (task.status === "failed") {
+        const reason = task.terminal_reason ?? "agent reported failure";
         await this.#afterFailure(
           task,
-          task.terminal_reason ?? "agent reported failure",
-          "agent-failed",
+          reason,
+          failureCode(result, timedOut, reason),
           result.cost_usd,
         );
       } else {
@@ -854,7 +885,7 @@ export class RunLoop {
       await ctx.ledger.append({
         kind: "task.completed",
         task_id: task.id,
-        payload: { merged: false, cost_usd: costUsd, files: 0 },
+        payload: { merged: false, cost_usd: costUsd, files: 0, ...this.#usage.get(task.id) },
       });
       await this.#removeWorktree(s);
       await this.#finishSession(s, "merged");
@@ -955,7 +986,13 @@ export class RunLoop {
       ctx.ledger.append({
         kind: "task.completed",
         task_id: task.id,
-        payload: { merged: true, cost_usd: costUsd, files: written.length, sha },
+        payload: {
+          merged: true,
+          cost_usd: costUsd,
+          files: written.length,
+          sha,
+          ...this.#usage.get(task.id),
+        },
       }),
     ]);
     this.outcome.merges.push({
@@ -1076,17 +1113,14 @@ export class RunLoop {
     await ctx.ledger.append({
       kind: "task.failed",
       task_id: task.id,
-      payload: { reason: code, detail: short, cost_usd: costUsd },
+      payload: { reason: code, detail: short, cost_usd: costUsd, ...this.#usage.get(task.id) },
     });
     ctx.reporter.event({ type: "task.failed", task_id: task.id, reason: short });
     if (task.retry_count < task.max_retries && this.#stopRequested === undefined) {
       this.#failureContext.set(task.id, `The previous attempt failed: ${reason.slice(0, 4000)}`);
-      const tuning = ctx.config.tuning.spawn;
-      const delay = spawnBackoffMs(
-        task.retry_count + 1,
-        tuning.spawn_backoff_base_s,
-        tuning.spawn_backoff_max_s,
-      );
+      // A rate-limited attempt waits at least the cooldown: the normal backoff would hit it again.
+      const rateLimited = code === "rate-limited";
+      const delay = retryDelayMs(task.retry_count + 1, ctx.config.tuning.spawn, rateLimited);
       this.#notBefore.set(task.id, ctx.clock.nowMs() + delay);
       await ctx.store.transition(task.id, "open", {
         actor: "orchestrator",
@@ -1097,6 +1131,7 @@ export class RunLoop {
         task_id: task.id,
         attempt: task.retry_count + 2,
         delay_s: delay / 1000,
+        ...(rateLimited ? { cooldown: "rate-limit" } : {}),
       });
     }
   }

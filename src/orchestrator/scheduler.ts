@@ -109,3 +109,30 @@ export function spawnBackoffMs(failures: number, baseS: number, maxS: number): n
   if (failures <= 0) return 0;
   return Math.min(maxS, baseS * 2 ** (failures - 1)) * 1000;
 }
+
+// Rate-limit wording of the APIs and CLIs: HTTP 429, Anthropic `rate_limit_error`, OpenAI
+// "Rate limit reached" / `rate_limit_exceeded`, Gemini `RESOURCE_EXHAUSTED` / "Resource has been
+// exhausted", and the status lines the CLIs print ("429 Too Many Requests").
+const RATE_LIMIT = /\b429\b|rate[ _-]?limit|too many requests|resource[ _]?(has been )?exhausted/i;
+
+/** True when an agent's failure reason says it hit a rate limit. */
+export function isRateLimitReason(reason: string): boolean {
+  return RATE_LIMIT.test(reason);
+}
+
+/**
+ * Delay before retry number `retry` of a failed task: the spawn backoff, and at least
+ * `cooldownS` when the failure was a rate limit.
+ */
+export function retryDelayMs(
+  retry: number,
+  tuning: {
+    spawn_backoff_base_s: number;
+    spawn_backoff_max_s: number;
+    rate_limit_cooldown_s: number;
+  },
+  rateLimited: boolean,
+): number {
+  const backoff = spawnBackoffMs(retry, tuning.spawn_backoff_base_s, tuning.spawn_backoff_max_s);
+  return rateLimited ? Math.max(backoff, tuning.rate_limit_cooldown_s * 1000) : backoff;
+}

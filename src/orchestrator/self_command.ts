@@ -27,6 +27,7 @@ export function selfCommand(env: EnvReader): SelfCommand {
       "-P=bernstein",
       join(root, "main.ts"),
     ],
-    env: denoDir ? { DENO_DIR: denoDir } : {},
+    // An agent's `bernstein task …` must not make deno check for updates over the network.
+    env: { ...(denoDir ? { DENO_DIR: denoDir } : {}), DENO_NO_UPDATE_CHECK: "1" },
   };
 }

@@ -1,5 +1,5 @@
 // Runs a real agent CLI once through its adapter (build → write files → spawn → parse) against
-// a local text model server: used by the live adapter tests and by
+// a local model server (tests/e2e/model_servers): used by the live adapter tests and by
 // scripts/capture_adapter_fixtures.ts, so fixtures and tests exercise the same path.
 import { join } from "node:path";
 import {
@@ -13,24 +13,51 @@ import {
   writeInvocationFiles,
 } from "../../src/adapters/mod.ts";
 import { mapEnv, outputText, spawnProcess } from "../../src/io/mod.ts";
+import type { PinnedCli } from "../../scripts/install_agent_clis.ts";
 import { git } from "./temp.ts";
-import type { LoggedRequest, TextModelServer } from "./text_model_server.ts";
+import type { LoggedRequest, ModelServer } from "../e2e/model_servers/mod.ts";
 
 /** Folder of the pinned CLIs (scripts/install_agent_clis.ts). */
-export function agentClisBin(): string {
-  const dir = Deno.env.get("BERNSTEIN_AGENT_CLIS_DIR") ??
+export function agentClisDir(): string {
+  return Deno.env.get("BERNSTEIN_AGENT_CLIS_DIR") ??
     join(Deno.env.get("HOME") ?? "/tmp", ".cache", "bernstein", "agent-clis");
-  return join(dir, "bin");
 }
 
-/** Absolute path of an installed pinned CLI, or undefined. */
-export function installedCli(bin: string): string | undefined {
-  const path = join(agentClisBin(), bin);
+/** Folder of the pinned CLIs' executables (put on PATH). */
+export function agentClisBin(): string {
+  return join(agentClisDir(), "bin");
+}
+
+/** A pinned CLI: its executable when the pinned version is installed, else why not. */
+export interface PinnedStatus {
+  /** Absolute path of the pinned version's executable. */
+  exe?: string;
+  /** The suffix of an ignored test's name (empty when installed). */
+  why: string;
+}
+
+/**
+ * Whether the pinned version of a CLI is installed (its own `<name>-<version>` folder, not just
+ * some `bin/` link). When not, the reason: npm's, from the installer's manifest, when its last
+ * run tried and failed; else that it is not installed.
+ */
+export function pinnedStatus(pin: PinnedCli, dir: string = agentClisDir()): PinnedStatus {
+  const exe = join(dir, `${pin.name}-${pin.version}`, "node_modules", ".bin", pin.bin);
   try {
-    return Deno.statSync(path).isFile ? path : undefined;
+    if (Deno.statSync(exe).isFile) return { exe, why: "" };
   } catch {
-    return undefined;
+    // Not installed: find out why below.
   }
+  const spec = `${pin.package}@${pin.version}`;
+  let reason = `not installed in ${dir}; run scripts/install_agent_clis.ts`;
+  try {
+    const manifest = JSON.parse(Deno.readTextFileSync(join(dir, "manifest.json")));
+    const outcome = (manifest.outcomes ?? []).find((o: { spec?: string }) => o.spec === spec);
+    if (outcome?.status === "skipped") reason = `failed to install: ${outcome.reason}`;
+  } catch {
+    // No manifest: the installer never ran here.
+  }
+  return { why: ` [skipped: ${spec} ${reason}]` };
 }
 
 /** The endpoint profile pointing an adapter at the local server. */
@@ -81,7 +108,7 @@ export interface RealRunOptions {
   /** The CLI's executable. */
   executable: string;
   /** The local model server. */
-  server: TextModelServer;
+  server: ModelServer;
   /** Prompt. */
   prompt: string;
   /** Deadline in ms. */
@@ -90,8 +117,11 @@ export interface RealRunOptions {
   max_turns?: number;
   /** `adapters.<name>` settings. */
   settings?: AdapterSettings;
-  /** Called with the worktree path before the spawn (e.g. to aim a write mode at it). */
-  onWorktree?: (cwd: string) => void;
+  /**
+   * More variables for the CLI (e.g. the egress sentinel's proxy settings): their names are
+   * added to the adapter's allowlist through `settings.env`, as an operator would.
+   */
+  extraEnv?: Record<string, string>;
 }
 
 /** Runs `adapter` once in a temporary git worktree with its own HOME; cleans up after `fn`. */
@@ -107,16 +137,23 @@ export async function runRealCli<T>(
     await Deno.mkdir(cwd);
     await Deno.mkdir(join(home, "tmp"), { recursive: true });
     await git(cwd, "init", "-q", "-b", "main");
-    options.onWorktree?.(cwd);
+    const extra = options.extraEnv ?? {};
+    const settings = Object.keys(extra).length === 0 ? options.settings : {
+      ...options.settings,
+      env: [...(options.settings?.env ?? []), ...Object.keys(extra)],
+    };
     const invocation = adapter.build({
       prompt: options.prompt,
       cwd,
       home,
-      env: mapEnv({ PATH: `${agentClisBin()}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}` }),
+      env: mapEnv({
+        ...extra,
+        PATH: `${agentClisBin()}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+      }),
       endpoint: endpointFor(adapter.name, options.server.origin),
       executable: options.executable,
       max_turns: options.max_turns,
-      settings: options.settings,
+      settings,
       is_root: Deno.uid() === 0,
     });
     await writeInvocationFiles(invocation, home);

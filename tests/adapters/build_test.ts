@@ -197,7 +197,17 @@ Deno.test("gemini: --prompt in argv, settings.json with auth type, telemetry off
   assert.equal(settings.security.auth.selectedType, "gemini-api-key");
   assert.equal(settings.privacy.usageStatisticsEnabled, false);
   assert.equal(settings.model.maxSessionTurns, 7);
+  assert.equal(settings.general.maxAttempts, undefined, "a real provider keeps gemini's retries");
   assert.equal(inv.env.GEMINI_API_KEY, "gem-real");
+});
+
+Deno.test("with an endpoint gemini and qwen make one attempt per request (no retry loops)", () => {
+  const endpoint = { name: "loc", base_url: "http://127.0.0.1:1/v1", model: "m" };
+  const gem = build("gemini", { endpoint: { ...endpoint, api: "gemini" } });
+  assert.equal(JSON.parse(gem.files[0].content).general.maxAttempts, 1);
+  const qw = build("qwen", { endpoint });
+  assert.equal(JSON.parse(qw.files[0].content).model.generationConfig.maxRetries, 0);
+  assert.equal(JSON.parse(build("qwen", {}).files[0].content).model, undefined);
 });
 
 Deno.test("argv-prompt CLIs move a prompt too long for argv, or starting with '-', to stdin", () => {
@@ -239,7 +249,13 @@ Deno.test("opencode: config in OPENCODE_CONFIG_CONTENT, nothing written to the w
     effort: "high",
     endpoint: { name: "loc", base_url: "http://127.0.0.1:1/v1", model: "coder" },
   });
-  assert.deepEqual(inv.files, []);
+  // Only the files under HOME that stop opencode's start-up npm install.
+  assert.deepEqual(inv.files.map((f) => f.path), [
+    ".config/opencode/node_modules/.bernstein-no-install",
+    ".config/opencode/package-lock.json",
+  ]);
+  const lock = JSON.parse(inv.files[1].content);
+  assert.ok("@opencode-ai/plugin" in lock.packages[""].dependencies);
   assert.deepEqual(inv.argv.slice(0, 5), ["opencode", "run", "--format", "json", "--auto"]);
   assert.equal(inv.argv[inv.argv.indexOf("--model") + 1], "bernstein/coder");
   assert.equal(inv.argv[inv.argv.indexOf("--variant") + 1], "high");

@@ -21,3 +21,10 @@ Deno.test("every env name an adapter passes through is in the bernstein env perm
   }
   assert.deepEqual(missing, []);
 });
+
+Deno.test("the proxy variables an operator passes to agents through adapters.<name>.env are readable", async () => {
+  const ok = await allowed();
+  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"]) {
+    assert.ok(ok(name), `${name} reads as unset under the bernstein env permission`);
+  }
+});

@@ -54,7 +54,7 @@ Deno.test("claude API error (recorded): not ok, the API error text, exit 1", asy
   const { result } = await recorded("claude", "api_error");
   assert.equal(result.ok, false);
   assert.equal(result.exit_code, 1);
-  assert.match(result.error ?? "", /API Error: 500 fake failure/);
+  assert.match(result.error ?? "", /API Error: 500 scripted failure 500/);
 });
 
 Deno.test("claude max turns (hand-built): error_max_turns with turns, tokens and cost", async () => {
@@ -104,11 +104,13 @@ Deno.test("gemini text reply (recorded 0.61.0): assistant delta, stats tokens", 
   assert.equal(events[0].model, "fake-model");
 });
 
-Deno.test("gemini API error (recorded): result status error, exit 144", async () => {
-  const { result } = await recorded("gemini", "api_error");
+Deno.test("gemini API error (recorded): a 500 fails at once, result status error, exit 244", async () => {
+  // With an endpoint the adapter sets general.maxAttempts 1: no retries with backoff.
+  const { result, meta } = await recorded("gemini", "api_error");
+  assert.equal(meta.timed_out, false);
   assert.equal(result.ok, false);
-  assert.equal(result.exit_code, 144);
-  assert.match(result.error ?? "", /fake failure/);
+  assert.equal(result.exit_code, 244);
+  assert.match(result.error ?? "", /scripted failure 500/);
 });
 
 Deno.test("qwen text reply (recorded 0.15.10): Claude-style result without cost", async () => {
@@ -124,7 +126,7 @@ Deno.test("qwen API error (recorded): 'success' + exit 0 with an [API Error] res
   const { result, meta } = await recorded("qwen", "api_error");
   assert.equal(meta.exit_code, 0, "the recording really exited 0");
   assert.equal(result.ok, false);
-  assert.match(result.error ?? "", /^\[API Error: 400 fake failure\]$/);
+  assert.match(result.error ?? "", /^\[API Error: 400 scripted failure 400\]$/);
 });
 
 Deno.test("opencode text reply (recorded 1.18.33): steps as turns, tokens, cost", async () => {
@@ -138,12 +140,31 @@ Deno.test("opencode text reply (recorded 1.18.33): steps as turns, tokens, cost"
   assert.equal(events[0].kind, "started");
 });
 
-Deno.test("opencode API error (recorded): silent until the deadline, reported as killed", async () => {
+Deno.test("opencode API error (recorded): a 400 is an error event with the API's message, exit 1", async () => {
   const { result, events } = await recorded("opencode", "api_error");
-  assert.deepEqual(events, []);
+  assert.deepEqual(events.map((e) => e.kind), ["error"]);
   assert.equal(result.ok, false);
-  assert.equal(result.error, "killed at the deadline");
+  assert.equal(result.exit_code, 1);
+  assert.equal(result.error, "scripted failure 400");
   assert.equal(result.summary, "");
+});
+
+Deno.test("codex waiting for an unreachable model server is a fatal event (stop it now)", () => {
+  const stdout = [
+    '{"type":"thread.started","thread_id":"t1"}',
+    '{"type":"turn.started"}',
+    '{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}',
+  ].join("\n");
+  const { events, result } = parseOutput(getAdapter("codex"), stdout, { code: 143 });
+  const fatal = events.filter((e) => e.fatal === true);
+  assert.equal(fatal.length, 1);
+  assert.match(fatal[0].text ?? "", /waiting for network/);
+  assert.match(result.error ?? "", /^Reconnecting\.\.\. waiting for network/);
+  // Other error events are progress, not a reason to stop the CLI.
+  const other = parseOutput(getAdapter("codex"), '{"type":"error","message":"slow down"}', {
+    code: 0,
+  });
+  assert.equal(other.events[0].fatal, undefined);
 });
 
 interface ToolExpect {

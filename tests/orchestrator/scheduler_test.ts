@@ -1,7 +1,9 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import {
   decideTermination,
+  isRateLimitReason,
   ownedEntriesOverlap,
+  retryDelayMs,
   type SchedulableTask,
   scheduleTick,
   spawnBackoffMs,
@@ -196,4 +198,32 @@ Deno.test("any task change, backoff, a live agent or a hold resets or suppresses
       stop: false,
     });
   }
+});
+
+Deno.test("rate-limit reasons are recognised in each API's and CLI's wording, others are not", () => {
+  const limited = [
+    "API Error: Request rejected (429) · This request would exceed the rate limit",
+    "exceeded retry limit, last status: 429 Too Many Requests",
+    "[API Error: Resource has been exhausted (e.g. check quota).]",
+    "RESOURCE_EXHAUSTED",
+    "Rate limit reached for gpt-5 on requests per min",
+    "rate_limit_exceeded",
+  ];
+  for (const r of limited) ok(isRateLimitReason(r), r);
+  const other = [
+    "API Error: 500 internal error",
+    "deadline: killed after 900s (scope small)",
+    "Reached maximum number of turns (2)",
+    "exited with code 1: port 4290 in use",
+    "signals-unmet: completion signals not met",
+  ];
+  for (const r of other) ok(!isRateLimitReason(r), r);
+});
+
+Deno.test("a rate-limited retry waits at least the cooldown; other failures the backoff", () => {
+  const tuning = { spawn_backoff_base_s: 5, spawn_backoff_max_s: 300, rate_limit_cooldown_s: 60 };
+  deepStrictEqual([1, 2, 3].map((n) => retryDelayMs(n, tuning, false)), [5000, 10000, 20000]);
+  deepStrictEqual([1, 2, 3].map((n) => retryDelayMs(n, tuning, true)), [60000, 60000, 60000]);
+  // A backoff already longer than the cooldown is kept.
+  deepStrictEqual(retryDelayMs(6, tuning, true), 160000);
 });

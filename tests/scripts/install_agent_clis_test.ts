@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { agentClisDir, installOne, PINNED_CLIS } from "../../scripts/install_agent_clis.ts";
 import { mapEnv } from "../../src/io/mod.ts";
+import { pinnedStatus } from "../_helpers/real_cli.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 const CLI = { name: "demo", package: "@demo/cli", version: "1.2.3", bin: "demo" };
@@ -75,5 +76,42 @@ Deno.test("a failed install is reported as skipped with npm's reason", async () 
     const missing = await installOne(dir, CLI, { npm: join(dir, "nope", "npm") });
     assert.equal(missing.status, "skipped");
     assert.match(missing.reason ?? "", /cannot start .*npm: not found/);
+  });
+});
+
+Deno.test("a CLI that failed to install makes its tests ignored with npm's reason in the name", async () => {
+  await withTempDir(async (dir) => {
+    const npm = await fakeNpm(dir, 'echo "npm ERR! 404 Not Found - @demo/cli" >&2; exit 1');
+    const outcome = await installOne(dir, CLI, { npm });
+    assert.equal(outcome.status, "skipped");
+    await Deno.writeTextFile(
+      join(dir, "manifest.json"),
+      JSON.stringify({ pinned: [CLI], outcomes: [outcome] }),
+    );
+    const status = pinnedStatus(CLI, dir);
+    assert.equal(status.exe, undefined);
+    assert.match(status.why, /^ \[skipped: @demo\/cli@1\.2\.3 failed to install: npm exited 1: /);
+    assert.match(status.why, /404 Not Found/);
+    // Never tried here: the reason says so and how to install.
+    const other = pinnedStatus({ ...CLI, name: "other", package: "@o/cli" }, dir);
+    assert.match(
+      other.why,
+      /@o\/cli@1\.2\.3 not installed in .*; run scripts\/install_agent_clis\.ts\]$/,
+    );
+  });
+});
+
+Deno.test("only the pinned version's own folder counts as installed, not a stale bin/ link", async () => {
+  await withTempDir(async (dir) => {
+    const npm = await fakeNpm(
+      dir,
+      'p="$3"; mkdir -p "$p/node_modules/.bin"; printf "#!/bin/sh\\necho 1.2.3\\n" > "$p/node_modules/.bin/demo"; chmod +x "$p/node_modules/.bin/demo"',
+    );
+    await installOne(dir, CLI, { npm });
+    assert.equal(
+      pinnedStatus(CLI, dir).exe,
+      join(dir, "demo-1.2.3", "node_modules", ".bin", "demo"),
+    );
+    assert.equal(pinnedStatus({ ...CLI, version: "1.2.4" }, dir).exe, undefined);
   });
 });

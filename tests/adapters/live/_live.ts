@@ -7,32 +7,49 @@ import assert from "node:assert/strict";
 import { checkFlags, getAdapter } from "../../../src/adapters/mod.ts";
 import type { PinnedCli } from "../../../scripts/install_agent_clis.ts";
 import { runBernstein } from "../../_helpers/cli.ts";
-import { agentClisBin, installedCli, runRealCli } from "../../_helpers/real_cli.ts";
-import { startTextModelServer } from "../../_helpers/text_model_server.ts";
+import { agentClisBin, pinnedStatus, runRealCli } from "../../_helpers/real_cli.ts";
+import { type ModelServer, startModelServer } from "../../e2e/model_servers/mod.ts";
 
 const REPLY = "All done: MARKER-42";
+const CONTENT = "written by the agent";
+
+/** The model answers REPLY at once. */
+function textServer(): ModelServer {
+  return startModelServer({ script: [`@model say ${REPLY}`] });
+}
+
+/**
+ * The model writes hello.txt through the CLI's own tool (inside the working directory the CLI
+ * announced in its request), then answers REPLY.
+ */
+function writeServer(): ModelServer {
+  return startModelServer({ script: [`@model write hello.txt ${CONTENT}`, `@model say ${REPLY}`] });
+}
+
 const PROMPT = "Reply with one short sentence. PROMPT-MARKER-7";
 const PATH = `${agentClisBin()}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
 
-// Error statuses the CLIs give up on quickly (gemini, qwen and opencode retry 500s for minutes;
-// opencode retries even a 400 — its test checks that the deadline ends it; 25 s leaves room
-// for its slow start on a loaded machine before the retries begin).
+// Error statuses the CLIs give up on quickly. With an endpoint the adapters turn the CLIs' own
+// retries off where a setting exists (claude, codex, gemini `general.maxAttempts`); qwen 0.15
+// still retries a 500 seven times with backoff (~77 s, no setting) and opencode retries a 500
+// five times (60 s), so they get a 400.
 const FAST_ERROR: Readonly<Record<string, number>> = {
   claude: 500,
   codex: 500,
-  gemini: 400,
+  gemini: 500,
+  opencode: 400,
   qwen: 400,
 };
 
+// CLIs whose own retries outlast a short deadline, with the status they retry: the deadline
+// must end them (25 s leaves room for opencode's slow start on a loaded machine).
+const RETRIED_ERROR: Readonly<Record<string, number>> = { opencode: 500 };
+
 /** Defines the live tests of one pinned CLI (ignored with the reason when not installed). */
 export function defineLiveTests(pin: PinnedCli): void {
-  const exe = installedCli(pin.bin);
-  const ignore = exe === undefined;
   // The reason is part of every ignored test's name, so the runner's own output shows it.
-  const why = ignore
-    ? ` [skipped: ${pin.package}@${pin.version} not installed in ${agentClisBin()}; ` +
-      "run scripts/install_agent_clis.ts]"
-    : "";
+  const { exe, why } = pinnedStatus(pin);
+  const ignore = exe === undefined;
 
   Deno.test({
     name: `live ${pin.name}: 'bernstein adapters check ${pin.name}' passes on ${pin.version}${why}`,
@@ -85,7 +102,7 @@ export function defineLiveTests(pin: PinnedCli): void {
     name: `live ${pin.name}: a real run through the adapter reaches the server and parses${why}`,
     ignore,
     async fn() {
-      const server = startTextModelServer({ kind: "text", text: REPLY });
+      const server = textServer();
       try {
         await runRealCli(
           getAdapter(pin.name),
@@ -128,7 +145,7 @@ export function defineLiveTests(pin: PinnedCli): void {
       const long = "x ".repeat(60_000) + "END-OF-LONG-PROMPT";
       const dashed = "- first a list item, then PROMPT-MARKER-7";
       for (const [prompt, marker] of [[long, "END-OF-LONG-PROMPT"], [dashed, "PROMPT-MARKER-7"]]) {
-        const server = startTextModelServer({ kind: "text", text: REPLY });
+        const server = textServer();
         try {
           await runRealCli(
             getAdapter(pin.name),
@@ -156,12 +173,7 @@ export function defineLiveTests(pin: PinnedCli): void {
     name: `live ${pin.name}: the CLI writes a file in its worktree without asking${why}`,
     ignore,
     async fn() {
-      const server = startTextModelServer({
-        kind: "write",
-        path: "",
-        content: "written by the agent",
-        text: REPLY,
-      });
+      const server = writeServer();
       try {
         await runRealCli(
           getAdapter(pin.name),
@@ -171,15 +183,14 @@ export function defineLiveTests(pin: PinnedCli): void {
             prompt: PROMPT,
             timeoutMs: 90_000,
             max_turns: 5,
-            onWorktree: (cwd) => {
-              if (server.mode.kind === "write") server.mode.path = `${cwd}/hello.txt`;
-            },
           },
           async (run) => {
             assert.equal(run.result.ok, true, `${run.result.error}\n${run.stderr}`);
+            assert.deepEqual(server.problems, []);
+            assert.equal(server.turns()[0].cwd, run.cwd, "the server found the CLI's cwd");
             assert.equal(
               await Deno.readTextFile(`${run.cwd}/hello.txt`),
-              "written by the agent",
+              `${CONTENT}\n`,
               "the approval flags let the CLI edit headless (as root too)",
             );
             assert.equal(run.events.filter((e) => e.kind === "tool_use").length, 1);
@@ -198,12 +209,7 @@ export function defineLiveTests(pin: PinnedCli): void {
       name: `live ${pin.name}: the turn limit ends a run that keeps calling tools${why}`,
       ignore,
       async fn() {
-        const server = startTextModelServer({
-          kind: "write",
-          path: "",
-          content: "written by the agent",
-          text: REPLY,
-        });
+        const server = writeServer();
         try {
           await runRealCli(
             getAdapter(pin.name),
@@ -213,9 +219,6 @@ export function defineLiveTests(pin: PinnedCli): void {
               prompt: PROMPT,
               timeoutMs: 90_000,
               max_turns: 1,
-              onWorktree: (cwd) => {
-                if (server.mode.kind === "write") server.mode.path = `${cwd}/hello.txt`;
-              },
             },
             (run) => {
               assert.equal(run.timedOut, false);
@@ -232,35 +235,22 @@ export function defineLiveTests(pin: PinnedCli): void {
 
   const status = FAST_ERROR[pin.name];
   Deno.test({
-    name: status !== undefined
-      ? `live ${pin.name}: a model server error ends the run as not ok with the reason${why}`
-      : `live ${pin.name}: a CLI stuck retrying errors is ended by the deadline${why}`,
+    name: `live ${pin.name}: a model server error (${status}) ends the run as not ok with the ` +
+      `reason${why}`,
     ignore,
     async fn() {
-      const server = startTextModelServer({
-        kind: "error",
-        status: status ?? 400,
-        message: "fake failure",
-      });
+      const server = startModelServer({ script: [`@model fail ${status}`] });
       try {
         await runRealCli(
           getAdapter(pin.name),
-          {
-            executable: exe ?? "",
-            server,
-            prompt: PROMPT,
-            timeoutMs: status !== undefined ? 90_000 : 25_000,
-          },
+          { executable: exe ?? "", server, prompt: PROMPT, timeoutMs: 90_000 },
           (run) => {
             assert.equal(run.result.ok, false);
             assert.ok(run.requests.length > 0);
-            if (status !== undefined) {
-              assert.equal(run.timedOut, false, "fails fast, before the deadline");
-              assert.ok(run.result.error !== null && run.result.error !== "", run.stdout);
-            } else {
-              assert.equal(run.timedOut, true);
-              assert.equal(run.result.error, "killed at the deadline");
-            }
+            assert.equal(run.timedOut, false, "fails fast, before the deadline");
+            // The CLI's own words (codex rewords a 500 as "high demand"), never the deadline's.
+            assert.ok(run.result.error !== null && run.result.error !== "", run.stdout);
+            assert.notEqual(run.result.error, "killed at the deadline");
           },
         );
       } finally {
@@ -268,4 +258,57 @@ export function defineLiveTests(pin: PinnedCli): void {
       }
     },
   });
+
+  // opencode retries a broken stream like a 5xx (until its deadline); the others stop at once.
+  if (pin.name !== "opencode") {
+    Deno.test({
+      name: `live ${pin.name}: a malformed model stream ends the run as not ok with a reason${why}`,
+      ignore,
+      async fn() {
+        const server = startModelServer({ script: ["@model malformed"] });
+        try {
+          await runRealCli(
+            getAdapter(pin.name),
+            { executable: exe ?? "", server, prompt: PROMPT, timeoutMs: 90_000 },
+            (run) => {
+              assert.ok(run.requests.some((r) => r.answer === "malformed"));
+              assert.equal(run.timedOut, false);
+              assert.equal(run.result.ok, false);
+              assert.ok(run.result.error !== null && run.result.error !== "", run.stdout);
+            },
+          );
+        } finally {
+          await server.close();
+        }
+      },
+    });
+  }
+
+  const retried = RETRIED_ERROR[pin.name];
+  if (retried !== undefined) {
+    Deno.test({
+      name: `live ${pin.name}: a CLI stuck retrying ${retried}s is ended by the deadline${why}`,
+      ignore,
+      async fn() {
+        const server = startModelServer({ script: [`@model fail ${retried}`] });
+        try {
+          await runRealCli(
+            getAdapter(pin.name),
+            { executable: exe ?? "", server, prompt: PROMPT, timeoutMs: 25_000 },
+            (run) => {
+              assert.equal(run.result.ok, false);
+              assert.ok(
+                run.requests.some((r) => r.answer === `fail ${retried}`),
+                "it reached the model before the deadline",
+              );
+              assert.equal(run.timedOut, true);
+              assert.equal(run.result.error, "killed at the deadline");
+            },
+          );
+        } finally {
+          await server.close();
+        }
+      },
+    });
+  }
 }

@@ -1,0 +1,307 @@
+// The deterministic model server: one Deno.serve on 127.0.0.1 (random port) that answers the
+// Anthropic Messages, OpenAI Responses, OpenAI Chat Completions and Gemini APIs by path. Each
+// model request is answered from a script (the prompt's `@model` lines, else the server's
+// own): per turn a tool call picked from the tools the CLI offered, aimed inside the working
+// directory the CLI announced, then a final text; or a scripted failure (HTTP status, hang,
+// malformed stream). Every request is logged; anything that is not for this server (another
+// Host) or that the script cannot do is recorded as a problem, so tests can fail on it.
+import { join } from "node:path";
+import { anthropicCodec } from "./anthropic.ts";
+import { geminiCodec } from "./gemini.ts";
+import { chatCodec } from "./openai_chat.ts";
+import { responsesCodec } from "./openai_responses.ts";
+import {
+  type ApiCodec,
+  type ApiName,
+  json,
+  type ParsedRequest,
+  recordOf,
+  SSE_HEADERS,
+  type Usage,
+} from "./_wire.ts";
+import {
+  FailureCounters,
+  type ModelAction,
+  type ModelFailure,
+  type ModelScript,
+  parseScript,
+  scriptLines,
+} from "./script.ts";
+import { findCwd, shellCall, type ToolCall, writeCall } from "./tools.ts";
+
+/** One logged request. */
+export interface LoggedRequest {
+  /** Arrival order, from 0. */
+  seq: number;
+  /** HTTP method. */
+  method: string;
+  /** Path and query. */
+  path: string;
+  /** The Host header. */
+  host: string;
+  /** Request headers (lower-case names). */
+  headers: Record<string, string>;
+  /** Body text. */
+  body: string;
+  /** API of a model call. */
+  api?: ApiName;
+  /** turn (a model call with tools), side (one without: titles, checks), or other. */
+  kind: "turn" | "side" | "other";
+  /** Turn number of a turn request. */
+  turn?: number;
+  /** Working directory announced in the request, when found. */
+  cwd?: string;
+  /** What the server answered, in words (`write a.txt via Write`, `fail 429`, `hang`, …). */
+  answer: string;
+  /** Usage reported with the answer (text or tool call). */
+  usage?: Usage;
+}
+
+/** Options of {@linkcode startModelServer}. */
+export interface ModelServerOptions {
+  /** Script for requests whose prompt has no `@model` lines (lines, or a parsed script). */
+  script?: readonly string[] | ModelScript;
+  /** Working directory to assume when a request names none. */
+  cwd?: string;
+  /** Model name reported in answers. */
+  model?: string;
+}
+
+/** A running model server. */
+export interface ModelServer {
+  /** `http://127.0.0.1:<port>`. */
+  origin: string;
+  /** Port. */
+  port: number;
+  /** Every request so far. */
+  requests: LoggedRequest[];
+  /** Things that should never happen in a test (foreign Host, unusable script, no tool, …). */
+  problems: string[];
+  /** The server's own script (replaceable between runs). */
+  script: ModelScript;
+  /** Model requests answered with a turn, for one working directory (all when omitted). */
+  turns(cwd?: string): LoggedRequest[];
+  /** Stops the server, ending hanging answers first. */
+  close(): Promise<void>;
+}
+
+/** Usage answered with a tool call. */
+export const CALL_USAGE: Usage = { input: 20, output: 9 };
+/** Usage answered with a final text. */
+export const TEXT_USAGE: Usage = { input: 12, output: 5 };
+/** Usage answered to side requests (titles, next-speaker checks). */
+export const SIDE_USAGE: Usage = { input: 3, output: 2 };
+
+const CODECS: readonly ApiCodec[] = [anthropicCodec, responsesCodec, chatCodec, geminiCodec];
+
+const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
+
+function toScript(script: readonly string[] | ModelScript | undefined): ModelScript {
+  if (script === undefined) return { turns: [], key: "" };
+  return "turns" in script ? script : parseScript(script);
+}
+
+/** Starts a model server on 127.0.0.1 with a random port. */
+export function startModelServer(options: ModelServerOptions = {}): ModelServer {
+  const model = options.model ?? "fake-model";
+  const requests: LoggedRequest[] = [];
+  const problems: string[] = [];
+  const counters = new FailureCounters();
+  const hanging = new Set<ReadableStreamDefaultController<Uint8Array>>();
+  const state = { script: toScript(options.script) };
+  let port = 0;
+
+  function scriptFor(parsed: ParsedRequest): ModelScript {
+    for (const text of parsed.userTexts) {
+      const lines = scriptLines(text);
+      if (lines.length > 0) return parseScript(lines);
+    }
+    return state.script;
+  }
+
+  function failureResponse(codec: ApiCodec, failure: ModelFailure, turn: number): Response {
+    switch (failure.kind) {
+      case "status": {
+        const res = codec.error(
+          failure.status,
+          failure.status === 429 ? codec.rateLimitMessage : `scripted failure ${failure.status}`,
+        );
+        if (failure.retry_after_s !== undefined) {
+          res.headers.set("retry-after", String(failure.retry_after_s));
+        }
+        return res;
+      }
+      case "hang": {
+        // Headers go out, then nothing: the CLI waits on an open stream.
+        const body = new ReadableStream<Uint8Array>({ start: (c) => void hanging.add(c) });
+        return new Response(body, { headers: { ...SSE_HEADERS } });
+      }
+      case "malformed":
+        return new Response(codec.malformed({ model, turn, stream: true }), {
+          headers: { ...SSE_HEADERS },
+        });
+    }
+  }
+
+  function actionCall(
+    action: ModelAction,
+    parsed: ParsedRequest,
+    cwd: string | undefined,
+  ): ToolCall | string {
+    if (action.kind === "shell") {
+      return shellCall(parsed.tools, action.command) ??
+        `no shell tool among ${parsed.tools.map((t) => t.name).join(", ")}`;
+    }
+    if (action.kind !== "write") return "not a tool action";
+    if (cwd === undefined) return "no working directory in the request";
+    return writeCall(parsed.tools, join(cwd, action.path), action.content) ??
+      `no file-writing or shell tool among ${parsed.tools.map((t) => t.name).join(", ")}`;
+  }
+
+  function modelCall(
+    codec: ApiCodec,
+    pathname: string,
+    raw: string,
+    log: LoggedRequest,
+  ): Response {
+    let body: Record<string, unknown>;
+    try {
+      body = recordOf(JSON.parse(raw));
+    } catch {
+      problems.push(`#${log.seq} ${log.path}: the body is not JSON`);
+      log.answer = "400 (body not JSON)";
+      return codec.error(400, "body is not JSON");
+    }
+    const parsed = codec.parse(body, pathname);
+    const stream = parsed.stream;
+    if (parsed.tools.length === 0) {
+      // Side requests (opencode's title, gemini/qwen's next-speaker check) get a plain text.
+      log.kind = "side";
+      log.usage = SIDE_USAGE;
+      const asksNext = raw.includes("next_speaker");
+      log.answer = asksNext ? "side: next speaker is the user" : "side: text";
+      const text = asksNext ? '{"reasoning":"done","next_speaker":"user"}' : "Fake title";
+      return codec.text(text, SIDE_USAGE, { model, turn: 0, stream });
+    }
+    let script: ModelScript;
+    try {
+      script = scriptFor(parsed);
+    } catch (error) {
+      problems.push(`#${log.seq}: ${(error as Error).message}`);
+      log.answer = "500 (script error)";
+      return codec.error(500, (error as Error).message);
+    }
+    const turn = parsed.toolResults;
+    const cwd = findCwd(parsed.texts) ?? options.cwd;
+    log.kind = "turn";
+    log.turn = turn;
+    if (cwd !== undefined) log.cwd = cwd;
+    const { failure, action } = counters.next(script, turn);
+    const ctx = { model, turn, stream };
+    if (failure !== undefined) {
+      log.answer = failure.kind === "status" ? `fail ${failure.status}` : failure.kind;
+      return failureResponse(codec, failure, turn);
+    }
+    if (action.kind === "say") {
+      log.answer = `say ${action.text}`;
+      log.usage = TEXT_USAGE;
+      return codec.text(action.text, TEXT_USAGE, ctx);
+    }
+    const call = actionCall(action, parsed, cwd);
+    if (typeof call === "string") {
+      problems.push(`#${log.seq} turn ${turn}: cannot ${action.kind}: ${call}`);
+      log.answer = `say (cannot ${action.kind}: ${call})`;
+      log.usage = TEXT_USAGE;
+      return codec.text(`cannot ${action.kind}: ${call}`, TEXT_USAGE, ctx);
+    }
+    log.answer = `${action.kind === "write" ? `write ${action.path}` : "shell"} via ${call.name}`;
+    log.usage = CALL_USAGE;
+    return codec.call(call, CALL_USAGE, ctx);
+  }
+
+  const server = Deno.serve(
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      onListen: () => {},
+      onError: (error) => {
+        problems.push(`server error: ${(error as Error).message}`);
+        return new Response("internal error", { status: 500 });
+      },
+    },
+    async (req) => {
+      const url = new URL(req.url);
+      const path = url.pathname + url.search;
+      const body = req.method === "GET" || req.method === "HEAD" ? "" : await req.text();
+      const host = req.headers.get("host") ?? "";
+      const log: LoggedRequest = {
+        seq: requests.length,
+        method: req.method,
+        path,
+        host,
+        headers: Object.fromEntries(req.headers),
+        body,
+        kind: "other",
+        answer: "",
+      };
+      requests.push(log);
+      if (!LOOPBACK.some((h) => host === `${h}:${port}`)) {
+        problems.push(`#${log.seq} request for another host: ${host} ${req.method} ${path}`);
+        log.answer = "421 (not this host)";
+        return json({ error: { message: `not ${host}` } }, 421);
+      }
+      if (req.method === "HEAD" || (req.method === "GET" && url.pathname === "/")) {
+        log.answer = "200 (probe)";
+        return new Response(null, { status: 200 });
+      }
+      if (req.method === "GET" && url.pathname.endsWith("/models")) {
+        log.answer = "model list";
+        return json({ object: "list", data: [{ id: model, object: "model", owned_by: "test" }] });
+      }
+      if (url.pathname.endsWith("/messages/count_tokens")) {
+        log.answer = "token count";
+        return json({ input_tokens: 12 });
+      }
+      if (url.pathname.endsWith(":countTokens")) {
+        log.answer = "token count";
+        return json({ totalTokens: 12 });
+      }
+      const codec = req.method === "POST"
+        ? CODECS.find((c) => c.isModelCall(url.pathname))
+        : undefined;
+      if (codec === undefined) {
+        problems.push(`#${log.seq} no route: ${req.method} ${path}`);
+        log.answer = "404";
+        return json({ error: { message: `no route ${req.method} ${path}` } }, 404);
+      }
+      log.api = codec.api;
+      return modelCall(codec, url.pathname, body, log);
+    },
+  );
+  port = server.addr.port;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    problems,
+    get script() {
+      return state.script;
+    },
+    set script(next: ModelScript) {
+      state.script = next;
+    },
+    turns: (cwd) =>
+      requests.filter((r) => r.kind === "turn" && (cwd === undefined || r.cwd === cwd)),
+    async close() {
+      for (const c of hanging) {
+        try {
+          c.error(new Error("model server closed"));
+        } catch {
+          // Already closed by the client going away.
+        }
+      }
+      hanging.clear();
+      await server.shutdown();
+    },
+  };
+}

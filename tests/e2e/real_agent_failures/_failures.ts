@@ -1,0 +1,272 @@
+// How `bernstein run` handles real agent CLIs whose model misbehaves: the model server down
+// (fails fast with the reason, retried per policy), a 429 (rate-limit cooldown before the
+// retry, or the CLI's own retry), a hung model (deadline → the agent's process group killed,
+// the claim released and the task retried) and the turn limit. Each is a real run of one
+// step against the model server of tests/e2e/model_servers with a scripted failure.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { liveGroupMembers } from "../../_helpers/processes.ts";
+import { withTempDir } from "../../_helpers/temp.ts";
+import {
+  auditEvents,
+  ledgerRows,
+  type RealCli,
+  type RealRun,
+  type RealRunOptions,
+  runReal,
+  runTag,
+  skipReason,
+  type StepSpec,
+  taskRecords,
+} from "../_real_run.ts";
+import {
+  type EgressSentinel,
+  type ModelServer,
+  startEgressSentinel,
+  startModelServer,
+} from "../model_servers/mod.ts";
+
+/** How each CLI meets the failures, as observed on the pinned versions. */
+interface FailureProfile {
+  /** With its model server down it fails at once (else it retries until its deadline). */
+  downFast: boolean;
+  /** A 429 ends the CLI's run (else the CLI retries it itself and succeeds). */
+  stopsOn429: boolean;
+  /** Seconds it may take to reach its model on a loaded machine (the hang test's deadline). */
+  startS: number;
+}
+
+const PROFILES: Readonly<Record<string, FailureProfile>> = {
+  claude: { downFast: true, stopsOn429: true, startS: 12 },
+  // codex waits for ever on a refused connection; its parser flags that as fatal.
+  codex: { downFast: true, stopsOn429: true, startS: 12 },
+  gemini: { downFast: true, stopsOn429: true, startS: 20 },
+  // opencode retries refused connections and 429s itself (5 times, backoff from 2 s).
+  opencode: { downFast: false, stopsOn429: false, startS: 30 },
+  // qwen retries a 429 itself (7 attempts, backoff from 1.5 s; no setting turns it off).
+  qwen: { downFast: true, stopsOn429: false, startS: 20 },
+};
+
+/** Payload of ledger rows of one kind for one task. */
+async function rowsOf(
+  run: RealRun,
+  kind: string,
+  taskId: string,
+): Promise<Record<string, unknown>[]> {
+  return (await ledgerRows(run))
+    .filter((r) => r.kind === kind && r.task_id === taskId)
+    .map((r) => r.payload as Record<string, unknown>);
+}
+
+function context(run: RealRun): string {
+  return `exit ${run.cli.code}\n${run.cli.stderr}\n${run.cli.stdout.slice(-4000)}`;
+}
+
+async function withRun(
+  options: Omit<RealRunOptions, "server" | "sentinel">,
+  check: (run: RealRun, server: ModelServer, sentinel: EgressSentinel) => Promise<void>,
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    const server = startModelServer();
+    const sentinel = startEgressSentinel();
+    try {
+      const run = await runReal(dir, { ...options, server, sentinel });
+      console.log(`${options.steps[0].cli} ${options.steps[0].title}: run took ${run.seconds}s`);
+      assert.deepEqual(sentinel.foreign, [], "no agent tried to reach another host");
+      assert.deepEqual(server.problems, [], context(run));
+      await check(run, server, sentinel);
+    } finally {
+      await sentinel.close();
+      await server.close();
+    }
+  });
+}
+
+function oneStep(cli: string, title: string, script: string[]): StepSpec[] {
+  return [{
+    title,
+    cli,
+    role: "backend",
+    files: ["out.txt"],
+    expect: ["out.txt"],
+    description: [`${title}.`, ...script].join("\n"),
+  }];
+}
+
+/** A port nothing listens on (a server that was started and stopped). */
+async function deadOrigin(): Promise<string> {
+  const s = startModelServer();
+  const origin = s.origin;
+  await s.close();
+  return origin;
+}
+
+/** Defines the failure tests of one CLI (ignored with the reason when it is not installed). */
+export function defineFailureTests(cli: RealCli): void {
+  const profile = PROFILES[cli.name];
+  const ignore = cli.exe === undefined;
+  const why = skipReason(cli);
+  const name = `${cli.name} ${cli.pin.version}`;
+
+  Deno.test({
+    name: `real ${name}: model server down → the task fails ${
+      profile.downFast ? "at once with the reason" : "at the deadline"
+    }, retried per policy${why}`,
+    ignore,
+    async fn() {
+      const origin = await deadOrigin();
+      // A CLI that only stops at its deadline gets no retry, to keep the test short.
+      const retries = profile.downFast ? 1 : 0;
+      await withRun({
+        steps: oneStep(cli.name, "Write through a dead server", ["@model write out.txt x"]),
+        tuning: { max_retries: retries, deadline_s: profile.downFast ? 120 : 15 },
+        endpointOrigin: origin,
+      }, async (run) => {
+        assert.equal(run.summary?.health, "UNHEALTHY", context(run));
+        const taskId = "1.1-write-through-a-dead-server";
+        assert.equal((await taskRecords(run)).get(taskId)?.status, "failed");
+        // Every attempt (1 + max_retries) failed with the same kind of reason.
+        const failed = await rowsOf(run, "task.failed", taskId);
+        assert.equal(failed.length, retries + 1, context(run));
+        assert.equal((await rowsOf(run, "task.started", taskId)).length, retries + 1);
+        for (const f of failed) {
+          if (profile.downFast) {
+            assert.equal(f.reason, "agent-failed");
+            assert.match(
+              String(f.detail),
+              /connect|refused|fetch failed|network|ECONNREFUSED/i,
+              "the reason names the unreachable server",
+            );
+          } else {
+            assert.equal(f.reason, "deadline");
+          }
+        }
+        assert.equal(run.events.filter((e) => e.type === "task.retry").length, retries);
+      });
+    },
+  });
+
+  Deno.test({
+    name: `real ${name}: a 429 ${
+      profile.stopsOn429
+        ? "fails the attempt as rate-limited; the retry waits the cooldown and merges"
+        : "is retried by the CLI itself and the run merges"
+    }${why}`,
+    ignore,
+    async fn() {
+      await withRun({
+        steps: oneStep(cli.name, "Write after a rate limit", [
+          "@model fail 429 times=1",
+          "@model write out.txt after the rate limit",
+          "@model say wrote out.txt",
+        ]),
+        tuning: { max_retries: 1, cooldown_s: 2 },
+      }, async (run, server) => {
+        assert.equal(run.summary?.health, "HEALTHY", context(run));
+        const taskId = "1.1-write-after-a-rate-limit";
+        assert.deepEqual(server.turns().map((t) => t.answer.replace(/ via .*/, "")), [
+          "fail 429",
+          "write out.txt",
+          "say wrote out.txt",
+        ]);
+        const failed = await rowsOf(run, "task.failed", taskId);
+        const retries = run.events.filter((e) => e.type === "task.retry");
+        if (profile.stopsOn429) {
+          assert.equal(failed.length, 1, context(run));
+          assert.equal(failed[0].reason, "rate-limited");
+          assert.equal(retries.length, 1);
+          assert.equal(retries[0].cooldown, "rate-limit");
+          assert.equal(retries[0].delay_s, 2, "the cooldown, not the 0.2 s backoff");
+          assert.equal((await rowsOf(run, "task.started", taskId)).length, 2);
+        } else {
+          assert.deepEqual(failed, []);
+          assert.deepEqual(retries, []);
+        }
+        const done = await rowsOf(run, "task.completed", taskId);
+        assert.equal(done[0]?.merged, true);
+      });
+    },
+  });
+
+  Deno.test({
+    name: `real ${name}: a hung model → killed at the deadline (process group gone), claim ` +
+      `released, the retry merges${why}`,
+    ignore,
+    async fn() {
+      await withRun({
+        steps: oneStep(cli.name, "Write after a hang", [
+          "@model hang times=1",
+          "@model write out.txt after the hang",
+          "@model say wrote out.txt",
+        ]),
+        tuning: { max_retries: 1, deadline_s: profile.startS },
+      }, async (run, server) => {
+        const taskId = "1.1-write-after-a-hang";
+        const first = join(run.root, ".sdd", "worktrees", `${taskId}-a1-${runTag(run)}`);
+        assert.deepEqual(
+          server.turns(first).map((t) => t.answer),
+          ["hang"],
+          `attempt 1 reached its model within ${profile.startS}s and got the hang`,
+        );
+        assert.equal(run.summary?.health, "HEALTHY", context(run));
+        const failed = await rowsOf(run, "task.failed", taskId);
+        assert.equal(failed.length, 1);
+        assert.equal(failed[0].reason, "deadline");
+        assert.match(String(failed[0].detail), new RegExp(`killed after ${profile.startS}s`));
+        // The deadline killed the agent's whole process group.
+        const exited = (await auditEvents(run)).filter((e) =>
+          e.event_type === "agent.exited" && e.resource_id === `${taskId}-a1-${runTag(run)}`
+        );
+        assert.equal((exited[0].details as Record<string, unknown>).timed_out, true);
+        const spawned = (await auditEvents(run)).find((e) =>
+          e.event_type === "agent.spawned" && e.resource_id === `${taskId}-a1-${runTag(run)}`
+        );
+        const pid = Number((spawned?.details as Record<string, unknown>).pid);
+        assert.ok(pid > 0);
+        assert.deepEqual(liveGroupMembers(pid), [], `process group ${pid} is gone`);
+        // The claim was released: a second session claimed the same task and merged it.
+        const started = await rowsOf(run, "task.started", taskId);
+        assert.deepEqual(started.map((s) => s.session), [
+          `${taskId}-a1-${runTag(run)}`,
+          `${taskId}-a2-${runTag(run)}`,
+        ]);
+        const task = (await taskRecords(run)).get(taskId);
+        assert.equal(task?.status, "closed");
+        assert.equal(task?.assigned_agent, `${taskId}-a2-${runTag(run)}`);
+      });
+    },
+  });
+
+  Deno.test({
+    name: cli.turnLimit
+      ? `real ${name}: a model that keeps calling tools past the turn limit fails the task ` +
+        `(max-turns)${why}`
+      : `real ${name}: turn limit${
+        ignore ? why : ` [skipped: ${cli.name} has no turn limit of its own; its deadline ` +
+          "applies, see the hung-model test]"
+      }`,
+    ignore: ignore || !cli.turnLimit,
+    async fn() {
+      await withRun({
+        steps: oneStep(cli.name, "Write too much", [
+          "@model write out.txt one",
+          "@model write more.txt two",
+          "@model write most.txt three",
+          "@model say wrote them all",
+        ]),
+        tuning: { max_turns: 2 },
+      }, async (run, server) => {
+        const taskId = "1.1-write-too-much";
+        assert.equal((await taskRecords(run)).get(taskId)?.status, "failed", context(run));
+        const failed = await rowsOf(run, "task.failed", taskId);
+        assert.equal(failed.length, 1);
+        assert.equal(failed[0].reason, "max-turns");
+        const exited = (await auditEvents(run)).find((e) => e.event_type === "agent.exited");
+        assert.equal((exited?.details as Record<string, unknown>).subtype, "error_max_turns");
+        // The limit stopped the CLI: it never asked for the third turn.
+        assert.ok(server.turns().length <= 2, server.turns().map((t) => t.answer).join(", "));
+        assert.equal((await rowsOf(run, "task.completed", taskId)).length, 0);
+      });
+    },
+  });
+}

@@ -1,0 +1,71 @@
+// One agent session with a stand-in adapter (a shell script as the "CLI"): the adapter's
+// settings reach its build, and a progress event the parser marks fatal stops the agent's
+// process group at once instead of at its deadline.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type Adapter, type InvocationInput } from "../../src/adapters/mod.ts";
+import { getAdapter } from "../../src/adapters/mod.ts";
+import { processEnv } from "../../src/io/mod.ts";
+import { Git, startAgent } from "../../src/orchestrator/mod.ts";
+import { liveGroupMembers } from "../_helpers/processes.ts";
+import { makeRepo, withTempDir } from "../_helpers/temp.ts";
+
+/** A "CLI" that prints one JSON line, then waits far past the test's patience. */
+function standIn(seen: InvocationInput[], line: string): Adapter {
+  const base = getAdapter("codex");
+  return {
+    ...base,
+    build(input) {
+      seen.push(input);
+      return {
+        argv: ["sh", "-c", `echo '${line}'; sleep 600 & wait`],
+        env: { PATH: "/usr/bin:/bin" },
+        files: [],
+        cwd: input.cwd,
+        prompt_channel: "argv",
+        notes: [],
+      };
+    },
+  };
+}
+
+async function launch(root: string, adapter: Adapter) {
+  const sdd = join(root, ".sdd");
+  return await startAgent({
+    session: "t1-a1",
+    taskId: "t1",
+    adapter,
+    executable: "sh",
+    maxTurns: 3,
+    prompt: "do it",
+    extraEnv: {},
+    deadlineMs: 120_000,
+    killGraceMs: 500,
+    isRoot: false,
+    settings: { env: ["HTTPS_PROXY"], extra_args: ["--flag"] },
+  }, {
+    root,
+    sdd,
+    git: new Git(root, { env: processEnv }),
+    env: processEnv,
+    selfCommand: ["true"],
+    now: () => performance.now(),
+  });
+}
+
+Deno.test("a fatal progress event stops the agent's process group before its deadline", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const seen: InvocationInput[] = [];
+    const line = '{"type":"error","message":"Reconnecting... waiting for network (refused)"}';
+    const agent = await launch(dir, standIn(seen, line));
+    const { result, timedOut, signal } = await agent.result;
+    assert.equal(timedOut, false, "stopped by the fatal event, not the 120 s deadline");
+    assert.equal(signal, "SIGTERM");
+    assert.equal(result.ok, false);
+    assert.match(result.error ?? "", /waiting for network/);
+    // The settings of adapters.<name> reached the adapter's build.
+    assert.deepEqual(seen[0].settings, { env: ["HTTPS_PROXY"], extra_args: ["--flag"] });
+    assert.deepEqual(liveGroupMembers(agent.handle.pid), [], "the whole process group is gone");
+  });
+});
