@@ -110,6 +110,13 @@ export interface GateInput {
   foreignAttestations?: readonly ForeignAttestationInput[];
   /** Longest log line accepted (default 1 MiB). */
   maxLineBytes?: number;
+  /**
+   * Entry hashes known to precede the log (a compliance pack's window starts after them):
+   * parents naming them are not dangling.
+   */
+  knownParents?: ReadonlySet<string>;
+  /** Receives every entry that parsed, in log order, with its hash and raw line bytes. */
+  onEntry?: (entry: LineageEntry, hash: string, line: Uint8Array) => void;
 }
 
 /** The gate's verdict. */
@@ -289,7 +296,7 @@ export async function runLineageGate(input: GateInput): Promise<GateResult> {
       add({ kind: "HMAC mismatch", ...ids }, "operator_hmac does not match the operator key");
     }
     for (const parent of entry.parent_hashes) {
-      if (seen.has(parent)) continue;
+      if (seen.has(parent) || input.knownParents?.has(parent)) continue;
       const issue: GateIssue = {
         kind: "dangling parent_hash",
         line: l.line,
@@ -300,6 +307,7 @@ export async function runLineageGate(input: GateInput): Promise<GateResult> {
       dangling.push({ issue, parent });
     }
     if (!seen.has(hash)) seen.set(hash, l.line);
+    input.onEntry?.(entry, hash, l.bytes);
     analyzer.add({
       hash,
       artefact_path: entry.artefact_path,
