@@ -261,6 +261,11 @@ export async function verifyPack(
     ? undefined
     : packWindow(manifest.period.since, manifest.period.until);
   const external = new Set(manifest?.external_parents ?? []);
+  if (manifest === undefined && manifestBytes !== undefined) {
+    notes.push(
+      "the manifest is unusable, so its external_parents are unknown: parents that precede the period are reported as dangling",
+    );
+  }
   const referenced = new Set<string>();
   const facts = new LogFactsCollector();
   const csv = sha256Stream().update(new TextEncoder().encode(csvHeader()));
