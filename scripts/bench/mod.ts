@@ -13,6 +13,7 @@ const SCRIPTS: string[] = [
   "audit.ts",
   "adapters.ts",
   "crypto.ts",
+  "compliance.ts",
 ];
 
 interface Figure {

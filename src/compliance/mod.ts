@@ -45,4 +45,4 @@ export {
   type WindowSelection,
   WindowSelector,
 } from "./window.ts";
-export { PACK_DEFLATE_LEVEL, zipMembers } from "./zip_writer.ts";
+export { memberLevel, PACK_DEFLATE_LEVEL, zipMembers } from "./zip_writer.ts";

@@ -38,8 +38,16 @@ export interface LogFacts {
 }
 
 interface Sibling {
-  content: string;
+  content: number;
   forked: boolean;
+}
+
+// Strings parsed out of a log line share its memory, so keeping them would keep every line
+// alive. Sibling groups are keyed and compared by numbers taken from the hashes instead: the
+// first 52 bits of a SHA-256 decide equality here (a collision only makes a fork statistic
+// one lower, never a check pass).
+function prefix52(hash: string): number {
+  return parseInt(hash.slice(7, 20), 16);
 }
 
 /**
@@ -75,11 +83,12 @@ export class LogFactsCollector {
     const isMerge = entry.parent_hashes.length >= 2;
     if (isMerge) this.#merges++;
     if (entry.parent_hashes.length === 1) {
-      const key = `${artefact}:${entry.parent_hashes[0]}`;
+      const key = `${artefact}:${prefix52(entry.parent_hashes[0])}`;
+      const content = prefix52(entry.content_hash);
       const sibling = this.#siblings.get(key);
       if (sibling === undefined) {
-        this.#siblings.set(key, { content: entry.content_hash, forked: false });
-      } else if (!sibling.forked && sibling.content !== entry.content_hash) {
+        this.#siblings.set(key, { content, forked: false });
+      } else if (!sibling.forked && sibling.content !== content) {
         sibling.forked = true;
         this.#forks++;
       }

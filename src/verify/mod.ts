@@ -59,6 +59,7 @@ export {
 } from "./pack.ts";
 export {
   cardMemberName,
+  checkManifestBytes,
   CSV_COLUMNS,
   csvHeader,
   csvRow,

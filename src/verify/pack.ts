@@ -20,7 +20,6 @@ import {
   csvHeader,
   csvRow,
   isoOfNs,
-  manifestOutputHash,
   operatorFingerprint,
   PACK_LIMITS,
   PACK_MEMBERS,
@@ -134,32 +133,32 @@ export async function verifyPack(
   const done = (): PackVerifyResult => ({ ok: errors.length === 0, stats, errors, notes });
 
   // 1. Structure, before anything is inflated.
-  const directory = readZipDirectory(source, packZipLimits(options.limits ?? PACK_LIMITS));
-  for (const p of directory.problems) fail(p.kind, p.message);
-  if (errors.length > 0) return done();
-  const members = new Map<string, ZipMember>(directory.members.map((m) => [m.name, m]));
+  let directory: ZipMember[] | undefined;
+  {
+    const read = readZipDirectory(source, packZipLimits(options.limits ?? PACK_LIMITS));
+    for (const p of read.problems) fail(p.kind, p.message);
+    if (errors.length > 0) return done();
+    directory = read.members;
+  }
+  // Only what the later phases need is kept past phase 3: a 100 000-entry pack has as many
+  // members, and the gate needs the memory.
+  let members: Map<string, ZipMember> | undefined = new Map(directory.map((m) => [m.name, m]));
   stats.members = members.size;
-  const signatures = new Set<string>();
-  const cardMembers: ZipMember[] = [];
-  for (const m of directory.members) {
+  for (const m of directory) {
     const kind = packMemberKind(m.name);
     if (kind === undefined) {
       fail(
         "unexpected member",
         `${JSON.stringify(m.name)}: unexpected member (not part of the pack format)`,
       );
-    } else if (kind === "signature") signatures.add(m.name);
-    else if (kind === "card") cardMembers.push(m);
+    } else if (kind === "signature") stats.signatures++;
+    else if (kind === "card") stats.cards++;
   }
-  stats.signatures = signatures.size;
-  stats.cards = cardMembers.length;
   for (const name of Object.values(PACK_MEMBERS)) {
     if (!members.has(name)) fail("missing member", `${name}: missing member`);
   }
 
-  const read = (name: string): Uint8Array | undefined => {
-    const m = members.get(name);
-    if (m === undefined) return undefined;
+  const readMember = (m: ZipMember): Uint8Array | undefined => {
     try {
       return readZipMember(source, m);
     } catch (error) {
@@ -168,9 +167,13 @@ export async function verifyPack(
       return undefined;
     }
   };
+  const read = (name: string): Uint8Array | undefined => {
+    const m = members?.get(name);
+    return m === undefined ? undefined : readMember(m);
+  };
 
   // 2. The manifest, its output hash, the operator key and the signature.
-  const manifestBytes = read(PACK_MEMBERS.manifest);
+  let manifestBytes = read(PACK_MEMBERS.manifest);
   let manifest: PackManifest | undefined;
   if (manifestBytes !== undefined) {
     const parsed = parsePackManifest(manifestBytes);
@@ -183,7 +186,7 @@ export async function verifyPack(
       stats.org = manifest.org;
       stats.period = manifest.period;
       stats.built_at = manifest.built_at;
-      const recomputed = manifestOutputHash(parsed.value);
+      const recomputed = parsed.recomputedOutputHash;
       if (recomputed !== manifest.output_hash) {
         fail(
           "output hash mismatch",
@@ -192,6 +195,7 @@ export async function verifyPack(
       }
     }
   }
+  const manifestRead = manifestBytes !== undefined;
   checkOperator({
     manifest,
     manifestBytes,
@@ -202,6 +206,8 @@ export async function verifyPack(
     fail,
     notes,
   });
+
+  manifestBytes = undefined; // 16 MB for a 100 000-entry pack: not kept through the gate
 
   // 3. Input hashes: the manifest lists exactly the other members, each with its hash.
   const listed = manifest?.input_hashes;
@@ -234,13 +240,24 @@ export async function verifyPack(
     }
   }
   let csvHex: string | undefined;
-  for (const m of directory.members) {
+  // Signatures and cards are read here, in archive order (sequential reads), for the gate.
+  const signatures = new SignatureStore(stats.signatures);
+  const cards: CardFile[] = [];
+  for (const m of directory) {
     const kind = packMemberKind(m.name);
-    if (kind === "log" || kind === "signature" || kind === "manifest") continue;
+    if (kind === "signature" || kind === "card") {
+      const bytes = readMember(m);
+      if (kind === "signature") signatures.add(m.name, bytes);
+      if (bytes === undefined) continue;
+      hashOk(m.name, sha256Hex(bytes));
+      if (kind === "card") cards.push({ location: m.name, bytes });
+      continue;
+    }
+    if (kind === "log" || kind === "manifest") continue;
     if (kind === "manifestSignature" || kind === undefined) continue;
     const h = sha256Stream();
     try {
-      for (const chunk of streamZipMember(source, m)) h.update(chunk);
+      for await (const chunk of streamZipMember(source, m)) h.update(chunk);
     } catch (error) {
       if (!(error instanceof ZipMemberError)) throw error;
       fail("corrupt member", error.message);
@@ -250,34 +267,38 @@ export async function verifyPack(
     if (kind === "csv") csvHex = hex;
     hashOk(m.name, hex);
   }
+  const logMember = members.get(PACK_MEMBERS.log);
+  const logExpected = listed?.get(PACK_MEMBERS.log);
+  listed?.clear();
+  members = undefined;
+  directory = undefined;
 
   // 4. The lineage gate over the window, fed from the archive.
-  const cards: CardFile[] = [];
-  for (const m of cardMembers) {
-    const bytes = read(m.name);
-    if (bytes !== undefined) cards.push({ location: m.name, bytes });
-  }
   const window = manifest === undefined
     ? undefined
     : packWindow(manifest.period.since, manifest.period.until);
   const external = new Set(manifest?.external_parents ?? []);
-  if (manifest === undefined && manifestBytes !== undefined) {
+  if (manifest === undefined && manifestRead) {
     notes.push(
       "the manifest is unusable, so its external_parents are unknown: parents that precede the period are reported as dangling",
     );
   }
   const referenced = new Set<string>();
   const facts = new LogFactsCollector();
-  const csv = sha256Stream().update(new TextEncoder().encode(csvHeader()));
-  const consumed = new Set<string>();
+  const csv = sha256Stream();
+  // Rows are hashed in batches: one encode per ~64 KiB instead of one per entry.
+  let csvPending = csvHeader();
+  const flushCsv = () => {
+    csv.update(new TextEncoder().encode(csvPending));
+    csvPending = "";
+  };
   const outside: string[] = [];
-  const logMember = members.get(PACK_MEMBERS.log);
   let logHex: string | undefined;
   let gate: GateResult | undefined;
   if (logMember !== undefined) {
     const logHash = sha256Stream();
-    const log = (function* () {
-      for (const chunk of streamZipMember(source, logMember)) {
+    const log = (async function* () {
+      for await (const chunk of streamZipMember(source, logMember)) {
         logHash.update(chunk);
         yield chunk;
       }
@@ -288,19 +309,11 @@ export async function verifyPack(
         logName: PACK_MEMBERS.log,
         cards,
         knownParents: external,
-        signatures: (_artefact, hash) => {
-          const name = signatureMemberName(hash);
-          const m = members.get(name);
-          if (m === undefined) return undefined;
-          consumed.add(name);
-          const bytes = read(name);
-          if (bytes === undefined) return { problem: "member is corrupt" };
-          hashOk(name, sha256Hex(bytes));
-          return bytes;
-        },
+        signatures: (_artefact, hash) => signatures.take(signatureMemberName(hash)),
         onEntry: (entry, hash) => {
           facts.add(entry);
-          csv.update(new TextEncoder().encode(csvRow(entry)));
+          csvPending += csvRow(entry);
+          if (csvPending.length > 65536) flushCsv();
           for (const p of entry.parent_hashes) if (external.has(p)) referenced.add(p);
           if (external.has(hash)) {
             fail(
@@ -325,7 +338,12 @@ export async function verifyPack(
       fail("corrupt member", error.message);
     }
   }
-  if (logHex !== undefined) hashOk(PACK_MEMBERS.log, logHex);
+  if (logHex !== undefined && logExpected !== undefined && logExpected !== `sha256:${logHex}`) {
+    fail(
+      "input hash mismatch",
+      `${PACK_MEMBERS.log}: input hash mismatch: the manifest says ${logExpected}, the member hashes to sha256:${logHex}`,
+    );
+  }
   if (gate !== undefined) {
     for (const issue of gate.issues) fail(issue.kind, issue.message);
     stats.entries = gate.entries;
@@ -352,6 +370,7 @@ export async function verifyPack(
       }
     }
     if (gate.entries === gate.lines) {
+      flushCsv();
       const csvExpected = csv.hexDigest();
       if (csvHex !== undefined && csvHex !== csvExpected) {
         fail(
@@ -373,15 +392,66 @@ export async function verifyPack(
       );
     }
   }
-  for (const name of gate === undefined ? [] : signatures) {
-    if (!consumed.has(name)) {
-      fail(
-        "orphan signature",
-        `${name}: orphan signature: no entry of ${PACK_MEMBERS.log} has this hash`,
-      );
-    }
+  for (const name of gate === undefined ? [] : signatures.unused()) {
+    fail(
+      "orphan signature",
+      `${name}: orphan signature: no entry of ${PACK_MEMBERS.log} has this hash`,
+    );
   }
   return done();
+}
+
+/**
+ * The pack's signature members, packed into one growing buffer with their offsets: a
+ * 100 000-entry pack has as many 180-byte members, and one small object per member would
+ * cost several times their size.
+ */
+class SignatureStore {
+  #index = new Map<string, number>();
+  #offsets: Uint32Array;
+  #lengths: Int32Array; // -1: the member could not be read
+  #used: Uint8Array;
+  #bytes = new Uint8Array(1 << 16);
+  #end = 0;
+
+  constructor(expected: number) {
+    this.#offsets = new Uint32Array(Math.max(1, expected));
+    this.#lengths = new Int32Array(Math.max(1, expected));
+    this.#used = new Uint8Array(Math.max(1, expected));
+  }
+
+  add(name: string, bytes: Uint8Array | undefined): void {
+    const i = this.#index.size;
+    if (i >= this.#offsets.length) return; // cannot happen: `expected` counted every member
+    this.#index.set(name, i);
+    if (bytes === undefined) {
+      this.#lengths[i] = -1;
+      return;
+    }
+    if (this.#end + bytes.length > this.#bytes.length) {
+      const grown = new Uint8Array(Math.max(this.#bytes.length * 2, this.#end + bytes.length));
+      grown.set(this.#bytes.subarray(0, this.#end));
+      this.#bytes = grown;
+    }
+    this.#bytes.set(bytes, this.#end);
+    this.#offsets[i] = this.#end;
+    this.#lengths[i] = bytes.length;
+    this.#end += bytes.length;
+  }
+
+  /** The member's bytes for the gate (undefined: no such member), marking it used. */
+  take(name: string): Uint8Array | { problem: string } | undefined {
+    const i = this.#index.get(name);
+    if (i === undefined) return undefined;
+    this.#used[i] = 1;
+    if (this.#lengths[i] < 0) return { problem: "member is corrupt" };
+    return this.#bytes.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
+  }
+
+  /** Names of members no entry asked for. */
+  *unused(): Generator<string> {
+    for (const [name, i] of this.#index) if (this.#used[i] === 0) yield name;
+  }
 }
 
 interface OperatorCheck {

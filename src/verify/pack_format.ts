@@ -3,11 +3,12 @@
 // operator fingerprint and the UTC-day window. Pure: no I/O.
 import {
   canonicalBytes,
+  compareCodePoints,
   type JsonObject,
   type JsonValue,
   parseJsonBytes,
 } from "../canonical/mod.ts";
-import { sha256Hex, spkiDer } from "../crypto/mod.ts";
+import { sha256Hex, sha256Stream, spkiDer } from "../crypto/mod.ts";
 import type { LineageEntry } from "../lineage/mod.ts";
 import type { ZipLimits } from "./zip_reader.ts";
 
@@ -273,8 +274,80 @@ export function manifestOutputHash(manifest: JsonObject): string {
 
 /** Parsed manifest bytes, or the problems that stopped them from being one. */
 export type ParsedManifest =
-  | { ok: true; manifest: PackManifest; value: JsonObject }
+  | { ok: true; manifest: PackManifest; value: JsonObject; recomputedOutputHash: string }
   | { ok: false; problems: string[] };
+
+const COMMA_BYTES = new Uint8Array([0x2c]);
+const OPEN_BYTES = new Uint8Array([0x7b]);
+const CLOSE_BYTES = new Uint8Array([0x7d]);
+const COLON = new Uint8Array([0x3a]);
+
+function isPlainObject(v: JsonValue | undefined): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v) &&
+    Object.getPrototypeOf(v) === Object.prototype;
+}
+
+/**
+ * Serialises `value` (a parsed manifest) piece by piece in `canon` order — objects of the top
+ * two levels key by key, everything below whole — and in that single pass both compares the
+ * pieces with `bytes` (the byte binding) and hashes them without the top-level
+ * `output_hash` (the output hash). A 100 000-entry manifest is ~16 MB: it is never held as
+ * one serialised string.
+ */
+export function checkManifestBytes(
+  value: JsonObject,
+  bytes: Uint8Array,
+): { canonical: boolean; outputHash: string } {
+  const rest = sha256Stream();
+  let pos = 0;
+  let canonical = true;
+  let hashing = true;
+  const compare = (part: Uint8Array) => {
+    if (!canonical) return;
+    if (pos + part.length > bytes.length) {
+      canonical = false;
+      return;
+    }
+    for (let i = 0; i < part.length; i++) {
+      if (bytes[pos + i] !== part[i]) {
+        canonical = false;
+        return;
+      }
+    }
+    pos += part.length;
+  };
+  const emit = (part: Uint8Array) => {
+    if (hashing) rest.update(part);
+    compare(part);
+  };
+  const walk = (v: JsonValue, depth: number, top: boolean) => {
+    if (!isPlainObject(v) || depth >= 2) {
+      emit(canonicalBytes(v, "canon"));
+      return;
+    }
+    const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort(compareCodePoints);
+    emit(OPEN_BYTES);
+    let written = 0; // fields written to the comparison
+    let hashed = 0; // fields written to the hash
+    for (const key of keys) {
+      // The output hash covers the manifest without its own field: compare it, never hash it.
+      const skip = top && key === "output_hash";
+      if (written > 0) compare(COMMA_BYTES);
+      if (!skip && hashed > 0 && hashing) rest.update(COMMA_BYTES);
+      const was = hashing;
+      if (skip) hashing = false;
+      emit(canonicalBytes(key, "canon"));
+      emit(COLON);
+      walk(v[key] as JsonValue, depth + 1, false);
+      hashing = was;
+      written++;
+      if (!skip) hashed++;
+    }
+    emit(CLOSE_BYTES);
+  };
+  walk(value, 0, true);
+  return { canonical: canonical && pos === bytes.length, outputHash: "sha256:" + rest.hexDigest() };
+}
 
 /**
  * Parses `pack-manifest.json` strictly: `canon` bytes exactly (no newline), exactly the
@@ -289,19 +362,14 @@ export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
   }
   if (!isObject(value)) return { ok: false, problems: ["not a JSON object"] };
   const problems: string[] = [];
-  let again: Uint8Array | undefined;
+  let bound: { canonical: boolean; outputHash: string } | undefined;
   try {
-    again = canonicalBytes(value, "canon");
+    bound = checkManifestBytes(value, bytes);
   } catch (error) {
     problems.push(`cannot be serialised canonically: ${(error as Error).message}`);
   }
-  if (again !== undefined) {
-    const same = again.length === bytes.length && again.every((b, i) => b === bytes[i]);
-    if (!same) {
-      problems.push(
-        "bytes are not canonical (canon profile: sorted keys, no spaces, no newline)",
-      );
-    }
+  if (bound !== undefined && !bound.canonical) {
+    problems.push("bytes are not canonical (canon profile: sorted keys, no spaces, no newline)");
   }
   for (const key of Object.keys(value)) {
     if (!MANIFEST_FIELDS.includes(key)) problems.push(`unknown field ${JSON.stringify(key)}`);
@@ -382,10 +450,11 @@ export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
     kid = op.kid;
     keySha = op.public_key_sha256;
   }
-  if (problems.length > 0) return { ok: false, problems };
+  if (problems.length > 0 || bound === undefined) return { ok: false, problems };
   return {
     ok: true,
     value: v,
+    recomputedOutputHash: bound.outputHash,
     manifest: {
       schema,
       pack_format_version: PACK_FORMAT_VERSION,

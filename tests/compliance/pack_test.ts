@@ -21,7 +21,7 @@ Deno.test("the same inputs give the same bytes; another build time gives other b
   notDeepStrictEqual(a, c);
 });
 
-Deno.test("members are exactly those of FORMATS.md §5, sorted, deflated, dated 1980-01-01", () => {
+Deno.test("members are exactly those of FORMATS.md §5, sorted, deflated (signatures stored), dated 1980-01-01", () => {
   const zip = buildPack(content, sample.operator).zip;
   const dir = readZipDirectory(memoryBytes(zip), packZipLimits());
   deepStrictEqual(dir.problems, []);
@@ -40,7 +40,13 @@ Deno.test("members are exactly those of FORMATS.md §5, sorted, deflated, dated 
   strictEqual(names.filter((n) => n.startsWith("signatures/")).length, content.entries.length);
   strictEqual(names.filter((n) => n.startsWith("agent-cards/")).length, content.cards.length);
   ok(names.every((n) => !n.endsWith("/")), "no folder entries");
-  ok(dir.members.every((m) => m.method === 8), "every member deflated");
+  for (const m of dir.members) {
+    strictEqual(
+      m.method,
+      m.name.startsWith("signatures/") ? 0 : 8,
+      `${m.name}: stored or deflated`,
+    );
+  }
   // Every local header carries DOS time 00:00 and date 1980-01-01 (0x0021).
   const view = new DataView(zip.buffer, zip.byteOffset);
   for (let at = 0; at + 4 <= zip.length;) {
@@ -109,4 +115,30 @@ Deno.test("zipMembers orders members by name whatever order they come in", () =>
   const a = zipMembers(new Map([["b.txt", new Uint8Array([1])], ["a.txt", new Uint8Array([2])]]));
   const b = zipMembers(new Map([["a.txt", new Uint8Array([2])], ["b.txt", new Uint8Array([1])]]));
   deepStrictEqual(a, b);
+});
+
+Deno.test("more than 65 535 members get ZIP64 end records that unzip, Python and the verifier read", async () => {
+  const members = new Map<string, Uint8Array>();
+  for (let i = 0; i < 70_000; i++) {
+    members.set(`signatures/${i.toString(16).padStart(64, "0")}.jws`, new Uint8Array([i & 0xff]));
+  }
+  const zip = zipMembers(members);
+  const dir = readZipDirectory(memoryBytes(zip), packZipLimits());
+  deepStrictEqual(dir.problems, []);
+  strictEqual(dir.members.length, 70_000);
+  await withTempDir(async (tmp) => {
+    const path = join(tmp, "big.zip");
+    await Deno.writeFile(path, zip);
+    const py = await new Deno.Command("python3", {
+      args: [
+        "-c",
+        "import sys,zipfile\nz=zipfile.ZipFile(sys.argv[1])\nprint(len(z.infolist()), z.testzip())",
+        path,
+      ],
+      stdout: "piped",
+    }).output();
+    strictEqual(new TextDecoder().decode(py.stdout).trim(), "70000 None");
+    const t = await new Deno.Command("unzip", { args: ["-tq", path], stdout: "piped" }).output();
+    strictEqual(t.code, 0, new TextDecoder().decode(t.stdout));
+  });
 });

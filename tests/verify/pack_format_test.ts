@@ -1,10 +1,13 @@
 // The pack format's small rules: member kinds, the UTC-day window, CSV quoting, fingerprints.
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { LineageEntry } from "../../src/lineage/mod.ts";
+import { canonicalBytes, type JsonObject } from "../../src/canonical/mod.ts";
 import {
   cardMemberName,
+  checkManifestBytes,
   csvHeader,
   csvRow,
+  manifestOutputHash,
   normalizeFingerprint,
   packMemberKind,
   packWindow,
@@ -72,4 +75,29 @@ Deno.test("fingerprints are accepted as people paste them", () => {
     ["", "ab", "zz".repeat(32), hex + "00"].map(normalizeFingerprint),
     [undefined, undefined, undefined, undefined],
   );
+});
+
+Deno.test("the one-pass manifest check agrees with whole serialisation, wherever output_hash sorts", () => {
+  const enc = new TextEncoder();
+  const cases: JsonObject[] = [
+    { a: 1, output_hash: "h", z: { b: [1, { c: 2 }], a: "é", n: { deep: { x: null } } } },
+    { output_hash: "h", b: 2 },
+    { b: 2, output_hash: "h" },
+    { only: { output_hash: "nested, not top-level" }, output_hash: "h" },
+    { input_hashes: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`m${i}`, `v${i}`])) },
+  ];
+  for (const m of cases) {
+    const bytes = canonicalBytes(m, "canon");
+    deepStrictEqual(checkManifestBytes(m, bytes), {
+      canonical: true,
+      outputHash: manifestOutputHash(m),
+    });
+    const spaced = enc.encode(new TextDecoder().decode(bytes).replace(":", ": "));
+    strictEqual(checkManifestBytes(m, spaced).canonical, false);
+    strictEqual(checkManifestBytes(m, bytes.subarray(0, bytes.length - 1)).canonical, false);
+    const longer = new Uint8Array(bytes.length + 1);
+    longer.set(bytes);
+    longer[bytes.length] = 0x0a;
+    strictEqual(checkManifestBytes(m, longer).canonical, false, "a trailing newline is refused");
+  }
 });

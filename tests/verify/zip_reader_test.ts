@@ -1,7 +1,7 @@
 // The defensive ZIP reader: honest archives read back exactly; every hostile shape is refused
 // from the central directory alone (before inflating), and a member that lies about its size
 // stops inflating at the declared size.
-import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual, throws } from "node:assert/strict";
 import { zipSync } from "fflate";
 import {
   memberNameProblem,
@@ -33,7 +33,7 @@ function kinds(zip: Uint8Array, l: ZipLimits = limits()): string[] {
   return readZipDirectory(memoryBytes(zip), l).problems.map((p) => p.kind);
 }
 
-Deno.test("an fflate archive reads back member by member, stored and deflated", () => {
+Deno.test("an fflate archive reads back member by member, stored and deflated", async () => {
   const big = new SeededRandom(3).bytes(200_000); // incompressible: many inflate steps
   const zip = zipSync({
     "a.txt": [enc.encode("hello"), { level: 0 }],
@@ -49,8 +49,16 @@ Deno.test("an fflate archive reads back member by member, stored and deflated", 
     ["empty.txt", 8, 0],
   ]);
   strictEqual(dec.decode(readZipMember(source, dir.members[0])), "hello");
-  const chunks = [...streamZipMember(source, dir.members[1])];
+  const chunks: Uint8Array[] = [];
+  for await (const c of streamZipMember(source, dir.members[1])) chunks.push(c);
   ok(chunks.length > 1, "a large member is streamed in several chunks");
+  const joined = new Uint8Array(big.length);
+  let at = 0;
+  for (const c of chunks) {
+    joined.set(c, at);
+    at += c.length;
+  }
+  deepStrictEqual(joined, big);
   deepStrictEqual(readZipMember(source, dir.members[1]), big);
   strictEqual(readZipMember(source, dir.members[2]).length, 0);
 });
@@ -126,21 +134,36 @@ Deno.test("declared sizes past the member, total or count limits are refused bef
   deepStrictEqual(kinds(longName), ["unsupported zip feature"]);
 });
 
-Deno.test("a member that inflates past its declared size stops there (zip bomb)", () => {
+Deno.test("a member that inflates past its declared size stops there (zip bomb)", async () => {
   const zip = rawZip([{ name: "bomb", data: new Uint8Array(4 << 20), declaredSize: 1000 }]);
   const source = memoryBytes(zip);
   const dir = readZipDirectory(source, limits());
   deepStrictEqual(dir.problems, []);
+  const expected = "bomb: inflates past its declared size of 1000 bytes (zip bomb); stopped";
   let produced = 0;
-  throws(
-    () => {
-      for (const chunk of streamZipMember(source, dir.members[0])) produced += chunk.length;
+  await rejects(
+    async () => {
+      for await (const chunk of streamZipMember(source, dir.members[0])) produced += chunk.length;
     },
-    (e: unknown) =>
-      e instanceof ZipMemberError &&
-      e.message === "bomb: inflates past its declared size of 1000 bytes (zip bomb); stopped",
+    (e: unknown) => e instanceof ZipMemberError && e.message === expected,
   );
   ok(produced <= 1000, `handed out ${produced} bytes`);
+  throws(
+    () => readZipMember(source, dir.members[0]),
+    (e: unknown) => e instanceof ZipMemberError && e.message === expected,
+  );
+  // The same through the streaming path of a large member: ~100 KiB of compressed zeros.
+  const big = rawZip([{ name: "big", data: new Uint8Array(100 << 20), declaredSize: 5000 }]);
+  const bigSource = memoryBytes(big);
+  const m = readZipDirectory(bigSource, limits()).members[0];
+  ok(m.compressedSize > 64 * 1024, "takes the streaming path");
+  await rejects(async () => {
+    for await (const _ of streamZipMember(bigSource, m)) { /* drain */ }
+  }, (e: unknown) => e instanceof ZipMemberError && e.message.includes("inflates past"));
+  throws(
+    () => readZipMember(bigSource, m),
+    (e: unknown) => e instanceof ZipMemberError && e.message.includes("inflates past"),
+  );
 });
 
 Deno.test("short output, wrong CRC and damaged deflate data are corrupt members", () => {
