@@ -62,25 +62,29 @@ async function pack(ctx: CommandContext): Promise<number> {
   const key = keyFlag === undefined
     ? await store.ensureOperatorSigningKey(sdd, systemRandom)
     : await store.readOperatorSigningKey(resolve(ctx.cwd, keyFlag));
-  const result = await store.buildProjectPack({
-    sdd,
-    org,
-    since,
-    until,
-    builtAt,
-    builder: `${MAIN_BINARY} ${VERSION}`,
-    compliance: config.compliance,
-    signer: key.signer,
-    env: ctx.env,
-  });
-  await writeFileAtomic(output, result.pack.zip, { mode: 0o644 });
-  const facts = result.pack.facts;
-  const check = result.selfCheck;
+  let built: import("../compliance/store/mod.ts").ProjectPackResult | undefined = await store
+    .buildProjectPack({
+      sdd,
+      org,
+      since,
+      until,
+      builtAt,
+      builder: `${MAIN_BINARY} ${VERSION}`,
+      compliance: config.compliance,
+      signer: key.signer,
+      env: ctx.env,
+    });
+  await writeFileAtomic(output, built.zip, { mode: 0o644 });
+  const bytes = built.zip.length;
+  const sha256 = sha256Hex(built.zip);
+  const { facts, warnings, externalParents, skipped } = built;
+  built = undefined; // the ZIP is on disk: the self-check reads it from there
+  const check = await store.verifyWrittenPack(output, key.signer.publicKey);
   if (ctx.json) {
     ctx.out.json({
       output,
-      bytes: result.pack.zip.length,
-      sha256: sha256Hex(result.pack.zip),
+      bytes,
+      sha256,
       entries: facts.entry_count,
       agents: facts.agents.length,
       artefacts: facts.artefact_count,
@@ -92,9 +96,9 @@ async function pack(ctx: CommandContext): Promise<number> {
         kid: check.stats.operator_kid,
         fingerprint: key.fingerprint,
       },
-      external_parents: result.externalParents.length,
-      skipped_lines: result.skipped.length,
-      warnings: result.warnings.map((w) => ({ code: w.code, message: w.message })),
+      external_parents: externalParents.length,
+      skipped_lines: skipped.length,
+      warnings: warnings.map((w) => ({ code: w.code, message: w.message })),
       self_check: {
         ok: check.ok,
         errors: check.errors.map((e) => ({ kind: e.kind, message: e.message })),
@@ -102,14 +106,15 @@ async function pack(ctx: CommandContext): Promise<number> {
     });
     return check.ok ? 0 : 1;
   }
-  printWarnings(ctx, result.warnings);
+  printWarnings(ctx, warnings);
   ctx.out.line(
-    `wrote ${output} (${result.pack.zip.length} bytes): ${facts.entry_count} entries, ${facts.agents.length} agents, ${since}..${until}`,
+    `wrote ${output} (${bytes} bytes): ${facts.entry_count} entries, ${facts.agents.length} agents, ${since}..${until}`,
   );
   if (check.ok) {
     ctx.out.line("self-check: PASS (bernstein-verify pack passes on these bytes)");
   } else {
-    ctx.out.line(`self-check: FAIL (${check.errors.length} errors); the auditor will see:`);
+    const n = check.errors.length;
+    ctx.out.line(`self-check: FAIL (${n} error${n === 1 ? "" : "s"}); the auditor will see:`);
     for (const e of check.errors.slice(0, 50)) ctx.out.line(`  ${e.message}`);
     if (check.errors.length > 50) ctx.out.line(`  … and ${check.errors.length - 50} more`);
   }

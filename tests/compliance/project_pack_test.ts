@@ -12,6 +12,7 @@ import {
   type ProjectPackOptions,
 } from "../../src/compliance/store/mod.ts";
 import { mapEnv, SeededRandom } from "../../src/io/mod.ts";
+import { memoryBytes, type PackVerifyResult, verifyPack } from "../../src/verify/mod.ts";
 import { signaturePath } from "../../src/lineage/mod.ts";
 import { makeAgentCard, renderAgentCard } from "../../src/lineage/mod.ts";
 import { ed25519KeyPairFromSeed } from "../../src/crypto/mod.ts";
@@ -38,17 +39,22 @@ async function options(dir: string, env: Record<string, string>): Promise<Projec
   };
 }
 
-function paragraph(r: { pack: { manifest: JsonObject } }, key: string): JsonObject {
-  return (r.pack.manifest.article12 as JsonObject)[key] as JsonObject;
+function selfCheck(r: { zip: Uint8Array }, o: ProjectPackOptions): Promise<PackVerifyResult> {
+  return verifyPack(memoryBytes(r.zip), { operatorPublicKey: o.signer.publicKey });
+}
+
+function paragraph(r: { manifest: JsonObject }, key: string): JsonObject {
+  return (r.manifest.article12 as JsonObject)[key] as JsonObject;
 }
 
 Deno.test("a project pack holds the day's entries and passes its own verification", async () => {
   await withTempDir(async (dir) => {
     await writeValidTree(dir);
     const keyPath = join(dir, "state", "audit.key");
-    const r = await buildProjectPack(await options(dir, { BERNSTEIN_AUDIT_KEY_PATH: keyPath }));
-    deepStrictEqual(r.selfCheck.errors, []);
-    strictEqual(r.pack.facts.entry_count, 5);
+    const o = await options(dir, { BERNSTEIN_AUDIT_KEY_PATH: keyPath });
+    const r = await buildProjectPack(o);
+    deepStrictEqual((await selfCheck(r, o)).errors, []);
+    strictEqual(r.facts.entry_count, 5);
     strictEqual(paragraph(r, "12(2)(a)").risk_entry_count, 3);
     deepStrictEqual(paragraph(r, "12(2)(a)").risk_artefacts, ["src/a.ts"]);
     const links = paragraph(r, "12(2)(b)").audit_cross_links as JsonObject;
@@ -75,7 +81,8 @@ Deno.test("tool calls are linked to authenticated audit events when the audit ke
       });
     }
     await log.close();
-    const r = await buildProjectPack(await options(dir, { BERNSTEIN_AUDIT_KEY_PATH: keyPath }));
+    const o = await options(dir, { BERNSTEIN_AUDIT_KEY_PATH: keyPath });
+    const r = await buildProjectPack(o);
     deepStrictEqual(paragraph(r, "12(2)(b)").audit_cross_links, {
       checked: true,
       tool_call_ids: 5,
@@ -85,7 +92,7 @@ Deno.test("tool calls are linked to authenticated audit events when the audit ke
       audit_records_authenticated: 3,
       audit_records_rejected: 0,
     });
-    strictEqual(r.selfCheck.ok, true);
+    strictEqual((await selfCheck(r, o)).ok, true);
   });
 });
 
@@ -94,10 +101,12 @@ Deno.test("a missing sidecar and a missing card are warned about and fail the se
     const store = await writeValidTree(dir);
     const [first] = await store.chain("src/b.ts");
     await Deno.remove(join(dir, ".sdd", "lineage", signaturePath("src/b.ts", first.hash)));
-    const r = await buildProjectPack(await options(dir, {}));
+    const o = await options(dir, {});
+    const r = await buildProjectPack(o);
     ok(r.warnings.some((w) => w.code === "compliance.signature_missing"));
-    strictEqual(r.selfCheck.ok, false);
-    ok(r.selfCheck.errors.some((e) => e.kind === "invalid signature"));
+    const check = await selfCheck(r, o);
+    strictEqual(check.ok, false);
+    ok(check.errors.some((e) => e.kind === "invalid signature"));
   });
 });
 
@@ -126,7 +135,7 @@ Deno.test("a window with nothing in it builds an empty pack that verifies", asyn
     await writeValidTree(dir);
     const o = await options(dir, {});
     const r = await buildProjectPack({ ...o, since: "2025-01-01", until: "2025-12-31" });
-    strictEqual(r.pack.facts.entry_count, 0);
-    deepStrictEqual(r.selfCheck.errors, []);
+    strictEqual(r.facts.entry_count, 0);
+    deepStrictEqual((await selfCheck(r, o)).errors, []);
   });
 });

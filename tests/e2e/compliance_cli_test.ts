@@ -196,3 +196,26 @@ Deno.test("the manual path of verify-instructions.md works on a built pack with 
     strictEqual(again.code, 1);
   });
 });
+
+Deno.test("a pack that would fail the auditor's check is still written, and the command exits 1", async () => {
+  await withTempDir(async (dir) => {
+    await project(dir);
+    // Remove one signature sidecar: the entry can no longer be verified.
+    const sigs = join(dir, ".sdd", "lineage", "signatures");
+    const [aa] = [...Deno.readDirSync(sigs)].map((e) => e.name);
+    const [h] = [...Deno.readDirSync(join(sigs, aa))].map((e) => e.name);
+    const [jws] = [...Deno.readDirSync(join(sigs, aa, h))].map((e) => e.name);
+    await Deno.remove(join(sigs, aa, h, jws));
+    const out = join(dir, "broken.zip");
+    const run = await runBernstein([...PACK, "--org", "Acme", "--output", out], {
+      cwd: dir,
+      env: env(dir),
+    });
+    strictEqual(run.code, 1, run.stdout + run.stderr);
+    ok(run.stderr.includes("warning[compliance.signature_missing]"), run.stderr);
+    ok(run.stdout.includes("self-check: FAIL (1 error)"), run.stdout);
+    ok(run.stdout.includes("invalid signature: no signature sidecar"), run.stdout);
+    const verified = await runVerify(["pack", out]);
+    strictEqual(verified.code, 1);
+  });
+});

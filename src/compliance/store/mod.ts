@@ -23,4 +23,5 @@ export {
   type ComplianceSettings,
   type ProjectPackOptions,
   type ProjectPackResult,
+  verifyWrittenPack,
 } from "./project_pack.ts";

@@ -4,13 +4,16 @@
 // the pack in memory and runs the verifier over the result before anyone sees it.
 import { join } from "node:path";
 import { readAuditKey, resolveAuditKeyPath, scanAuditLog } from "../../audit/mod.ts";
+import type { JsonObject } from "../../canonical/mod.ts";
 import { BernsteinError, type Warning } from "../../errors/mod.ts";
 import type { EnvReader } from "../../io/mod.ts";
 import { LineageAnalyzer, LOG_FILE, signaturePath, streamLines } from "../../lineage/mod.ts";
 import { compileGlob } from "../../plan/mod.ts";
 import {
-  memoryBytes,
+  type LogFacts,
+  openFileBytes,
   type PackVerifyResult,
+  type PackWindow,
   packWindow,
   readCardDirectory,
   verifyPack,
@@ -20,13 +23,13 @@ import {
   AuditLinker,
   buildArticle12,
   buildPack,
-  type BuiltPack,
   CompliancePackError,
   type OperatorSigner,
   type PackEntry,
   selectCards,
   type SkippedLine,
   windowFacts,
+  type WindowSelection,
   WindowSelector,
 } from "../mod.ts";
 
@@ -64,8 +67,12 @@ export interface ProjectPackOptions {
 
 /** What {@linkcode buildProjectPack} produced. */
 export interface ProjectPackResult {
-  /** The pack (ZIP bytes and members). */
-  pack: BuiltPack;
+  /** The ZIP bytes. */
+  zip: Uint8Array;
+  /** The signed manifest. */
+  manifest: JsonObject;
+  /** Facts of the window. */
+  facts: LogFacts;
   /** Lines of the whole log. */
   logLines: number;
   /** Log lines left out because they are not valid entries. */
@@ -74,17 +81,33 @@ export interface ProjectPackResult {
   externalParents: string[];
   /** Problems that do not stop the build (the self-check shows their effect). */
   warnings: Warning[];
-  /** `bernstein-verify pack` over the built bytes, pinned to the signing key. */
-  selfCheck: PackVerifyResult;
+}
+
+/**
+ * The self-check: `bernstein-verify pack` over the pack as written at `path`, pinned to the
+ * key that signed it (read from disk, so it checks exactly what the auditor will get).
+ */
+export async function verifyWrittenPack(
+  path: string,
+  operatorPublicKey: Uint8Array,
+): Promise<PackVerifyResult> {
+  const file = openFileBytes(path);
+  try {
+    return await verifyPack(file, { operatorPublicKey });
+  } finally {
+    file.close();
+  }
 }
 
 // A sidecar is ~150 bytes; anything far larger is not one.
 const MAX_SIDECAR_BYTES = 4096;
 
-async function readSidecar(path: string): Promise<Uint8Array | string> {
+// Synchronous on purpose: a 100 000-entry window reads as many sidecars, and the async file
+// API costs several times more per call.
+function readSidecar(path: string): Uint8Array | string {
   let info: Deno.FileInfo;
   try {
-    info = await Deno.lstat(path);
+    info = Deno.lstatSync(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
       return "missing";
@@ -94,7 +117,7 @@ async function readSidecar(path: string): Promise<Uint8Array | string> {
   if (info.isSymlink) return "a symlink (refused)";
   if (!info.isFile) return "not a regular file";
   if (info.size > MAX_SIDECAR_BYTES) return `${info.size} bytes, too large for a signature`;
-  return await Deno.readFile(path);
+  return Deno.readFileSync(path);
 }
 
 async function auditLinks(
@@ -132,30 +155,11 @@ async function auditLinks(
   return linker.result({ authenticated, rejected: scan.skipped_count });
 }
 
-/**
- * Builds the pack of `since`..`until` from the project at `sdd`. Throws
- * {@linkcode CompliancePackError} when it cannot be built honestly (conflicting cards for a
- * signer, bad risk glob); everything else becomes a warning and shows in the self-check.
- *
- * @example
- * ```ts
- * const r = await buildProjectPack({ sdd, org, since, until, builtAt: null, builder,
- *   compliance: config.compliance, signer, env });
- * await writeFileAtomic(output, r.pack.zip);
- * ```
- */
-export async function buildProjectPack(options: ProjectPackOptions): Promise<ProjectPackResult> {
-  const window = packWindow(options.since, options.until);
-  if (window === undefined) {
-    throw new CompliancePackError(
-      "compliance.bad_period",
-      `${options.since}..${options.until} is not a range of UTC days`,
-      { exitCode: 2 },
-    );
-  }
-  const warnings: Warning[] = [];
-  const lineageDir = join(options.sdd, "lineage");
-  const logPath = join(lineageDir, LOG_FILE);
+async function readWindow(
+  logPath: string,
+  window: PackWindow,
+  warnings: Warning[],
+): Promise<WindowSelection> {
   const selector = new WindowSelector(window);
   let file: Deno.FsFile | undefined;
   try {
@@ -177,12 +181,29 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
       message: `${logPath}:${s.line}: not a valid entry, left out of the pack (${s.reason})`,
     });
   }
+  return selection;
+}
 
+interface WindowAnalysis {
+  entries: PackEntry[];
+  toolCallIds: Set<string>;
+  signers: { agent_id: string; kid: string }[];
+  riskEntries: number;
+  riskArtefacts: string[];
+  unresolved: number;
+}
+
+function analyzeWindow(
+  selection: WindowSelection,
+  lineageDir: string,
+  riskPaths: readonly string[],
+  warnings: Warning[],
+): WindowAnalysis {
   const entries: PackEntry[] = [];
   const toolCallIds = new Set<string>();
   const signers = new Map<string, { agent_id: string; kid: string }>();
   const analyzer = new LineageAnalyzer();
-  const matchers = options.compliance.risk_paths.map((g) => {
+  const matchers = riskPaths.map((g) => {
     try {
       return compileGlob(g);
     } catch (cause) {
@@ -197,7 +218,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
   const riskArtefacts = new Set<string>();
   for (const w of selection.entries) {
     const sidecar = join(lineageDir, signaturePath(w.entry.artefact_path, w.hash));
-    const sig = await readSidecar(sidecar);
+    const sig = readSidecar(sidecar);
     if (typeof sig === "string") {
       warnings.push({
         code: "compliance.signature_missing",
@@ -221,10 +242,44 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
       riskArtefacts.add(w.entry.artefact_path);
     }
   }
+  return {
+    entries,
+    toolCallIds,
+    signers: [...signers.values()],
+    riskEntries,
+    riskArtefacts: [...riskArtefacts].sort(),
+    unresolved: analyzer.unresolvedForks().length + analyzer.splitHeads().length,
+  };
+}
 
-  const picked = selectCards(readCardDirectory(join(options.sdd, "agents")), [
-    ...signers.values(),
-  ]);
+/**
+ * Builds the pack of `since`..`until` from the project at `sdd`. Throws
+ * {@linkcode CompliancePackError} when it cannot be built honestly (conflicting cards for a
+ * signer, bad risk glob); everything else becomes a warning, and the self-check
+ * ({@linkcode verifyWrittenPack}) shows its effect. The phases are helper functions so that
+ * what each one holds (the log's parse, the fork analysis) is garbage before the next.
+ *
+ * @example
+ * ```ts
+ * const r = await buildProjectPack({ sdd, org, since, until, builtAt: null, builder,
+ *   compliance: config.compliance, signer, env });
+ * await writeFileAtomic(output, r.zip);
+ * ```
+ */
+export async function buildProjectPack(options: ProjectPackOptions): Promise<ProjectPackResult> {
+  const window = packWindow(options.since, options.until);
+  if (window === undefined) {
+    throw new CompliancePackError(
+      "compliance.bad_period",
+      `${options.since}..${options.until} is not a range of UTC days`,
+      { exitCode: 2 },
+    );
+  }
+  const warnings: Warning[] = [];
+  const lineageDir = join(options.sdd, "lineage");
+  const selection = await readWindow(join(lineageDir, LOG_FILE), window, warnings);
+  const a = analyzeWindow(selection, lineageDir, options.compliance.risk_paths, warnings);
+  const picked = selectCards(readCardDirectory(join(options.sdd, "agents")), a.signers);
   if (picked.conflicts.length > 0) {
     const c = picked.conflicts[0];
     throw new CompliancePackError(
@@ -246,17 +301,15 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
   for (const u of picked.unusable) {
     warnings.push({ code: "compliance.card_unusable", message: `${u.location}: ${u.problem}` });
   }
-  const unresolved = analyzer.unresolvedForks().length + analyzer.splitHeads().length;
-  if (unresolved > 0) {
+  if (a.unresolved > 0) {
     warnings.push({
       code: "compliance.unresolved_fork",
       message:
-        `${unresolved} unresolved fork(s) in the window; the pack will fail verification until they are merged ('bernstein lineage forks')`,
+        `${a.unresolved} unresolved fork(s) in the window; the pack will fail verification until they are merged ('bernstein lineage forks')`,
     });
   }
-
-  const facts = windowFacts(entries);
-  const audit = await auditLinks(options.sdd, options.env, toolCallIds);
+  const facts = windowFacts(a.entries);
+  const audit = await auditLinks(options.sdd, options.env, a.toolCallIds);
   if (!audit.checked) {
     warnings.push({
       code: "compliance.audit_not_linked",
@@ -266,9 +319,9 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
   const article12 = buildArticle12({
     facts,
     riskPaths: options.compliance.risk_paths,
-    riskEntryCount: riskEntries,
-    riskArtefacts: [...riskArtefacts].sort(),
-    unresolvedForkCount: unresolved,
+    riskEntryCount: a.riskEntries,
+    riskArtefacts: a.riskArtefacts,
+    unresolvedForkCount: a.unresolved,
     audit,
     remoteBiometricIdentification: options.compliance.remote_biometric_identification,
     retentionDays: options.compliance.retention_days,
@@ -283,21 +336,19 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     until: options.until,
     builtAt: options.builtAt,
     builder: options.builder,
-    entries,
+    entries: a.entries,
     externalParents: selection.externalParents,
     cards: picked.cards,
     article12,
     operatorPublicKey: options.signer.publicKey,
   }, options.signer);
-  const selfCheck = await verifyPack(memoryBytes(pack.zip), {
-    operatorPublicKey: options.signer.publicKey,
-  });
   return {
-    pack,
+    zip: pack.zip,
+    manifest: pack.manifest,
+    facts: pack.facts,
     logLines: selection.logLines,
     skipped: selection.skipped,
     externalParents: selection.externalParents,
     warnings,
-    selfCheck,
   };
 }
