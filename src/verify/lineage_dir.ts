@@ -87,7 +87,16 @@ export async function verifyChain(
   const logPath = join(options.lineageDir, LOG_FILE);
   const cardsDir = options.cardsDir ?? join(options.lineageDir, "..", "agents");
   const result = emptyResult(artefact, logPath);
-  const opened = await openDirectoryGateInput({ logPath, cardsDir });
+  let opened;
+  try {
+    opened = await openDirectoryGateInput({ logPath, cardsDir });
+  } catch (error) {
+    result.errors.push({
+      kind: "unreadable log",
+      message: `${logPath}: unreadable log: ${(error as Error).message.split("\n")[0]}`,
+    });
+    return result;
+  }
   if (opened === undefined) {
     result.errors.push({
       kind: "unreadable log",

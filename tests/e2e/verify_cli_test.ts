@@ -109,6 +109,14 @@ Deno.test("chain and forks verify one artefact of a lineage folder", async () =>
     const nowhere = await runVerify(["chain", "src/a.ts", "--lineage-dir", join(dir, "nope")]);
     strictEqual(nowhere.code, 1);
     ok(nowhere.stdout.includes("unreadable log: no such file"), nowhere.stdout);
+    await Deno.writeTextFile(join(dir, "plain"), "");
+    for (const cmd of ["chain", "forks"]) {
+      const notDir = await runVerify([cmd, "src/a.ts", "--lineage-dir", join(dir, "plain")]);
+      strictEqual(notDir.code, 1, notDir.stdout);
+      ok(notDir.stdout.startsWith(`FAIL ${cmd} src/a.ts: 1 error\n`), notDir.stdout);
+      ok(notDir.stdout.includes("unreadable log"), notDir.stdout);
+      strictEqual(verdict(notDir).kind, cmd);
+    }
   });
 });
 
