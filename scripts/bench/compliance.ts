@@ -1,8 +1,10 @@
 // Compliance pack figures on a 100 000-entry window: building the pack from a `.sdd/` tree
-// (`buildProjectPack`, as `bernstein compliance pack` runs it) and `bernstein-verify pack` as
-// an auditor runs it (verify.ts under the read-only permission set, as its own process), each
-// with its wall time and peak memory. Goals (issue 4): verify 100 000 entries in under 10 s
-// and under 300 MB on the 2-core machines.
+// (`buildProjectPack` plus the self-check, as `bernstein compliance pack` runs them) and
+// `bernstein-verify pack` as an auditor runs it (verify.ts under the read-only permission set,
+// as its own process), each with its wall time and peak memory; and, as the reference the pack
+// verifier builds on, the lineage gate alone over the same entries in the `.sdd/` folder.
+// Goals (issue 4): verify 100 000 entries in under 10 s and under 300 MB on the 2-core
+// machines. Set BENCH_PACK_ENTRIES for another size.
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -12,6 +14,7 @@ import {
 } from "../../src/compliance/store/mod.ts";
 import { mapEnv, systemRandom } from "../../src/io/mod.ts";
 import { signaturePath } from "../../src/lineage/mod.ts";
+import { openDirectoryGateInput, runLineageGate } from "../../src/verify/mod.ts";
 import { sampleLog } from "../sample_pack.ts";
 import { peakRssMiB, report, timeCommand } from "./_report.ts";
 
@@ -92,6 +95,18 @@ async function child(mode: string, dir: string, n: number): Promise<void> {
     const check = await verifyWrittenPack(join(dir, "pack.zip"), key.signer.publicKey);
     // The sample adds a fork and its merge: two entries more than asked.
     result.ok = check.ok && entries >= n;
+  } else if (mode === "gate") {
+    // For comparison: the lineage gate alone over the same entries, from the .sdd/ folder.
+    const opened = await openDirectoryGateInput({
+      logPath: join(dir, ".sdd", "lineage", "log.jsonl"),
+      cardsDir: join(dir, ".sdd", "agents"),
+    });
+    if (opened === undefined) throw new Error("no log");
+    try {
+      result.ok = (await runLineageGate(opened.input)).ok;
+    } finally {
+      opened.close();
+    }
   } else {
     throw new Error(`unknown mode ${mode}`);
   }
@@ -129,6 +144,15 @@ if (childArg !== undefined) {
   try {
     const fixture = await run("fixture", dir, ENTRIES);
     report("compliance", `fixture: ${ENTRIES} signed entries on disk`, fixture.ms / 1000, "s");
+    const gate = await run("gate", dir, ENTRIES);
+    if (!gate.ok) throw new Error("the fixture does not pass the lineage gate");
+    report(
+      "compliance",
+      `reference: lineage gate alone, ${ENTRIES} entries (.sdd/)`,
+      gate.ms / 1000,
+      "s",
+    );
+    report("compliance", "reference: lineage gate alone: peak memory", gate.peakMiB, "MiB");
     const build = await run("build", dir, ENTRIES);
     if (!build.ok) throw new Error("the built pack did not pass its self-check");
     report("compliance", `pack build, ${ENTRIES} entries (incl. self-check)`, build.ms / 1000, "s");
