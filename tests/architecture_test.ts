@@ -60,7 +60,8 @@ const VERIFIER_ALLOWED = [
   /^src\/(lineage|compliance)\/[a-z0-9_]+\.ts$/, // the pure top level only, not subfolders
 ];
 const VERIFIER_NPM = /^npm:\/?(fflate|@noble\/(ed25519|hashes))@/;
-const VERIFIER_NODE = new Set(["node:crypto", "node:buffer"]);
+// node:path is pure string handling (joins the lineage folder's paths); it needs no permission.
+const VERIFIER_NODE = new Set(["node:crypto", "node:buffer", "node:path"]);
 const FORBIDDEN_IN_VERIFIER =
   /\bDeno\.(Command|run|writeFile|writeTextFile|mkdir|remove|rename|create|env|serve|connect|listen|chmod|symlink|truncate)\b|\bfetch\(/;
 

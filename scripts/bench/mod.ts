@@ -17,6 +17,7 @@ const SCRIPTS: string[] = [
   "attachments.ts",
   "lineage.ts",
   "real_agents.ts",
+  "compliance.ts",
 ];
 
 interface Figure {

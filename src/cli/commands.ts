@@ -2,6 +2,7 @@
 // statically, so building this table loads no YAML, zod or crypto.
 import { ADAPTERS_COMMANDS } from "./adapters.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
+import { COMPLIANCE_COMMANDS } from "./compliance.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
 import { DEMO_COMMANDS } from "./demo.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
@@ -25,6 +26,10 @@ export const GROUPS: readonly GroupSpec[] = [
   { name: "task", summary: "Report on and inspect tasks through the task server." },
   { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
   { name: "lineage", summary: "Verify, inspect and merge the signed lineage log." },
+  {
+    name: "compliance",
+    summary: "Build the signed EU AI Act Article 12 pack for offline audit.",
+  },
 ];
 
 /** Every command, in help order. */
@@ -40,4 +45,5 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...TASK_COMMANDS,
   ...AUDIT_COMMANDS,
   ...LINEAGE_COMMANDS,
+  ...COMPLIANCE_COMMANDS,
 ];

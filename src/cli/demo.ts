@@ -98,7 +98,7 @@ async function demo(ctx: CommandContext): Promise<number> {
     identity: { name: "Demo Operator", email: "operator@demo.invalid" },
   });
 
-  say(`1/5 a throw-away repository at ${repo}`);
+  say(`1/6 a throw-away repository at ${repo}`);
   await git.run(["init", "--quiet", "-b", "main"]);
   await Deno.writeTextFile(join(repo, "README.md"), "# greeting-service\n");
   await Deno.writeTextFile(join(repo, "plan.yaml"), DEMO_PLAN);
@@ -108,7 +108,7 @@ async function demo(ctx: CommandContext): Promise<number> {
   await Deno.writeTextFile(join(repo, ".sdd", "config.yaml"), DEMO_CONFIG);
   ctx.out.line("    main + feature/greetings; plan.yaml: 5 steps in 3 stages (scripted agent)");
 
-  say("2/5 bernstein run plan.yaml");
+  say("2/6 bernstein run plan.yaml");
   const reporter = ctx.out.stdout.isTerminal
     ? new orchestrator.LiveReporter((text) => ctx.out.stdout.write(text), 120)
     : new orchestrator.LineReporter((line) => ctx.out.line(`    ${line}`));
@@ -134,7 +134,7 @@ async function demo(ctx: CommandContext): Promise<number> {
   const log = await git.text(["log", "--oneline", "--first-parent", "feature/greetings"]);
   for (const line of log.split("\n").slice(0, 6)) ctx.out.line(`    ${line}`);
 
-  say("3/5 the audit chain (HMAC) verifies");
+  say("3/6 the audit chain (HMAC) verifies");
   const audit = await import("../audit/mod.ts");
   const key = await audit.readAuditKey(join(dir, "audit.key"));
   const chain = await audit.verifyAuditLog(join(repo, ".sdd", "audit"), key);
@@ -144,7 +144,7 @@ async function demo(ctx: CommandContext): Promise<number> {
     }: ${chain.records} records in ${chain.segments.length} segment(s)`,
   );
 
-  say("4/5 the signed lineage log passes the gate");
+  say("4/6 the signed lineage log passes the gate");
   const verify = await import("../verify/mod.ts");
   const lineage = await import("../lineage/store/mod.ts");
   const operatorKey = await lineage.resolveOperatorKey({ env });
@@ -161,7 +161,7 @@ async function demo(ctx: CommandContext): Promise<number> {
     }: ${gate.entries} entries on ${gate.artefacts} files, ${gate.cards} agent cards, HMAC checked`,
   );
 
-  say("5/5 the run's scorecard matches its work ledger");
+  say("5/6 the run's scorecard matches its work ledger");
   const ledger = await import("../ledger/mod.ts");
   const check = await ledger.verifyScorecard(join(repo, ".sdd"), s.run_id);
   ctx.out.line(
@@ -170,18 +170,77 @@ async function demo(ctx: CommandContext): Promise<number> {
     }, ${check.description}`,
   );
 
-  const ok = chain.ok && gate.ok && check.ok && (s.merges as unknown[]).length === 4 &&
+  say("6/6 a compliance pack, verified offline by bernstein-verify (read-only)");
+  const day = new Date(io.systemClock.nowMs()).toISOString().slice(0, 10);
+  const packPath = join(dir, "compliance-pack.zip");
+  const self = orchestrator.selfCommand(env);
+  const childEnv = {
+    ...baseChildEnv(env),
+    ...self.env,
+    BERNSTEIN_AUDIT_KEY_PATH: join(dir, "audit.key"),
+  };
+  const built = await io.runProcess(
+    [
+      ...self.argv,
+      "compliance",
+      "pack",
+      "--since",
+      day,
+      "--until",
+      day,
+      "--org",
+      "Demo Org",
+      "--output",
+      packPath,
+      "--json",
+    ],
+    { cwd: repo, env: childEnv, timeoutMs: 120_000 },
+  );
+  const packInfo = built.code === 0 ? JSON.parse(io.outputText(built.stdout)) : undefined;
+  if (packInfo === undefined) {
+    ctx.out.line(`    pack build failed: ${io.outputText(built.stderr).trim()}`);
+  } else {ctx.out.line(
+      `    ${packPath}: ${packInfo.entries} entries, operator key fingerprint ${packInfo.operator.fingerprint}`,
+    );}
+  const verifier = orchestrator.verifyCommand(env);
+  const verified = packInfo === undefined ? undefined : await io.runProcess(
+    [...verifier.argv, "pack", packPath, "--operator-fingerprint", packInfo.operator.fingerprint],
+    { cwd: dir, env: { ...baseChildEnv(env), ...verifier.env }, timeoutMs: 120_000 },
+  );
+  if (verified !== undefined) {
+    ctx.out.line(
+      `    $ bernstein-verify pack compliance-pack.zip --operator-fingerprint ${
+        String(packInfo.operator.fingerprint).slice(0, 16)
+      }…`,
+    );
+    for (const line of io.outputText(verified.stdout).trim().split("\n")) {
+      ctx.out.line(`    ${line}`);
+    }
+  }
+  const packOk = verified?.code === 0;
+
+  const ok = chain.ok && gate.ok && check.ok && packOk && (s.merges as unknown[]).length === 4 &&
     refused.length === 1;
   ctx.out.line("");
   ctx.out.line(
     ok
-      ? "demo complete: 4 steps merged, 1 refused by its gate, the record verifies."
+      ? "demo complete: 4 steps merged, 1 refused by its gate, the record and the pack verify."
       : "demo FAILED: see above",
   );
   if (keep) {
     ctx.out.line(`the repository stays at ${repo} (explore: cd ${repo} && bernstein status)`);
   } else await Deno.remove(dir, { recursive: true });
   return ok ? 0 : 1;
+}
+
+/** PATH and HOME for the demo's own child commands (nothing else from the operator). */
+function baseChildEnv(env: { get(name: string): string | undefined }): Record<string, string> {
+  const out: Record<string, string> = { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" };
+  for (const name of ["PATH", "HOME", "DENO_DIR", "TMPDIR"]) {
+    const v = env.get(name);
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
 }
 
 /** `bernstein demo`. */
@@ -192,7 +251,8 @@ export const DEMO_COMMANDS: CommandSpec[] = [
     description:
       "Creates a temporary git repository on a feature branch, runs a plan of parallel steps\n" +
       "with the scripted agent (one step fails the run_config gate and is reported, the rest\n" +
-      "merge), then verifies the audit chain, the lineage gate and the scorecard. Needs a source\n" +
+      "merge), then verifies the audit chain, the lineage gate and the scorecard, and has\n" +
+      "bernstein-verify check a compliance pack offline. Needs a source\n" +
       "checkout (the scripted agent runs with deno). Exit 0 when every stage behaves as described.",
     flags: [{
       name: "keep",

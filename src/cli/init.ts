@@ -4,10 +4,22 @@ import type { CommandContext, CommandSpec } from "./spec.ts";
 async function init(ctx: CommandContext): Promise<number> {
   const { findProject, initWorkspace } = await import("../config/mod.ts");
   const { systemRandom } = await import("../io/mod.ts");
+  const { ensureOperatorSigningKey, OPERATOR_KEY_FILE } = await import(
+    "../compliance/store/mod.ts"
+  );
   const project = await findProject(ctx.cwd);
   const report = await initWorkspace(project, systemRandom);
+  // The operator signing key exists from the start, so its fingerprint can be handed to
+  // auditors before the first compliance pack is built.
+  const key = await ensureOperatorSigningKey(project.sdd, systemRandom);
+  (key.created ? report.created : report.kept).push(`.sdd/${OPERATOR_KEY_FILE}`);
   if (ctx.json) {
-    ctx.out.json({ root: project.root, created: report.created, kept: report.kept });
+    ctx.out.json({
+      root: project.root,
+      created: report.created,
+      kept: report.kept,
+      operator_key_fingerprint: key.fingerprint,
+    });
     return 0;
   }
   ctx.out.line(`initialised ${project.root}`);
@@ -15,6 +27,7 @@ async function init(ctx: CommandContext): Promise<number> {
   if (report.kept.length > 0) {
     ctx.out.line(`  kept ${report.kept.length} existing path(s) unchanged`);
   }
+  ctx.out.line(`operator key fingerprint (SHA-256): ${key.fingerprint}`);
   if (project.gitDir === undefined) {
     ctx.out.warn({
       code: "init.not_git",
@@ -32,7 +45,9 @@ export const INIT_COMMANDS: CommandSpec[] = [
     description:
       "Idempotent: existing files are never overwritten. Disposable state (.sdd/runtime/,\n" +
       ".sdd/worktrees/) and private keys (.sdd/keys/) are ignored via .sdd/.gitignore.\n" +
-      "JSON: {root, created: [path], kept: [path]}.",
+      "Creates the operator signing key (.sdd/keys/operator.key, Ed25519, 0600) that signs\n" +
+      "compliance packs and prints its fingerprint for auditors.\n" +
+      "JSON: {root, created: [path], kept: [path], operator_key_fingerprint}.",
     json: true,
     run: init,
   },

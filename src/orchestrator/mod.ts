@@ -101,4 +101,4 @@ export {
 } from "./run_loop.ts";
 export { listSessionFiles, type RefusedMerge, type SessionFile } from "./run_state.ts";
 export { processAlive, readSession, sessionPath, type SessionRecord } from "./session.ts";
-export { selfCommand } from "./self_command.ts";
+export { type SelfCommand, selfCommand, verifyCommand } from "./self_command.ts";

@@ -1,4 +1,4 @@
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EnvReader } from "../io/mod.ts";
 
@@ -29,5 +29,31 @@ export function selfCommand(env: EnvReader): SelfCommand {
     ],
     // An agent's `bernstein task …` must not make deno check for updates over the network.
     env: { ...(denoDir ? { DENO_DIR: denoDir } : {}), DENO_NO_UPDATE_CHECK: "1" },
+  };
+}
+
+/**
+ * How to run `bernstein-verify`: the binary beside a compiled `bernstein`, or `deno run` of
+ * this checkout's verify.ts under the read-only `verify` permission set.
+ */
+export function verifyCommand(env: EnvReader): SelfCommand {
+  const exec = Deno.execPath();
+  if (!/^deno(\.exe)?$/.test(basename(exec))) {
+    const name = exec.endsWith(".exe") ? "bernstein-verify.exe" : "bernstein-verify";
+    return { argv: [join(dirname(exec), name)], env: {} };
+  }
+  const self = selfCommand(env);
+  const root = fileURLToPath(new URL("../../", import.meta.url));
+  return {
+    argv: [
+      exec,
+      "run",
+      "-q",
+      "--frozen",
+      `--config=${join(root, "deno.json")}`,
+      "-P=verify",
+      join(root, "verify.ts"),
+    ],
+    env: self.env,
   };
 }

@@ -54,6 +54,8 @@ export interface LineCheckContext {
   signatures: (artefact: string, hash: string) => SignatureFetch | Promise<SignatureFetch>;
   /** The operator key (pure-JS HMAC, see gate.ts), or undefined to skip the HMAC check. */
   hmacKey?: KeyedHmacSha256;
+  /** Sees every entry that parsed (inline runs only), in log order. */
+  onEntry?: (entry: LineageEntry, hash: string, line: Uint8Array) => void;
 }
 
 /** Builds a batch from line records. */
@@ -161,6 +163,7 @@ async function checkLine(
     return { line, issues };
   }
   const hash = "sha256:" + sha256Hex(bytes);
+  ctx.onEntry?.(entry, hash, bytes);
   const ids = { entry_hash: hash, artefact: entry.artefact_path };
   const who = () =>
     `agent ${JSON.stringify(entry.agent_id)} kid ${JSON.stringify(entry.agent_card_kid)}`;

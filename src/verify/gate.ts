@@ -69,11 +69,13 @@ export async function runLineageGate(
     // Pure-JS HMAC: native hash objects are freed only by a major GC, and the 300 000 of a
     // 100 000-entry log (entry hash + HMAC) would add tens of MB to the peak.
     hmacKey: input.operatorKey === undefined ? undefined : keyedHmacSha256Pure(input.operatorKey),
+    onEntry: input.onEntry,
   };
   // Workers read sidecars themselves, so they need the folder (not a lookup function) and
   // card files they can re-parse.
+  // An entry observer needs every line checked here, in order: no worker threads then.
   const pooled = typeof lookup !== "function" && cardFiles !== undefined &&
-    (options.workers ?? 0) > 0;
+    (options.workers ?? 0) > 0 && input.onEntry === undefined;
   const window = pooled ? POOLED_IN_FLIGHT : INLINE_IN_FLIGHT;
   const runner: LineBatchRunner = pooled && typeof lookup !== "function" && cardFiles !== undefined
     ? pooledLineRunner(options.workers ?? 0, ctx, {
@@ -103,7 +105,7 @@ export async function runLineageGate(
       entries++;
       const parents = s.parents ?? [];
       for (const parent of parents) {
-        if (seen.has(parent)) continue;
+        if (seen.has(parent) || input.knownParents?.has(parent)) continue;
         const issue: GateIssue = {
           kind: "dangling parent_hash",
           line: s.line,

@@ -1,5 +1,7 @@
 /**
- * The verifier library: the lineage gate and its input readers. Used by `bernstein lineage
+ * The verifier library: the lineage gate and its input readers, the compliance pack format and
+ * its verification (a defensive ZIP reader that never extracts), `chain`/`forks` over a
+ * lineage folder, and the `bernstein-verify` command line. Used by `bernstein lineage
  * gate` and by the read-only `bernstein-verify`, so it imports only the pure modules
  * (`canonical`, `crypto`, `errors`, `meta`, `lineage/mod.ts`) and never writes, spawns,
  * reads the environment or opens the network.
@@ -34,3 +36,66 @@ export {
   type SignatureLookup,
 } from "./types.ts";
 export { gateResultToJson, gateVerdict } from "./report.ts";
+export { FileReadError, type OpenedFileBytes, openFileBytes } from "./file_bytes.ts";
+export {
+  type ChainOptions,
+  type LineageDirResult,
+  verifyChain,
+  verifyForks,
+} from "./lineage_dir.ts";
+export {
+  type AgentFacts,
+  type Article12LogFigures,
+  article12LogFigures,
+  article12Mismatches,
+  type LogFacts,
+  LogFactsCollector,
+} from "./log_facts.ts";
+export {
+  type PackStats,
+  type PackVerifyOptions,
+  type PackVerifyResult,
+  type VerifyIssue,
+  verifyPack,
+} from "./pack.ts";
+export {
+  cardMemberName,
+  checkManifestBytes,
+  CSV_COLUMNS,
+  csvHeader,
+  csvRow,
+  isoOfNs,
+  manifestOutputHash,
+  memberSegment,
+  normalizeFingerprint,
+  operatorFingerprint,
+  PACK_FORMAT_VERSION,
+  PACK_LIMITS,
+  PACK_MEMBERS,
+  PACK_SCHEMA,
+  type PackManifest,
+  type PackMemberKind,
+  packMemberKind,
+  type PackWindow,
+  packWindow,
+  packZipLimits,
+  type ParsedManifest,
+  parsePackManifest,
+  signatureMemberName,
+  utcDay,
+} from "./pack_format.ts";
+export { runVerifyCli, VERIFY_HELP, type VerifyCliIo } from "./verify_cli.ts";
+export {
+  memberNameProblem,
+  memoryBytes,
+  type RandomAccessBytes,
+  readZipDirectory,
+  readZipMember,
+  streamZipMember,
+  type ZipDirectory,
+  type ZipLimits,
+  type ZipMember,
+  ZipMemberError,
+  type ZipProblem,
+  type ZipProblemKind,
+} from "./zip_reader.ts";

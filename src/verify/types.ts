@@ -1,6 +1,11 @@
 // The gate's public types: its input (log, signature lookup, cards), its issues and result.
 import type { JsonValue } from "../canonical/mod.ts";
-import type { AgentCardSet, ByteSource, ForeignAttestationResult } from "../lineage/mod.ts";
+import type {
+  AgentCardSet,
+  ByteSource,
+  ForeignAttestationResult,
+  LineageEntry,
+} from "../lineage/mod.ts";
 
 /** The failure words of FORMATS.md §4, plus the two card/entry problems they do not name. */
 export const GATE_ISSUE_KINDS = [
@@ -90,6 +95,16 @@ export interface GateInput {
   foreignAttestations?: readonly ForeignAttestationInput[];
   /** Longest log line accepted (default 1 MiB). */
   maxLineBytes?: number;
+  /**
+   * Entry hashes known to precede the log (a compliance pack's window starts after them):
+   * parents naming them are not dangling.
+   */
+  knownParents?: ReadonlySet<string>;
+  /**
+   * Receives every entry that parsed, in log order, with its hash and raw line bytes (the pack
+   * verifier derives its facts from them). Given, it keeps the line checks on this thread.
+   */
+  onEntry?: (entry: LineageEntry, hash: string, line: Uint8Array) => void;
 }
 
 /** The gate's verdict. */

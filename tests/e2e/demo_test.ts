@@ -4,9 +4,14 @@ import { runBernstein } from "../_helpers/cli.ts";
 Deno.test("deno task demo runs the main job end to end and every stage passes", async () => {
   const r = await runBernstein(["demo"]);
   strictEqual(r.code, 0, r.stdout + r.stderr);
-  for (const stage of ["1/5", "2/5", "3/5", "4/5", "5/5"]) ok(r.stdout.includes(stage), stage);
+  for (const stage of ["1/6", "2/6", "3/6", "4/6", "5/6", "6/6"]) {
+    ok(r.stdout.includes(stage), stage);
+  }
   ok(
-    r.stdout.includes("demo complete: 4 steps merged, 1 refused by its gate, the record verifies."),
+    r.stdout.includes(
+      "demo complete: 4 steps merged, 1 refused by its gate, the record and the pack verify.",
+    ),
   );
   ok(r.stdout.includes("gate run_config"), "the refused gate is reported");
+  ok(/PASS pack: 4 entries/.test(r.stdout), "bernstein-verify passes the pack");
 });

@@ -52,6 +52,22 @@ Deno.test("bernstein-verify is compiled read-only: no write, net, env, run, sys,
       strictEqual(verify[key], null, `${key} must be null`);
     }
     strictEqual(verify.prompt, false);
+    // No module may be fetched at run time either ([] denies every host).
+    deepStrictEqual(verify.deny_import, []);
+  });
+});
+
+Deno.test("bernstein-verify starts with no baked-in arguments, env file or preloads", async () => {
+  await withTempDir(async (dir) => {
+    await compileBoth(dir);
+    const meta = readCompileMetadata(
+      await Deno.readFile(join(dir, LINUX, "bernstein-verify")),
+    );
+    strictEqual(meta.entrypoint_key, "verify.ts");
+    deepStrictEqual(meta.argv, []);
+    deepStrictEqual(meta.env_vars_from_env_file, {});
+    deepStrictEqual(meta.preload_modules, []);
+    deepStrictEqual(meta.require_modules, []);
   });
 });
 

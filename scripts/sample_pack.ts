@@ -1,0 +1,249 @@
+// Deterministic sample lineage and compliance packs, in memory, from a seed: the conformance
+// fixtures (scripts/gen_conformance.ts), the pack benchmarks and the tests all build on it.
+// Keys come from a seeded generator and timestamps from a counter, so the same options give
+// the same bytes on every machine.
+import { toHex } from "../src/canonical/mod.ts";
+import { ed25519KeyPairFromSeed, sha256Hex, signDetachedJws } from "../src/crypto/mod.ts";
+import { SeededRandom } from "../src/io/mod.ts";
+import {
+  entryBytes,
+  entryHashOfBytes,
+  kidForPublicKey,
+  type LineageEntry,
+  makeAgentCard,
+  renderAgentCard,
+  sealEntry,
+} from "../src/lineage/mod.ts";
+import {
+  buildArticle12,
+  type OperatorSigner,
+  type PackCard,
+  type PackContent,
+  type PackEntry,
+  selectCards,
+  windowFacts,
+  WindowSelector,
+} from "../src/compliance/mod.ts";
+import { packWindow } from "../src/verify/mod.ts";
+
+/** A signing agent of the sample. */
+export interface SampleAgent {
+  /** Agent id. */
+  agentId: string;
+  /** Key id. */
+  kid: string;
+  /** Private seed. */
+  seed: Uint8Array;
+  /** Public key. */
+  publicKey: Uint8Array;
+  /** Card file bytes. */
+  card: Uint8Array;
+}
+
+/** Options for {@linkcode sampleLog}. */
+export interface SampleOptions {
+  /** Generator seed (default 7). */
+  seed?: number;
+  /** Entries inside the window (default 12). */
+  entries?: number;
+  /** Entries before the window, which window entries build on (default 2). */
+  before?: number;
+  /** Agents writing in turn (default 3). */
+  agents?: number;
+  /** Artefacts written in turn (default 4). */
+  artefacts?: number;
+  /** Add a fork of `src/file_0.ts` by two agents (default true). */
+  forkAndMerge?: boolean;
+  /** Resolve that fork with the steward's merge entry (default true). */
+  merge?: boolean;
+}
+
+/** The sample: the whole log (before + window) and what signs it. */
+export interface SampleLog {
+  /** Every line of the log in order, with signatures. */
+  log: PackEntry[];
+  /** The agents (the steward last when there is a merge). */
+  agents: SampleAgent[];
+  /** The operator's signing key. */
+  operator: OperatorSigner;
+  /** The window's first and last day. */
+  since: string;
+  /** Last day. */
+  until: string;
+}
+
+/** The HMAC key of sample entries (a verifier of packs never needs it). */
+export const SAMPLE_HMAC_KEY: Uint8Array = new TextEncoder().encode("sample-operator-secret");
+
+const NS = 1_000_000_000n;
+// 2026-03-01T00:00:00Z: the window is March 2026, entries before it are in February.
+const WINDOW_START_NS = BigInt(Date.UTC(2026, 2, 1)) * 1_000_000n;
+
+function agent(random: SeededRandom, agentId: string): SampleAgent {
+  const pair = ed25519KeyPairFromSeed(random.bytes(32));
+  const kid = kidForPublicKey(pair.publicKey);
+  return {
+    agentId,
+    kid,
+    seed: pair.seed,
+    publicKey: pair.publicKey,
+    card: renderAgentCard(makeAgentCard(agentId, { kid: kid, publicKey: pair.publicKey })),
+  };
+}
+
+/** Signs a (possibly altered) entry as `signer` would: line bytes, hash and detached JWS. */
+export function signedEntry(entry: LineageEntry, signer: SampleAgent): PackEntry {
+  const line = entryBytes(entry);
+  const hash = entryHashOfBytes(line);
+  const jws = signDetachedJws(signer.seed, line, { kid: signer.kid });
+  return { line, entry, hash, signature: new TextEncoder().encode(jws) };
+}
+
+/**
+ * A deterministic log: `before` entries in February 2026, then `entries` in March 2026 over
+ * `artefacts` files by `agents` agents in turn, each a linear successor of its artefact's
+ * previous entry (so the first March entries build on February ones), plus optionally a fork
+ * and its merge by `bernstein-steward`.
+ */
+export function sampleLog(options: SampleOptions = {}): SampleLog {
+  const random = new SeededRandom(options.seed ?? 7);
+  const agentCount = options.agents ?? 3;
+  const artefactCount = options.artefacts ?? 4;
+  const agents = Array.from({ length: agentCount }, (_, i) => agent(random, `agent-${i + 1}`));
+  const steward = agent(random, "bernstein-steward");
+  const op = ed25519KeyPairFromSeed(random.bytes(32));
+  const tips = new Map<string, string>();
+  const log: PackEntry[] = [];
+  let n = 0;
+  const write = (
+    path: string,
+    by: SampleAgent,
+    ts: bigint,
+    parents: string[] | undefined = undefined,
+  ) => {
+    const content = `sha256:${sha256Hex(new TextEncoder().encode(`${path}#${n}`))}`;
+    const entry = sealEntry({
+      artefact_path: path,
+      artefact_kind: "file",
+      content_hash: content,
+      parent_hashes: parents ?? (tips.has(path) ? [tips.get(path) as string] : []),
+      agent_id: by.agentId,
+      agent_card_kid: by.kid,
+      tool_call_id: `task:t-${n % 50}`,
+      span_id: `span-${toHex(new Uint8Array([n & 0xff, (n >> 8) & 0xff]))}`,
+      ts_ns: ts,
+    }, SAMPLE_HMAC_KEY);
+    const e = signedEntry(entry, by);
+    tips.set(path, e.hash);
+    log.push(e);
+    n++;
+    return e.hash;
+  };
+  const before = options.before ?? 2;
+  for (let i = 0; i < before; i++) {
+    write(
+      `src/file_${i % artefactCount}.ts`,
+      agents[i % agentCount],
+      WINDOW_START_NS - 86_400n * NS + BigInt(i) * NS,
+    );
+  }
+  const total = options.entries ?? 12;
+  const forkAt = options.forkAndMerge === false ? -1 : Math.floor(total / 2);
+  // Spread over the month so that any shorter period leaves entries out.
+  const step = (30n * 86_400n * NS) / BigInt(total + 4);
+  let ts = WINDOW_START_NS + 3_600n * NS;
+  for (let i = 0; i < total; i++) {
+    ts += step;
+    if (i === forkAt) {
+      // Two agents write different content on the same parent; the steward merges them.
+      const path = "src/file_0.ts";
+      const parent = tips.get(path);
+      const parents = parent === undefined ? [] : [parent];
+      const a = write(path, agents[0], ts, parents);
+      ts += NS;
+      const b = write(path, agents[1 % agentCount], ts, parents);
+      ts += NS;
+      if (options.merge !== false) write(path, steward, ts, [a, b]);
+      continue;
+    }
+    write(`src/file_${i % artefactCount}.ts`, agents[i % agentCount], ts);
+  }
+  return {
+    log,
+    agents: forkAt >= 0 && options.merge !== false ? [...agents, steward] : agents,
+    operator: { seed: op.seed, publicKey: op.publicKey },
+    since: "2026-03-01",
+    until: "2026-03-31",
+  };
+}
+
+/** Options for {@linkcode samplePackContent}. */
+export interface SamplePackOptions {
+  /** Organisation (default `Acme Bank`). */
+  org?: string;
+  /** Build time (default `2026-04-01T00:00:00Z`). */
+  builtAt?: string | null;
+  /** Risk globs recorded (default `["src/file_0.ts"]`: matched by name here). */
+  riskPaths?: string[];
+}
+
+/** The pack content of a sample log's March window, as `bernstein compliance pack` builds it. */
+export function samplePackContent(sample: SampleLog, options: SamplePackOptions = {}): PackContent {
+  const window = packWindow(sample.since, sample.until);
+  if (window === undefined) throw new Error("bad sample window");
+  const selector = new WindowSelector(window);
+  const signatures = new Map<string, Uint8Array | undefined>();
+  sample.log.forEach((e, i) => {
+    signatures.set(e.hash, e.signature);
+    selector.add(i + 1, e.line, true);
+  });
+  const selection = selector.result();
+  const entries: PackEntry[] = selection.entries.map((w) => ({
+    ...w,
+    signature: signatures.get(w.hash),
+  }));
+  const cards: PackCard[] = selectCards(
+    sample.agents.map((a) => ({ location: `${a.agentId}/card.json`, bytes: a.card })),
+    [...new Map(entries.map((e) => [`${e.entry.agent_id}\u0000${e.entry.agent_card_kid}`, {
+      agent_id: e.entry.agent_id,
+      kid: e.entry.agent_card_kid,
+    }])).values()],
+  ).cards;
+  const riskPaths = options.riskPaths ?? ["src/file_0.ts"];
+  const risky = entries.filter((e) => riskPaths.includes(e.entry.artefact_path));
+  const facts = windowFacts(entries);
+  const article12 = buildArticle12({
+    facts,
+    riskPaths,
+    riskEntryCount: risky.length,
+    riskArtefacts: [...new Set(risky.map((e) => e.entry.artefact_path))].sort(),
+    unresolvedForkCount: 0,
+    audit: {
+      checked: false,
+      reason: "sample pack: no audit log",
+      tool_call_ids: new Set(entries.map((e) => e.entry.tool_call_id)).size,
+      linked_tool_call_ids: 0,
+      linked_audit_events: 0,
+      audit_records_authenticated: 0,
+      audit_records_rejected: 0,
+    },
+    remoteBiometricIdentification: false,
+    retentionDays: 183,
+    periodDays: window.days,
+    retainedSinceNs: selection.retainedSinceNs,
+    periodEndNs: window.endNs,
+    unreadableLogLines: 0,
+  });
+  return {
+    org: options.org ?? "Acme Bank",
+    since: sample.since,
+    until: sample.until,
+    builtAt: options.builtAt === undefined ? "2026-04-01T00:00:00Z" : options.builtAt,
+    builder: "bernstein 0.0.0-sample",
+    entries,
+    externalParents: selection.externalParents,
+    cards,
+    article12,
+    operatorPublicKey: sample.operator.publicKey,
+  };
+}

@@ -1,0 +1,8 @@
+import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
+
+/** A compliance pack that cannot be built as asked (bad window, unusable key, clashing names). */
+export class CompliancePackError extends BernsteinError {
+  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+    super(code, message, options);
+  }
+}

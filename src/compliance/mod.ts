@@ -1,0 +1,48 @@
+/**
+ * The compliance pack builder (FORMATS.md §5), pure: the window of the lineage log, the
+ * agent cards it needs, Article 12 facts and audit cross-links, the README and the auditor's
+ * guide, the sealed manifest and the reproducible ZIP. The file system side (reading `.sdd/`,
+ * the operator signing key, writing the ZIP) is `src/compliance/store/`; the pack format and
+ * its verification live in `src/verify/` so the read-only verifier never loads the builder.
+ *
+ * @example
+ * ```ts
+ * const pack = buildPack({ org, since, until, builtAt: null, builder, entries, externalParents,
+ *   cards, article12, operatorPublicKey: signer.publicKey }, signer);
+ * pack.zip; // same inputs, same bytes
+ * ```
+ *
+ * @module
+ */
+export {
+  type Article12Input,
+  type AuditCrossLinks,
+  buildArticle12,
+  MIN_RETENTION_DAYS,
+  REGULATION,
+} from "./article12.ts";
+export { AuditLinker, type LinkableRecord } from "./audit_links.ts";
+export { resolveBuildTime } from "./build_time.ts";
+export { type CardSelection, selectCards } from "./cards.ts";
+export { type CoverFacts, renderReadme, renderVerifyInstructions } from "./documents.ts";
+export { CompliancePackError } from "./errors.ts";
+export {
+  buildPack,
+  type BuiltPack,
+  type OperatorSigner,
+  type PackCard,
+  type PackContent,
+  type PackEntry,
+  type RenderedPack,
+  renderPackMembers,
+  type SealedPack,
+  sealPack,
+  windowFacts,
+} from "./pack.ts";
+export {
+  type SkippedLine,
+  type WindowEntry,
+  type WindowSelection,
+  WindowSelector,
+} from "./window.ts";
+export { memberLevel, PACK_DEFLATE_LEVEL, zipMembers } from "./zip_writer.ts";

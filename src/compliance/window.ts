@@ -1,0 +1,113 @@
+// Picks a pack's window out of the operator's whole log, line by line in log order: the
+// entries whose `ts_ns` falls in the inclusive UTC days, the parents they name that precede
+// the window (declared in the manifest so the verifier can tell them from removed entries),
+// and the oldest entry still retained (for the retention facts).
+import { parseCanonicalLine } from "../canonical/mod.ts";
+import { entryHashOfBytes, type LineageEntry, parseEntry } from "../lineage/mod.ts";
+import type { PackWindow } from "../verify/mod.ts";
+
+/** A window entry before its signature is looked up. */
+export interface WindowEntry {
+  /** The exact line, without its newline. */
+  line: Uint8Array;
+  /** The parsed entry. */
+  entry: LineageEntry;
+  /** Its entry hash. */
+  hash: string;
+}
+
+/** A log line that is not a valid entry (left out of every pack, and counted). */
+export interface SkippedLine {
+  /** 1-based line number. */
+  line: number;
+  /** Why. */
+  reason: string;
+}
+
+/** What {@linkcode WindowSelector} found. */
+export interface WindowSelection {
+  /** Entries in the window, in log order. */
+  entries: WindowEntry[];
+  /** Parents of window entries that are earlier entries outside the window, sorted. */
+  externalParents: string[];
+  /** `ts_ns` of the oldest valid entry of the whole log, or null when there is none. */
+  retainedSinceNs: bigint | null;
+  /** Lines of the whole log. */
+  logLines: number;
+  /** Lines that are not valid entries. */
+  skipped: SkippedLine[];
+}
+
+/**
+ * Feeds every line of the log; keeps the window.
+ *
+ * @example
+ * ```ts
+ * const s = new WindowSelector(packWindow("2026-01-01", "2026-03-31")!);
+ * for await (const l of streamLines(log)) s.add(l.line, l.bytes, l.terminated);
+ * s.result().entries;
+ * ```
+ */
+export class WindowSelector {
+  #window: PackWindow;
+  #entries: WindowEntry[] = [];
+  #inWindow = new Set<string>();
+  #before = new Set<string>(); // hashes of valid entries outside the window seen so far
+  #external = new Set<string>();
+  #oldest: bigint | null = null;
+  #lines = 0;
+  #skipped: SkippedLine[] = [];
+
+  constructor(window: PackWindow) {
+    this.#window = window;
+  }
+
+  /** Records line `lineNo` as unusable without parsing it (e.g. longer than the reader's limit). */
+  skip(lineNo: number, reason: string): void {
+    this.#lines = lineNo;
+    this.#skipped.push({ line: lineNo, reason });
+  }
+
+  /** Feeds line `lineNo` (its bytes without `\n`; `terminated` false for a torn tail). */
+  add(lineNo: number, bytes: Uint8Array, terminated: boolean): void {
+    this.#lines = lineNo;
+    if (!terminated) {
+      this.#skipped.push({ line: lineNo, reason: "torn last line (no trailing newline)" });
+      return;
+    }
+    const parsed = parseCanonicalLine(bytes, "canon");
+    if (!parsed.ok) {
+      this.#skipped.push({ line: lineNo, reason: `${parsed.reason}: ${parsed.detail}` });
+      return;
+    }
+    let entry: LineageEntry;
+    try {
+      entry = parseEntry(parsed.value);
+    } catch (error) {
+      this.#skipped.push({ line: lineNo, reason: (error as Error).message });
+      return;
+    }
+    const hash = entryHashOfBytes(bytes);
+    if (this.#oldest === null || entry.ts_ns < this.#oldest) this.#oldest = entry.ts_ns;
+    if (entry.ts_ns < this.#window.startNs || entry.ts_ns > this.#window.endNs) {
+      this.#before.add(hash);
+      return;
+    }
+    for (const p of entry.parent_hashes) {
+      if (!this.#inWindow.has(p) && this.#before.has(p)) this.#external.add(p);
+    }
+    this.#inWindow.add(hash);
+    this.#entries.push({ line: bytes.slice(), entry, hash });
+  }
+
+  /** The selection so far. */
+  result(): WindowSelection {
+    return {
+      entries: this.#entries,
+      externalParents: [...this.#external].sort(),
+      retainedSinceNs: this.#oldest,
+      logLines: this.#lines,
+      skipped: this.#skipped,
+    };
+  }
+}

@@ -1,0 +1,235 @@
+// `bernstein-verify chain` and `forks`: one artefact's history in a `.sdd/lineage/` folder.
+// `chain` runs the whole gate (so parents in other artefacts resolve and the log's framing is
+// checked) and keeps what concerns the artefact; `forks` is the structural fork analysis.
+import { join } from "node:path";
+import { parseCanonicalLine } from "../canonical/mod.ts";
+import {
+  entryHashOfBytes,
+  LineageAnalyzer,
+  type LineageEntry,
+  LOG_FILE,
+  parseEntry,
+  streamLines,
+} from "../lineage/mod.ts";
+import { openDirectoryGateInput } from "./directory.ts";
+import { runLineageGate } from "./gate.ts";
+import type { VerifyIssue } from "./pack.ts";
+
+/** The verdict on one artefact's lineage. */
+export interface LineageDirResult {
+  /** True when every check passed. */
+  ok: boolean;
+  /** Figures. */
+  stats: {
+    artefact: string;
+    log: string;
+    entries: number;
+    agents: number;
+    open_tips: string[];
+    unresolved_forks: number;
+    log_lines: number;
+    cards?: number;
+    hmac_checked: false;
+  };
+  /** Every failed check. */
+  errors: VerifyIssue[];
+  /** Remarks that are not failures. */
+  notes: string[];
+}
+
+/** Options for {@linkcode verifyChain}. */
+export interface ChainOptions {
+  /** The lineage folder (`.sdd/lineage`). */
+  lineageDir: string;
+  /** The agent cards folder (default: `agents/` next to the lineage folder). */
+  cardsDir?: string;
+}
+
+function emptyResult(artefact: string, log: string): LineageDirResult {
+  return {
+    ok: false,
+    stats: {
+      artefact,
+      log,
+      entries: 0,
+      agents: 0,
+      open_tips: [],
+      unresolved_forks: 0,
+      log_lines: 0,
+      hmac_checked: false,
+    },
+    errors: [],
+    notes: [],
+  };
+}
+
+function noEntries(result: LineageDirResult, artefact: string, log: string): void {
+  result.errors.push({
+    kind: "no entries",
+    message: `${log}: no entries: no lineage entry for ${JSON.stringify(artefact)}`,
+  });
+}
+
+/**
+ * Verifies one artefact's chain: every check of the lineage gate over the whole log (byte
+ * binding, entry rules, kid binding, signatures, dangling parents, forks, card conflicts),
+ * keeping the problems of this artefact's entries and those of the log as a whole.
+ *
+ * @example
+ * ```ts
+ * const r = await verifyChain("src/app.ts", { lineageDir: ".sdd/lineage" });
+ * ```
+ */
+export async function verifyChain(
+  artefact: string,
+  options: ChainOptions,
+): Promise<LineageDirResult> {
+  const logPath = join(options.lineageDir, LOG_FILE);
+  const cardsDir = options.cardsDir ?? join(options.lineageDir, "..", "agents");
+  const result = emptyResult(artefact, logPath);
+  let opened;
+  try {
+    opened = await openDirectoryGateInput({ logPath, cardsDir });
+  } catch (error) {
+    result.errors.push({
+      kind: "unreadable log",
+      message: `${logPath}: unreadable log: ${(error as Error).message.split("\n")[0]}`,
+    });
+    return result;
+  }
+  if (opened === undefined) {
+    result.errors.push({
+      kind: "unreadable log",
+      message: `${logPath}: unreadable log: no such file`,
+    });
+    return result;
+  }
+  const agents = new Set<string>();
+  let gate;
+  try {
+    gate = await runLineageGate({
+      ...opened.input,
+      onEntry: (entry: LineageEntry) => {
+        if (entry.artefact_path !== artefact) return;
+        result.stats.entries++;
+        agents.add(entry.agent_id);
+      },
+    });
+  } finally {
+    opened.close();
+  }
+  result.stats.agents = agents.size;
+  result.stats.log_lines = gate.lines;
+  result.stats.cards = gate.cards;
+  for (const issue of gate.issues) {
+    // Issues of other artefacts' entries are theirs; lines that did not parse and card
+    // problems could concern anyone, so they count here too.
+    if (issue.artefact !== undefined && issue.artefact !== artefact) continue;
+    result.errors.push({ kind: issue.kind, message: issue.message });
+  }
+  result.stats.unresolved_forks =
+    gate.issues.filter((i) => i.kind === "unresolved fork" && i.artefact === artefact).length;
+  if (result.stats.entries === 0) noEntries(result, artefact, logPath);
+  result.notes.push(
+    "operator HMACs were not checked (they need the operator's secret; bernstein lineage gate checks them)",
+  );
+  result.ok = result.errors.length === 0;
+  return result;
+}
+
+/**
+ * Lists the unresolved forks (and split heads) of one artefact. Structural only: lines must be
+ * canonical entries, but signatures are not checked (that is `verifyChain`).
+ */
+export async function verifyForks(
+  artefact: string,
+  options: { lineageDir: string },
+): Promise<LineageDirResult> {
+  const logPath = join(options.lineageDir, LOG_FILE);
+  const result = emptyResult(artefact, logPath);
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(logPath, { read: true });
+  } catch (error) {
+    const why = error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message;
+    result.errors.push({ kind: "unreadable log", message: `${logPath}: unreadable log: ${why}` });
+    return result;
+  }
+  const analyzer = new LineageAnalyzer();
+  const agents = new Set<string>();
+  let lines = 0;
+  try {
+    for await (const l of streamLines(file.readable)) {
+      lines = l.line;
+      const where = `${LOG_FILE}:${l.line}`;
+      if (!l.terminated) {
+        result.errors.push({
+          kind: "missing trailing newline",
+          message: `${where}: missing trailing newline (torn or truncated last record)`,
+        });
+      }
+      const parsed = l.tooLong ? undefined : parseCanonicalLine(l.bytes, "canon");
+      if (parsed === undefined || !parsed.ok) {
+        result.errors.push({
+          kind: "non-canonical line bytes",
+          message: `${where}: non-canonical line bytes: ${
+            parsed === undefined ? "line is longer than the limit" : parsed.detail
+          }`,
+        });
+        continue;
+      }
+      let entry: LineageEntry;
+      try {
+        entry = parseEntry(parsed.value);
+      } catch (error) {
+        result.errors.push({
+          kind: "invalid entry",
+          message: `${where}: invalid entry: ${(error as Error).message}`,
+        });
+        continue;
+      }
+      if (entry.artefact_path === artefact) {
+        result.stats.entries++;
+        agents.add(entry.agent_id);
+      }
+      analyzer.add({
+        hash: entryHashOfBytes(l.bytes),
+        artefact_path: entry.artefact_path,
+        parent_hashes: entry.parent_hashes,
+        content_hash: entry.content_hash,
+      });
+    }
+  } finally {
+    try {
+      file.close();
+    } catch {
+      // The readable stream closes the file when it is fully consumed.
+    }
+  }
+  result.stats.log_lines = lines;
+  result.stats.agents = agents.size;
+  result.stats.open_tips = analyzer.openTips(artefact);
+  const forks = analyzer.unresolvedForks(artefact);
+  for (const f of forks) {
+    result.errors.push({
+      kind: "unresolved fork",
+      message: `${artefact}: unresolved fork: parent ${f.parent_hash} has children ${
+        f.children.join(", ")
+      } with different content and no merge entry lists them all`,
+    });
+  }
+  const split = analyzer.splitHeads().filter((s) => s.artefact_path === artefact);
+  for (const s of split) {
+    result.errors.push({
+      kind: "unresolved fork",
+      message: `${artefact}: unresolved fork: ${s.open.length} open tips (${
+        s.open.join(", ")
+      }) and no merge entry joins them`,
+    });
+  }
+  result.stats.unresolved_forks = forks.length + split.length;
+  if (result.stats.entries === 0) noEntries(result, artefact, logPath);
+  result.notes.push("signatures were not checked by 'forks' (use 'chain')");
+  result.ok = result.errors.length === 0;
+  return result;
+}

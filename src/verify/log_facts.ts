@@ -1,0 +1,186 @@
+// Facts about a window of the lineage log that the pack's Article 12 block states and that
+// the verifier recomputes from `lineage-log.jsonl`, so a manifest cannot claim figures its own
+// log does not support. Pure and incremental (entries are fed in log order).
+import { canonicalBytes, type JsonObject, type JsonValue } from "../canonical/mod.ts";
+import type { LineageEntry } from "../lineage/mod.ts";
+import { isoOfNs } from "./pack_format.ts";
+
+/** What one agent identity did in the window. */
+export interface AgentFacts {
+  /** The identity. */
+  agent_id: string;
+  /** The key ids it signed with, sorted. */
+  kids: string[];
+  /** Entries it signed. */
+  entry_count: number;
+  /** Merge entries (two or more parents) among them. */
+  merge_count: number;
+}
+
+/** The log-derived facts of a window. */
+export interface LogFacts {
+  /** Entries. */
+  entry_count: number;
+  /** Distinct artefacts. */
+  artefact_count: number;
+  /** Earliest `ts_ns`, or null for an empty window. */
+  first_ts_ns: bigint | null;
+  /** Latest `ts_ns`, or null for an empty window. */
+  last_ts_ns: bigint | null;
+  /** Entries with two or more parents. */
+  merge_count: number;
+  /** Forks: a parent with two or more children of one artefact holding different content. */
+  fork_count: number;
+  /** Every signer, sorted by id. */
+  agents: AgentFacts[];
+  /** Identities that signed merges (resolved forks): the reviewers of concurrent writes. */
+  merge_signers: string[];
+}
+
+interface Sibling {
+  content: number;
+  forked: boolean;
+}
+
+// Strings parsed out of a log line share its memory, so keeping them would keep every line
+// alive. Sibling groups are keyed and compared by numbers taken from the hashes instead: the
+// first 52 bits of a SHA-256 decide equality here (a collision only makes a fork statistic
+// one lower, never a check pass).
+function prefix52(hash: string): number {
+  return parseInt(hash.slice(7, 20), 16);
+}
+
+/**
+ * Collects {@linkcode LogFacts} while entries stream past.
+ *
+ * @example
+ * ```ts
+ * const c = new LogFactsCollector();
+ * for (const e of entries) c.add(e);
+ * c.facts().entry_count;
+ * ```
+ */
+export class LogFactsCollector {
+  #count = 0;
+  #artefacts = new Map<string, number>();
+  #first: bigint | null = null;
+  #last: bigint | null = null;
+  #merges = 0;
+  #forks = 0;
+  #siblings = new Map<string, Sibling>();
+  #agents = new Map<string, { kids: Set<string>; entries: number; merges: number }>();
+
+  /** Feeds the next entry. */
+  add(entry: LineageEntry): void {
+    this.#count++;
+    let artefact = this.#artefacts.get(entry.artefact_path);
+    if (artefact === undefined) {
+      artefact = this.#artefacts.size;
+      this.#artefacts.set(entry.artefact_path, artefact);
+    }
+    if (this.#first === null || entry.ts_ns < this.#first) this.#first = entry.ts_ns;
+    if (this.#last === null || entry.ts_ns > this.#last) this.#last = entry.ts_ns;
+    const isMerge = entry.parent_hashes.length >= 2;
+    if (isMerge) this.#merges++;
+    if (entry.parent_hashes.length === 1) {
+      const key = `${artefact}:${prefix52(entry.parent_hashes[0])}`;
+      const content = prefix52(entry.content_hash);
+      const sibling = this.#siblings.get(key);
+      if (sibling === undefined) {
+        this.#siblings.set(key, { content, forked: false });
+      } else if (!sibling.forked && sibling.content !== content) {
+        sibling.forked = true;
+        this.#forks++;
+      }
+    }
+    let agent = this.#agents.get(entry.agent_id);
+    if (agent === undefined) {
+      agent = { kids: new Set(), entries: 0, merges: 0 };
+      this.#agents.set(entry.agent_id, agent);
+    }
+    agent.kids.add(entry.agent_card_kid);
+    agent.entries++;
+    if (isMerge) agent.merges++;
+  }
+
+  /** The facts so far. */
+  facts(): LogFacts {
+    const ids = [...this.#agents.keys()].sort(byCodePoint);
+    const agents = ids.map((id) => {
+      const a = this.#agents.get(id) as { kids: Set<string>; entries: number; merges: number };
+      return {
+        agent_id: id,
+        kids: [...a.kids].sort(byCodePoint),
+        entry_count: a.entries,
+        merge_count: a.merges,
+      };
+    });
+    return {
+      entry_count: this.#count,
+      artefact_count: this.#artefacts.size,
+      first_ts_ns: this.#first,
+      last_ts_ns: this.#last,
+      merge_count: this.#merges,
+      fork_count: this.#forks,
+      agents,
+      merge_signers: agents.filter((a) => a.merge_count > 0).map((a) => a.agent_id),
+    };
+  }
+}
+
+function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The Article 12 figures that follow from the log alone, per paragraph key. */
+export type Article12LogFigures = Record<"12(1)" | "12(2)(a)" | "12(2)(c)", JsonObject>;
+
+/** The log-derived figures the pack states under each Article 12 paragraph. */
+export function article12LogFigures(facts: LogFacts): Article12LogFigures {
+  return {
+    "12(1)": {
+      entry_count: facts.entry_count,
+      artefact_count: facts.artefact_count,
+      first_ts_ns: facts.first_ts_ns,
+      last_ts_ns: facts.last_ts_ns,
+      first_at: facts.first_ts_ns === null ? null : isoOfNs(facts.first_ts_ns),
+      last_at: facts.last_ts_ns === null ? null : isoOfNs(facts.last_ts_ns),
+    },
+    "12(2)(a)": { merge_count: facts.merge_count, fork_count: facts.fork_count },
+    "12(2)(c)": {
+      agent_count: facts.agents.length,
+      agents: facts.agents.map((a) => ({
+        agent_id: a.agent_id,
+        kids: a.kids,
+        entry_count: a.entry_count,
+        merge_count: a.merge_count,
+      })),
+      reviewer_identities: facts.merge_signers,
+    },
+  };
+}
+
+function same(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const x = canonicalBytes(a, "canon");
+  const y = canonicalBytes(b, "canon");
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+/**
+ * Where a manifest's `article12` block disagrees with figures recomputed from the log:
+ * one `article12.<paragraph>.<field>` path per mismatch.
+ */
+export function article12Mismatches(article12: JsonObject, figures: Article12LogFigures): string[] {
+  const out: string[] = [];
+  for (const [paragraph, expected] of Object.entries(figures)) {
+    const stated = article12[paragraph];
+    for (const [field, value] of Object.entries(expected)) {
+      const got = typeof stated === "object" && stated !== null && !Array.isArray(stated)
+        ? (stated as JsonObject)[field]
+        : undefined;
+      if (!same(got, value)) out.push(`article12.${paragraph}.${field}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,559 @@
+// `bernstein-verify pack`: every check of FORMATS.md §5 over a ZIP that is never extracted.
+// Order: the archive's structure (names, duplicates, encryption, sizes: before any member is
+// inflated), the member set, the manifest (canonical bytes, output hash, operator key and
+// signature, pinning), every input hash, then the lineage gate over the window with the
+// pack's own signatures and cards, and finally the cross-checks (period, entry count, CSV,
+// Article 12 figures, external parents, orphan signatures).
+import { decodeUtf8Strict } from "../canonical/mod.ts";
+import {
+  decodePublicKeyPem,
+  type ParsedDetachedJws,
+  parseDetachedJws,
+  sha256Hex,
+  sha256Stream,
+  verifyDetachedJws,
+} from "../crypto/mod.ts";
+import { kidForPublicKey } from "../lineage/mod.ts";
+import { runLineageGate } from "./gate.ts";
+import type { CardFile, GateResult } from "./types.ts";
+import { article12LogFigures, article12Mismatches, LogFactsCollector } from "./log_facts.ts";
+import {
+  csvHeader,
+  csvRow,
+  isoOfNs,
+  operatorFingerprint,
+  PACK_LIMITS,
+  PACK_MEMBERS,
+  type PackManifest,
+  packMemberKind,
+  packWindow,
+  packZipLimits,
+  parsePackManifest,
+  signatureMemberName,
+} from "./pack_format.ts";
+import {
+  type RandomAccessBytes,
+  readZipDirectory,
+  readZipMember,
+  streamZipMember,
+  type ZipMember,
+  ZipMemberError,
+} from "./zip_reader.ts";
+
+/** One failed check: a stable kind (the failure words) and one human line. */
+export interface VerifyIssue {
+  /** Which check failed (`invalid signature`, `input hash mismatch`, …). */
+  kind: string;
+  /** One line naming the member, line or entry. */
+  message: string;
+}
+
+/** Options for {@linkcode verifyPack}. */
+export interface PackVerifyOptions {
+  /** The operator's public key obtained out of band (`--operator-key`). */
+  operatorPublicKey?: Uint8Array;
+  /** The operator key's fingerprint obtained out of band, 64 hex (`--operator-fingerprint`). */
+  operatorFingerprint?: string;
+  /** Size limits (tests lower them). */
+  limits?: typeof PACK_LIMITS;
+}
+
+/** Figures of a verified (or refused) pack. */
+export interface PackStats {
+  /** Members in the archive. */
+  members: number;
+  /** Lines of the log that parsed as entries. */
+  entries: number;
+  /** Distinct signing agents. */
+  agents: number;
+  /** Distinct artefacts. */
+  artefacts: number;
+  /** Agent card members. */
+  cards: number;
+  /** Signature members. */
+  signatures: number;
+  /** From the manifest, when it parsed. */
+  org: string | null;
+  /** From the manifest, when it parsed. */
+  period: { since: string; until: string } | null;
+  /** From the manifest, when it parsed. */
+  built_at: string | null;
+  /** The kid of the key that signed the manifest. */
+  operator_kid: string | null;
+  /** SHA-256 of that key's SPKI DER (hex). */
+  operator_fingerprint: string | null;
+  /** How the operator key was pinned: by `--operator-key`, `--operator-fingerprint`, or not. */
+  operator_pinned: "key" | "fingerprint" | null;
+  /** Operator HMACs need the operator's secret, which a pack never carries. */
+  hmac_checked: false;
+}
+
+/** The verdict on one pack. */
+export interface PackVerifyResult {
+  /** True when every check passed. */
+  ok: boolean;
+  /** Figures. */
+  stats: PackStats;
+  /** Every failed check, in check order. */
+  errors: VerifyIssue[];
+  /** Remarks that are not failures (e.g. the operator key was not pinned). */
+  notes: string[];
+}
+
+/**
+ * Verifies a compliance pack read through `source` (a read-only file or a buffer).
+ *
+ * @example
+ * ```ts
+ * const result = await verifyPack(memoryBytes(zip), { operatorFingerprint: hex });
+ * result.ok ? "PASS" : result.errors.map((e) => e.message);
+ * ```
+ */
+export async function verifyPack(
+  source: RandomAccessBytes,
+  options: PackVerifyOptions = {},
+): Promise<PackVerifyResult> {
+  const errors: VerifyIssue[] = [];
+  const notes: string[] = [];
+  const fail = (kind: string, message: string) => errors.push({ kind, message });
+  const stats: PackStats = {
+    members: 0,
+    entries: 0,
+    agents: 0,
+    artefacts: 0,
+    cards: 0,
+    signatures: 0,
+    org: null,
+    period: null,
+    built_at: null,
+    operator_kid: null,
+    operator_fingerprint: null,
+    operator_pinned: null,
+    hmac_checked: false,
+  };
+  const done = (): PackVerifyResult => ({ ok: errors.length === 0, stats, errors, notes });
+
+  // 1. Structure, before anything is inflated.
+  let directory: ZipMember[] | undefined;
+  {
+    const read = readZipDirectory(source, packZipLimits(options.limits ?? PACK_LIMITS));
+    for (const p of read.problems) fail(p.kind, p.message);
+    if (errors.length > 0) return done();
+    directory = read.members;
+  }
+  // Only what the later phases need is kept past phase 3: a 100 000-entry pack has as many
+  // members, and the gate needs the memory.
+  let members: Map<string, ZipMember> | undefined = new Map(directory.map((m) => [m.name, m]));
+  stats.members = members.size;
+  for (const m of directory) {
+    const kind = packMemberKind(m.name);
+    if (kind === undefined) {
+      fail(
+        "unexpected member",
+        `${JSON.stringify(m.name)}: unexpected member (not part of the pack format)`,
+      );
+    } else if (kind === "signature") stats.signatures++;
+    else if (kind === "card") stats.cards++;
+  }
+  for (const name of Object.values(PACK_MEMBERS)) {
+    if (!members.has(name)) fail("missing member", `${name}: missing member`);
+  }
+
+  const readMember = (m: ZipMember): Uint8Array | undefined => {
+    try {
+      return readZipMember(source, m);
+    } catch (error) {
+      if (!(error instanceof ZipMemberError)) throw error;
+      fail("corrupt member", error.message);
+      return undefined;
+    }
+  };
+  const read = (name: string): Uint8Array | undefined => {
+    const m = members?.get(name);
+    return m === undefined ? undefined : readMember(m);
+  };
+
+  // 2. The manifest, its output hash, the operator key and the signature.
+  let manifestBytes = read(PACK_MEMBERS.manifest);
+  let manifest: PackManifest | undefined;
+  if (manifestBytes !== undefined) {
+    const parsed = parsePackManifest(manifestBytes);
+    if (!parsed.ok) {
+      for (const p of parsed.problems) {
+        fail("manifest invalid", `${PACK_MEMBERS.manifest}: manifest invalid: ${p}`);
+      }
+    } else {
+      manifest = parsed.manifest;
+      stats.org = manifest.org;
+      stats.period = manifest.period;
+      stats.built_at = manifest.built_at;
+      const recomputed = parsed.recomputedOutputHash;
+      if (recomputed !== manifest.output_hash) {
+        fail(
+          "output hash mismatch",
+          `${PACK_MEMBERS.manifest}: output hash mismatch: output_hash says ${manifest.output_hash}, the manifest hashes to ${recomputed}`,
+        );
+      }
+    }
+  }
+  const manifestRead = manifestBytes !== undefined;
+  checkOperator({
+    manifest,
+    manifestBytes,
+    keyBytes: read(PACK_MEMBERS.operatorKey),
+    signatureBytes: read(PACK_MEMBERS.manifestSignature),
+    options,
+    stats,
+    fail,
+    notes,
+  });
+
+  manifestBytes = undefined; // 16 MB for a 100 000-entry pack: not kept through the gate
+
+  // 3. Input hashes: the manifest lists exactly the other members, each with its hash.
+  const listed = manifest?.input_hashes;
+  const hashOk = (name: string, hex: string) => {
+    const expected = listed?.get(name);
+    if (listed === undefined || expected === undefined) return;
+    if (expected !== `sha256:${hex}`) {
+      fail(
+        "input hash mismatch",
+        `${name}: input hash mismatch: the manifest says ${expected}, the member hashes to sha256:${hex}`,
+      );
+    }
+  };
+  if (listed !== undefined) {
+    for (const name of members.keys()) {
+      if (name === PACK_MEMBERS.manifest || name === PACK_MEMBERS.manifestSignature) continue;
+      if (!listed.has(name)) {
+        fail(
+          "member not in manifest",
+          `${name}: member not in manifest (added after the manifest was signed)`,
+        );
+      }
+    }
+    for (const name of listed.keys()) {
+      if (name === PACK_MEMBERS.manifest || name === PACK_MEMBERS.manifestSignature) {
+        fail("manifest invalid", `${PACK_MEMBERS.manifest}: manifest invalid: lists ${name}`);
+      } else if (!members.has(name)) {
+        fail("missing member", `${name}: missing member (listed in the manifest)`);
+      }
+    }
+  }
+  let csvHex: string | undefined;
+  // Signatures and cards are read here, in archive order (sequential reads), for the gate.
+  const signatures = new SignatureStore(stats.signatures);
+  const cards: CardFile[] = [];
+  for (const m of directory) {
+    const kind = packMemberKind(m.name);
+    if (kind === "signature" || kind === "card") {
+      const bytes = readMember(m);
+      if (kind === "signature") signatures.add(m.name, bytes);
+      if (bytes === undefined) continue;
+      hashOk(m.name, sha256Hex(bytes));
+      if (kind === "card") cards.push({ location: m.name, bytes });
+      continue;
+    }
+    if (kind === "log" || kind === "manifest") continue;
+    if (kind === "manifestSignature" || kind === undefined) continue;
+    const h = sha256Stream();
+    try {
+      for await (const chunk of streamZipMember(source, m)) h.update(chunk);
+    } catch (error) {
+      if (!(error instanceof ZipMemberError)) throw error;
+      fail("corrupt member", error.message);
+      continue;
+    }
+    const hex = h.hexDigest();
+    if (kind === "csv") csvHex = hex;
+    hashOk(m.name, hex);
+  }
+  const logMember = members.get(PACK_MEMBERS.log);
+  const logExpected = listed?.get(PACK_MEMBERS.log);
+  listed?.clear();
+  members = undefined;
+  directory = undefined;
+
+  // 4. The lineage gate over the window, fed from the archive.
+  const window = manifest === undefined
+    ? undefined
+    : packWindow(manifest.period.since, manifest.period.until);
+  const external = new Set(manifest?.external_parents ?? []);
+  if (manifest === undefined && manifestRead) {
+    notes.push(
+      "the manifest is unusable, so its external_parents are unknown: parents that precede the period are reported as dangling",
+    );
+  }
+  const referenced = new Set<string>();
+  const facts = new LogFactsCollector();
+  const csv = sha256Stream();
+  // Rows are hashed in batches: one encode per ~64 KiB instead of one per entry.
+  let csvPending = csvHeader();
+  const flushCsv = () => {
+    csv.update(new TextEncoder().encode(csvPending));
+    csvPending = "";
+  };
+  const outside: string[] = [];
+  let logHex: string | undefined;
+  let gate: GateResult | undefined;
+  if (logMember !== undefined) {
+    const logHash = sha256Stream();
+    const log = (async function* () {
+      for await (const chunk of streamZipMember(source, logMember)) {
+        logHash.update(chunk);
+        yield chunk;
+      }
+    })();
+    try {
+      gate = await runLineageGate({
+        log,
+        logName: PACK_MEMBERS.log,
+        cards,
+        knownParents: external,
+        signatures: (_artefact, hash) => signatures.take(signatureMemberName(hash)),
+        onEntry: (entry, hash) => {
+          facts.add(entry);
+          csvPending += csvRow(entry);
+          if (csvPending.length > 65536) flushCsv();
+          for (const p of entry.parent_hashes) if (external.has(p)) referenced.add(p);
+          if (external.has(hash)) {
+            fail(
+              "external parent invalid",
+              `${PACK_MEMBERS.manifest}: external parent invalid: ${hash} is an entry of the window itself`,
+            );
+          }
+          if (
+            window !== undefined && (entry.ts_ns < window.startNs || entry.ts_ns > window.endNs)
+          ) {
+            outside.push(
+              `${PACK_MEMBERS.log}: entry outside period: entry ${hash} has ts_ns ${entry.ts_ns} (${
+                isoOfNs(entry.ts_ns)
+              }), outside ${manifest?.period.since}..${manifest?.period.until}`,
+            );
+          }
+        },
+      });
+      logHex = logHash.hexDigest();
+    } catch (error) {
+      if (!(error instanceof ZipMemberError)) throw error;
+      fail("corrupt member", error.message);
+    }
+  }
+  if (logHex !== undefined && logExpected !== undefined && logExpected !== `sha256:${logHex}`) {
+    fail(
+      "input hash mismatch",
+      `${PACK_MEMBERS.log}: input hash mismatch: the manifest says ${logExpected}, the member hashes to sha256:${logHex}`,
+    );
+  }
+  if (gate !== undefined) {
+    for (const issue of gate.issues) fail(issue.kind, issue.message);
+    stats.entries = gate.entries;
+    stats.artefacts = gate.artefacts;
+  }
+  for (const o of outside) fail("entry outside period", o);
+  const logFacts = facts.facts();
+  stats.agents = logFacts.agents.length;
+
+  // 5. Cross-checks between the log and what the manifest and CSV state about it.
+  if (gate !== undefined && manifest !== undefined) {
+    if (manifest.entry_count !== gate.lines) {
+      fail(
+        "entry count mismatch",
+        `${PACK_MEMBERS.manifest}: entry count mismatch: entry_count is ${manifest.entry_count}, ${PACK_MEMBERS.log} has ${gate.lines} lines`,
+      );
+    }
+    for (const p of external) {
+      if (!referenced.has(p)) {
+        fail(
+          "external parent invalid",
+          `${PACK_MEMBERS.manifest}: external parent invalid: ${p} is named as a parent by no entry of the window`,
+        );
+      }
+    }
+    if (gate.entries === gate.lines) {
+      flushCsv();
+      const csvExpected = csv.hexDigest();
+      if (csvHex !== undefined && csvHex !== csvExpected) {
+        fail(
+          "CSV mismatch",
+          `${PACK_MEMBERS.csv}: CSV mismatch: the rows are not exactly the entries of ${PACK_MEMBERS.log}`,
+        );
+      }
+      for (const path of article12Mismatches(manifest.article12, article12LogFigures(logFacts))) {
+        fail(
+          "article12 facts mismatch",
+          `${PACK_MEMBERS.manifest}: article12 facts mismatch: ${path} differs from the figure recomputed from ${PACK_MEMBERS.log}`,
+        );
+      }
+    } else {
+      notes.push(
+        `the CSV and the Article 12 figures were not cross-checked: ${
+          gate.lines - gate.entries
+        } log line(s) did not parse`,
+      );
+    }
+  }
+  for (const name of gate === undefined ? [] : signatures.unused()) {
+    fail(
+      "orphan signature",
+      `${name}: orphan signature: no entry of ${PACK_MEMBERS.log} has this hash`,
+    );
+  }
+  return done();
+}
+
+/**
+ * The pack's signature members, packed into one growing buffer with their offsets: a
+ * 100 000-entry pack has as many 180-byte members, and one small object per member would
+ * cost several times their size.
+ */
+class SignatureStore {
+  #index = new Map<string, number>();
+  #offsets: Uint32Array;
+  #lengths: Int32Array; // -1: the member could not be read
+  #used: Uint8Array;
+  #bytes = new Uint8Array(1 << 16);
+  #end = 0;
+
+  constructor(expected: number) {
+    this.#offsets = new Uint32Array(Math.max(1, expected));
+    this.#lengths = new Int32Array(Math.max(1, expected));
+    this.#used = new Uint8Array(Math.max(1, expected));
+  }
+
+  add(name: string, bytes: Uint8Array | undefined): void {
+    const i = this.#index.size;
+    if (i >= this.#offsets.length) return; // cannot happen: `expected` counted every member
+    this.#index.set(name, i);
+    if (bytes === undefined) {
+      this.#lengths[i] = -1;
+      return;
+    }
+    if (this.#end + bytes.length > this.#bytes.length) {
+      const grown = new Uint8Array(Math.max(this.#bytes.length * 2, this.#end + bytes.length));
+      grown.set(this.#bytes.subarray(0, this.#end));
+      this.#bytes = grown;
+    }
+    this.#bytes.set(bytes, this.#end);
+    this.#offsets[i] = this.#end;
+    this.#lengths[i] = bytes.length;
+    this.#end += bytes.length;
+  }
+
+  /** The member's bytes for the gate (undefined: no such member), marking it used. */
+  take(name: string): Uint8Array | { problem: string } | undefined {
+    const i = this.#index.get(name);
+    if (i === undefined) return undefined;
+    this.#used[i] = 1;
+    if (this.#lengths[i] < 0) return { problem: "member is corrupt" };
+    return this.#bytes.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
+  }
+
+  /** Names of members no entry asked for. */
+  *unused(): Generator<string> {
+    for (const [name, i] of this.#index) if (this.#used[i] === 0) yield name;
+  }
+}
+
+interface OperatorCheck {
+  manifest: PackManifest | undefined;
+  manifestBytes: Uint8Array | undefined;
+  keyBytes: Uint8Array | undefined;
+  signatureBytes: Uint8Array | undefined;
+  options: PackVerifyOptions;
+  stats: PackStats;
+  fail: (kind: string, message: string) => void;
+  notes: string[];
+}
+
+function checkOperator(c: OperatorCheck): void {
+  const { manifest, stats, fail, options } = c;
+  let publicKey: Uint8Array | undefined;
+  if (c.keyBytes !== undefined) {
+    try {
+      publicKey = decodePublicKeyPem(decodeUtf8Strict(c.keyBytes));
+    } catch (error) {
+      fail(
+        "operator key invalid",
+        `${PACK_MEMBERS.operatorKey}: operator key invalid: ${(error as Error).message}`,
+      );
+    }
+  }
+  if (publicKey !== undefined) {
+    const fingerprint = operatorFingerprint(publicKey);
+    stats.operator_fingerprint = fingerprint;
+    stats.operator_kid = kidForPublicKey(publicKey);
+    if (manifest !== undefined) {
+      if (manifest.operator.public_key_sha256 !== fingerprint) {
+        fail(
+          "operator key mismatch",
+          `${PACK_MEMBERS.operatorKey}: operator key mismatch: the manifest names key ${manifest.operator.public_key_sha256}, ${PACK_MEMBERS.operatorKey} is ${fingerprint}`,
+        );
+      }
+      if (manifest.operator.kid !== stats.operator_kid) {
+        fail(
+          "operator key mismatch",
+          `${PACK_MEMBERS.manifest}: operator key mismatch: operator.kid is ${
+            JSON.stringify(manifest.operator.kid)
+          }, the key's kid is ${JSON.stringify(stats.operator_kid)}`,
+        );
+      }
+    }
+  }
+  let jws: ParsedDetachedJws | undefined;
+  if (c.signatureBytes !== undefined) {
+    try {
+      jws = parseDetachedJws(c.signatureBytes);
+    } catch (error) {
+      fail(
+        "manifest signature invalid",
+        `${PACK_MEMBERS.manifestSignature}: manifest signature invalid: ${
+          (error as Error).message
+        }`,
+      );
+    }
+  }
+  if (jws !== undefined && manifest !== undefined && jws.header.kid !== manifest.operator.kid) {
+    fail(
+      "manifest signature invalid",
+      `${PACK_MEMBERS.manifestSignature}: manifest signature invalid: signed with kid ${
+        JSON.stringify(jws.header.kid)
+      }, the manifest names ${JSON.stringify(manifest.operator.kid)}`,
+    );
+  }
+  if (jws !== undefined && publicKey !== undefined && c.manifestBytes !== undefined) {
+    if (!verifyDetachedJws(jws, { payload: c.manifestBytes, publicKey })) {
+      fail(
+        "manifest signature invalid",
+        `${PACK_MEMBERS.manifestSignature}: manifest signature invalid: does not verify with ${PACK_MEMBERS.operatorKey}`,
+      );
+    }
+  }
+  // Pinning: the embedded key proves only that whoever built the pack held *a* key.
+  if (options.operatorPublicKey !== undefined) {
+    stats.operator_pinned = "key";
+    const expected = operatorFingerprint(options.operatorPublicKey);
+    if (publicKey === undefined || stats.operator_fingerprint !== expected) {
+      fail(
+        "operator key mismatch",
+        `${PACK_MEMBERS.operatorKey}: operator key mismatch: the pack is signed by ${
+          stats.operator_fingerprint ?? "no usable key"
+        }, --operator-key is ${expected}`,
+      );
+    }
+  } else if (options.operatorFingerprint !== undefined) {
+    stats.operator_pinned = "fingerprint";
+    if (publicKey === undefined || stats.operator_fingerprint !== options.operatorFingerprint) {
+      fail(
+        "operator key mismatch",
+        `${PACK_MEMBERS.operatorKey}: operator key mismatch: the pack is signed by ${
+          stats.operator_fingerprint ?? "no usable key"
+        }, --operator-fingerprint is ${options.operatorFingerprint}`,
+      );
+    }
+  } else {
+    c.notes.push(
+      "operator key not pinned: the manifest signature was checked against the key inside the pack; pass --operator-fingerprint HEX (obtained from the operator out of band) to check who signed it",
+    );
+  }
+}

@@ -1,0 +1,143 @@
+// Building a pack from a real `.sdd/`: the window from log.jsonl, sidecars and cards from disk,
+// audit cross-links through the authenticated audit log (whose key is read, never created),
+// risk globs, and problems that make the pack fail its self-check.
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import type { JsonObject } from "../../src/canonical/mod.ts";
+import { AuditLog, ensureAuditKey } from "../../src/audit/mod.ts";
+import { CompliancePackError } from "../../src/compliance/mod.ts";
+import {
+  buildProjectPack,
+  ensureOperatorSigningKey,
+  type ProjectPackOptions,
+} from "../../src/compliance/store/mod.ts";
+import { mapEnv, SeededRandom } from "../../src/io/mod.ts";
+import { memoryBytes, type PackVerifyResult, verifyPack } from "../../src/verify/mod.ts";
+import { signaturePath } from "../../src/lineage/mod.ts";
+import { makeAgentCard, renderAgentCard } from "../../src/lineage/mod.ts";
+import { ed25519KeyPairFromSeed } from "../../src/crypto/mod.ts";
+import { writeValidTree } from "../_helpers/lineage_tree.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+
+async function options(dir: string, env: Record<string, string>): Promise<ProjectPackOptions> {
+  const sdd = join(dir, ".sdd");
+  const key = await ensureOperatorSigningKey(sdd, new SeededRandom(4));
+  return {
+    sdd,
+    org: "Acme Bank",
+    since: "2026-01-01",
+    until: "2026-01-01",
+    builtAt: null,
+    builder: "bernstein test",
+    compliance: {
+      risk_paths: ["src/a.*"],
+      remote_biometric_identification: false,
+      retention_days: 365,
+    },
+    signer: key.signer,
+    env: mapEnv(env),
+  };
+}
+
+function selfCheck(r: { zip: Uint8Array }, o: ProjectPackOptions): Promise<PackVerifyResult> {
+  return verifyPack(memoryBytes(r.zip), { operatorPublicKey: o.signer.publicKey });
+}
+
+function paragraph(r: { manifest: JsonObject }, key: string): JsonObject {
+  return (r.manifest.article12 as JsonObject)[key] as JsonObject;
+}
+
+Deno.test("a project pack holds the day's entries and passes its own verification", async () => {
+  await withTempDir(async (dir) => {
+    await writeValidTree(dir);
+    const keyPath = join(dir, "state", "audit.key");
+    const o = await options(dir, { BERNSTEIN_AUDIT_KEY_PATH: keyPath });
+    const r = await buildProjectPack(o);
+    deepStrictEqual((await selfCheck(r, o)).errors, []);
+    strictEqual(r.facts.entry_count, 5);
+    strictEqual(paragraph(r, "12(2)(a)").risk_entry_count, 3);
+    deepStrictEqual(paragraph(r, "12(2)(a)").risk_artefacts, ["src/a.ts"]);
+    const links = paragraph(r, "12(2)(b)").audit_cross_links as JsonObject;
+    strictEqual(links.checked, false);
+    strictEqual(links.reason, "audit key unavailable (audit.key_missing)");
+    await rejects(Deno.stat(keyPath), Deno.errors.NotFound, "the pack never creates the audit key");
+    ok(r.warnings.some((w) => w.code === "compliance.audit_not_linked"));
+  });
+});
+
+Deno.test("tool calls are linked to authenticated audit events when the audit key is readable", async () => {
+  await withTempDir(async (dir) => {
+    await writeValidTree(dir);
+    const keyPath = join(dir, "state", "audit.key");
+    const key = await ensureAuditKey(keyPath, new SeededRandom(8));
+    const log = new AuditLog(join(dir, ".sdd", "audit"), key);
+    for (const tc of ["tc-a1", "tc-a2", "tc-other"]) {
+      await log.append({
+        actor: "orchestrator",
+        event_type: "tool.call",
+        resource_type: "tool",
+        resource_id: tc,
+        details: { tool_call_id: tc },
+      });
+    }
+    await log.close();
+    const o = await options(dir, { BERNSTEIN_AUDIT_KEY_PATH: keyPath });
+    const r = await buildProjectPack(o);
+    deepStrictEqual(paragraph(r, "12(2)(b)").audit_cross_links, {
+      checked: true,
+      tool_call_ids: 5,
+      linked_tool_call_ids: 2,
+      unlinked_tool_call_ids: 3,
+      linked_audit_events: 2,
+      audit_records_authenticated: 3,
+      audit_records_rejected: 0,
+    });
+    strictEqual((await selfCheck(r, o)).ok, true);
+  });
+});
+
+Deno.test("a missing sidecar and a missing card are warned about and fail the self-check", async () => {
+  await withTempDir(async (dir) => {
+    const store = await writeValidTree(dir);
+    const [first] = await store.chain("src/b.ts");
+    await Deno.remove(join(dir, ".sdd", "lineage", signaturePath("src/b.ts", first.hash)));
+    const o = await options(dir, {});
+    const r = await buildProjectPack(o);
+    ok(r.warnings.some((w) => w.code === "compliance.signature_missing"));
+    const check = await selfCheck(r, o);
+    strictEqual(check.ok, false);
+    ok(check.errors.some((e) => e.kind === "invalid signature"));
+  });
+});
+
+Deno.test("conflicting cards for a signer stop the build with the locations", async () => {
+  await withTempDir(async (dir) => {
+    const store = await writeValidTree(dir);
+    const [e] = await store.chain("src/a.ts");
+    const rogue = ed25519KeyPairFromSeed(new Uint8Array(32).fill(7)).publicKey;
+    const path = join(dir, ".sdd", "agents", "rogue");
+    await Deno.mkdir(path);
+    await Deno.writeFile(
+      join(path, "card.json"),
+      renderAgentCard(
+        makeAgentCard(e.entry.agent_id, { kid: e.entry.agent_card_kid, publicKey: rogue }),
+      ),
+    );
+    await rejects(
+      buildProjectPack(await options(dir, {})),
+      (err: unknown) =>
+        err instanceof CompliancePackError && err.code === "compliance.conflicting_cards" &&
+        err.message.includes("rogue/card.json"),
+    );
+  });
+});
+
+Deno.test("a window with nothing in it builds an empty pack that verifies", async () => {
+  await withTempDir(async (dir) => {
+    await writeValidTree(dir);
+    const o = await options(dir, {});
+    const r = await buildProjectPack({ ...o, since: "2025-01-01", until: "2025-12-31" });
+    strictEqual(r.facts.entry_count, 0);
+    deepStrictEqual((await selfCheck(r, o)).errors, []);
+  });
+});

@@ -1,0 +1,103 @@
+// The pack format's small rules: member kinds, the UTC-day window, CSV quoting, fingerprints.
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import type { LineageEntry } from "../../src/lineage/mod.ts";
+import { canonicalBytes, type JsonObject } from "../../src/canonical/mod.ts";
+import {
+  cardMemberName,
+  checkManifestBytes,
+  csvHeader,
+  csvRow,
+  manifestOutputHash,
+  normalizeFingerprint,
+  packMemberKind,
+  packWindow,
+  signatureMemberName,
+  utcDay,
+} from "../../src/verify/mod.ts";
+
+Deno.test("member names map to their kinds; anything else is unknown", () => {
+  strictEqual(packMemberKind("README.md"), "readme");
+  strictEqual(packMemberKind("pack-manifest.json.sig"), "manifestSignature");
+  strictEqual(packMemberKind(`signatures/${"a".repeat(64)}.jws`), "signature");
+  strictEqual(packMemberKind(`signatures/${"A".repeat(64)}.jws`), undefined);
+  strictEqual(packMemberKind("agent-cards/claude-1/0123456789abcdef.json"), "card");
+  strictEqual(packMemberKind("agent-cards/../x.json"), undefined);
+  strictEqual(packMemberKind("agent-cards/a/b/c.json"), undefined);
+  strictEqual(packMemberKind("notes.txt"), undefined);
+  strictEqual(signatureMemberName("sha256:" + "b".repeat(64)), `signatures/${"b".repeat(64)}.jws`);
+  strictEqual(cardMemberName("claude:sess/1", "k1"), "agent-cards/claude_sess_1/k1.json");
+  strictEqual(cardMemberName("..", "."), "agent-cards/_../_..json");
+});
+
+Deno.test("a window is whole UTC days, both ends included; bad dates are refused", () => {
+  const w = packWindow("2026-01-01", "2026-01-31");
+  strictEqual(w?.days, 31);
+  strictEqual(w?.startNs, BigInt(Date.UTC(2026, 0, 1)) * 1_000_000n);
+  strictEqual(w?.endNs, BigInt(Date.UTC(2026, 1, 1)) * 1_000_000n - 1n);
+  strictEqual(packWindow("2026-02-01", "2026-01-31"), undefined);
+  strictEqual(utcDay("2026-02-30"), undefined);
+  strictEqual(utcDay("2026-1-1"), undefined);
+  strictEqual(utcDay("2024-02-29"), Date.UTC(2024, 1, 29) / 86_400_000);
+});
+
+Deno.test("CSV rows quote by RFC 4180 and join parents with spaces", () => {
+  const entry: LineageEntry = {
+    v: 1,
+    artefact_path: 'docs/a "b", c.md',
+    artefact_kind: "file",
+    content_hash: "sha256:" + "c".repeat(64),
+    parent_hashes: ["sha256:" + "1".repeat(64), "sha256:" + "2".repeat(64)],
+    agent_id: "agent-1",
+    agent_card_kid: "k",
+    tool_call_id: "line1\nline2",
+    span_id: "",
+    ts_ns: 1767225600000000001n,
+    operator_hmac: "",
+  };
+  strictEqual(
+    csvHeader(),
+    "ts_ns,artefact_path,artefact_kind,content_hash,parent_hashes,agent_id,agent_card_kid,tool_call_id,span_id\n",
+  );
+  strictEqual(
+    csvRow(entry),
+    `1767225600000000001,"docs/a ""b"", c.md",file,sha256:${"c".repeat(64)},sha256:${
+      "1".repeat(64)
+    } sha256:${"2".repeat(64)},agent-1,k,"line1\nline2",\n`,
+  );
+});
+
+Deno.test("fingerprints are accepted as people paste them", () => {
+  const hex = "ab".repeat(32);
+  for (const text of [hex, hex.toUpperCase(), `SHA256:${hex}`, hex.match(/../g)?.join(":") ?? ""]) {
+    strictEqual(normalizeFingerprint(text), hex, text);
+  }
+  deepStrictEqual(
+    ["", "ab", "zz".repeat(32), hex + "00"].map(normalizeFingerprint),
+    [undefined, undefined, undefined, undefined],
+  );
+});
+
+Deno.test("the one-pass manifest check agrees with whole serialisation, wherever output_hash sorts", () => {
+  const enc = new TextEncoder();
+  const cases: JsonObject[] = [
+    { a: 1, output_hash: "h", z: { b: [1, { c: 2 }], a: "é", n: { deep: { x: null } } } },
+    { output_hash: "h", b: 2 },
+    { b: 2, output_hash: "h" },
+    { only: { output_hash: "nested, not top-level" }, output_hash: "h" },
+    { input_hashes: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`m${i}`, `v${i}`])) },
+  ];
+  for (const m of cases) {
+    const bytes = canonicalBytes(m, "canon");
+    deepStrictEqual(checkManifestBytes(m, bytes), {
+      canonical: true,
+      outputHash: manifestOutputHash(m),
+    });
+    const spaced = enc.encode(new TextDecoder().decode(bytes).replace(":", ": "));
+    strictEqual(checkManifestBytes(m, spaced).canonical, false);
+    strictEqual(checkManifestBytes(m, bytes.subarray(0, bytes.length - 1)).canonical, false);
+    const longer = new Uint8Array(bytes.length + 1);
+    longer.set(bytes);
+    longer[bytes.length] = 0x0a;
+    strictEqual(checkManifestBytes(m, longer).canonical, false, "a trailing newline is refused");
+  }
+});

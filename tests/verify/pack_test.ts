@@ -1,0 +1,156 @@
+// verifyPack in process, for what the conformance suite does not spell out: the figures it
+// reports, pinning, the member set, the manifest's shape, external parents and limits. The
+// attack catalogue itself runs as a subprocess in tests/conformance/.
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { canonicalBytes, type JsonObject, parseJsonBytes } from "../../src/canonical/mod.ts";
+import { sealPack, zipMembers } from "../../src/compliance/mod.ts";
+import { ed25519KeyPairFromSeed } from "../../src/crypto/mod.ts";
+import {
+  manifestOutputHash,
+  memoryBytes,
+  operatorFingerprint,
+  PACK_LIMITS,
+  PACK_MEMBERS,
+  type PackVerifyResult,
+  verifyPack,
+} from "../../src/verify/mod.ts";
+import { buildPack, renderPackMembers } from "../../src/compliance/mod.ts";
+import { rawZip, zipEntries } from "../../scripts/raw_zip.ts";
+import { sampleLog, samplePackContent } from "../../scripts/sample_pack.ts";
+
+const sample = sampleLog({ seed: 11 });
+const content = samplePackContent(sample);
+const op = sample.operator;
+const built = buildPack(content, op);
+
+function kinds(r: PackVerifyResult): string[] {
+  return [...new Set(r.errors.map((e) => e.kind))].sort();
+}
+
+function reseal(
+  members: Map<string, Uint8Array>,
+  edit: (manifest: JsonObject) => void = () => {},
+): Uint8Array {
+  const m = parseJsonBytes(members.get(PACK_MEMBERS.manifest) as Uint8Array) as JsonObject;
+  const { input_hashes: _, output_hash: __, ...base } = m;
+  edit(base);
+  const rest = new Map(members);
+  rest.delete(PACK_MEMBERS.manifest);
+  rest.delete(PACK_MEMBERS.manifestSignature);
+  return zipMembers(sealPack(rest, base, op).members);
+}
+
+Deno.test("an honest pack passes with the figures of its window", async () => {
+  const r = await verifyPack(memoryBytes(built.zip), {
+    operatorFingerprint: operatorFingerprint(op.publicKey),
+  });
+  deepStrictEqual(r.errors, []);
+  strictEqual(r.ok, true);
+  strictEqual(r.stats.entries, content.entries.length);
+  strictEqual(r.stats.signatures, content.entries.length);
+  strictEqual(r.stats.agents, new Set(content.entries.map((e) => e.entry.agent_id)).size);
+  strictEqual(r.stats.cards, content.cards.length);
+  strictEqual(r.stats.org, "Acme Bank");
+  deepStrictEqual(r.stats.period, { since: "2026-03-01", until: "2026-03-31" });
+  strictEqual(r.stats.built_at, "2026-04-01T00:00:00Z");
+  strictEqual(r.stats.operator_fingerprint, operatorFingerprint(op.publicKey));
+  strictEqual(r.stats.operator_pinned, "fingerprint");
+  strictEqual(r.stats.hmac_checked, false);
+  deepStrictEqual(r.notes, []);
+  ok(content.externalParents.length > 0, "the sample window builds on earlier entries");
+});
+
+Deno.test("pinning: the right key passes, another key fails, no pin passes with a note", async () => {
+  const other = ed25519KeyPairFromSeed(new Uint8Array(32).fill(9)).publicKey;
+  const byKey = await verifyPack(memoryBytes(built.zip), { operatorPublicKey: op.publicKey });
+  strictEqual(byKey.ok, true);
+  strictEqual(byKey.stats.operator_pinned, "key");
+  const wrong = await verifyPack(memoryBytes(built.zip), { operatorPublicKey: other });
+  deepStrictEqual(kinds(wrong), ["operator key mismatch"]);
+  const wrongFp = await verifyPack(memoryBytes(built.zip), {
+    operatorFingerprint: operatorFingerprint(other),
+  });
+  deepStrictEqual(kinds(wrongFp), ["operator key mismatch"]);
+  const none = await verifyPack(memoryBytes(built.zip));
+  strictEqual(none.ok, true);
+  ok(none.notes[0].startsWith("operator key not pinned"));
+});
+
+Deno.test("a member outside the format and a missing fixed member are both reported", async () => {
+  const extra = new Map(built.members);
+  extra.set("notes.txt", new TextEncoder().encode("hi"));
+  deepStrictEqual(kinds(await verifyPack(memoryBytes(zipMembers(extra)))), [
+    "member not in manifest",
+    "unexpected member",
+  ]);
+  const missing = new Map(built.members);
+  missing.delete(PACK_MEMBERS.csv);
+  const r = await verifyPack(memoryBytes(zipMembers(missing)));
+  deepStrictEqual(kinds(r), ["missing member"]);
+  deepStrictEqual(r.errors.map((e) => e.message), [
+    "article12-evidence.csv: missing member",
+    "article12-evidence.csv: missing member (listed in the manifest)",
+  ]);
+});
+
+Deno.test("a manifest with spaces, an unknown field or a wrong version is invalid", async () => {
+  const spaced = new Map(built.members);
+  const m = parseJsonBytes(built.manifestBytes) as JsonObject;
+  const text = JSON.stringify(m, (_, v) => typeof v === "bigint" ? Number(v) : v, 1);
+  spaced.set(PACK_MEMBERS.manifest, new TextEncoder().encode(text));
+  const r1 = await verifyPack(memoryBytes(zipMembers(spaced)));
+  ok(kinds(r1).includes("manifest invalid"));
+  ok(r1.errors[0].message.includes("bytes are not canonical"));
+  const r2 = await verifyPack(memoryBytes(reseal(new Map(built.members), (b) => {
+    b.comment = "hello";
+  })));
+  // Without a valid manifest the window's earlier parents are unknown, so they dangle too.
+  deepStrictEqual(kinds(r2), ["dangling parent_hash", "manifest invalid"]);
+  ok(r2.errors[0].message.endsWith('unknown field "comment"'));
+  ok(r2.notes.some((n) => n.includes("external_parents")));
+  const r3 = await verifyPack(memoryBytes(reseal(new Map(built.members), (b) => {
+    b.pack_format_version = 1;
+  })));
+  ok(r3.errors.some((e) => e.message.endsWith("pack_format_version must be 2")));
+});
+
+Deno.test("external parents must be named by the window and must not be window entries", async () => {
+  const first = content.entries[0].hash;
+  const r = await verifyPack(memoryBytes(reseal(new Map(built.members), (b) => {
+    b.external_parents = [...(b.external_parents as string[]), first].sort();
+  })));
+  deepStrictEqual(kinds(r), ["external parent invalid"]);
+  ok(r.errors[0].message.includes(`${first} is an entry of the window itself`));
+  const dropped = await verifyPack(memoryBytes(reseal(new Map(built.members), (b) => {
+    b.external_parents = [];
+  })));
+  deepStrictEqual(kinds(dropped), ["dangling parent_hash"]);
+});
+
+Deno.test("each member kind has its own size limit", async () => {
+  const limits = structuredClone(PACK_LIMITS) as typeof PACK_LIMITS;
+  (limits.member as Record<string, number>).manifest = 1000;
+  const r = await verifyPack(memoryBytes(built.zip), { limits });
+  deepStrictEqual(kinds(r), ["oversized member"]);
+  ok(r.errors[0].message.startsWith('"pack-manifest.json": oversized member: declares'));
+});
+
+Deno.test("a damaged log member is a corrupt member, not a crash", async () => {
+  const entries = zipEntries(built.members).map((m) =>
+    m.name === PACK_MEMBERS.log ? { ...m, crc: 12345 } : m
+  );
+  const r = await verifyPack(memoryBytes(rawZip(entries)));
+  deepStrictEqual(kinds(r), ["corrupt member"]);
+  strictEqual(
+    r.errors[0].message,
+    "lineage-log.jsonl: CRC-32 does not match the central directory",
+  );
+});
+
+Deno.test("the output hash covers the manifest without its own field", () => {
+  const m = parseJsonBytes(built.manifestBytes) as JsonObject;
+  strictEqual(m.output_hash, manifestOutputHash(m));
+  const { output_hash: _, ...rest } = m;
+  ok(!new TextDecoder().decode(canonicalBytes(rest, "canon")).includes("output_hash"));
+  strictEqual(renderPackMembers(content).manifestBase.output_hash, undefined);
+});
