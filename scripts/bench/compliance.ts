@@ -95,6 +95,7 @@ async function child(mode: string, dir: string, n: number): Promise<void> {
     const check = await verifyWrittenPack(join(dir, "pack.zip"), key.signer.publicKey);
     // The sample adds a fork and its merge: two entries more than asked.
     result.ok = check.ok && entries >= n;
+    if (!result.ok) console.error(JSON.stringify(check.errors.slice(0, 5)), entries, n);
   } else if (mode === "gate") {
     // For comparison: the lineage gate alone over the same entries, from the .sdd/ folder.
     const opened = await openDirectoryGateInput({

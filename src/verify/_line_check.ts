@@ -42,6 +42,8 @@ export interface LineSummary {
   parents?: string[];
   /** The content hash. */
   content?: string;
+  /** The parsed entry and its bytes, kept only when the gate has an entry observer. */
+  kept?: { entry: LineageEntry; bytes: Uint8Array };
 }
 
 /** What the per-line checks need. */
@@ -54,8 +56,8 @@ export interface LineCheckContext {
   signatures: (artefact: string, hash: string) => SignatureFetch | Promise<SignatureFetch>;
   /** The operator key (pure-JS HMAC, see gate.ts), or undefined to skip the HMAC check. */
   hmacKey?: KeyedHmacSha256;
-  /** Sees every entry that parsed (inline runs only), in log order. */
-  onEntry?: (entry: LineageEntry, hash: string, line: Uint8Array) => void;
+  /** Keep each parsed entry and its bytes in its summary (for the gate's entry observer). */
+  keepEntries?: boolean;
 }
 
 /** Builds a batch from line records. */
@@ -163,7 +165,6 @@ async function checkLine(
     return { line, issues };
   }
   const hash = "sha256:" + sha256Hex(bytes);
-  ctx.onEntry?.(entry, hash, bytes);
   const ids = { entry_hash: hash, artefact: entry.artefact_path };
   const who = () =>
     `agent ${JSON.stringify(entry.agent_id)} kid ${JSON.stringify(entry.agent_card_kid)}`;
@@ -225,6 +226,7 @@ async function checkLine(
     artefact: entry.artefact_path,
     parents: entry.parent_hashes,
     content: entry.content_hash,
+    ...(ctx.keepEntries ? { kept: { entry, bytes } } : {}),
   };
 }
 

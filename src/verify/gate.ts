@@ -69,7 +69,7 @@ export async function runLineageGate(
     // Pure-JS HMAC: native hash objects are freed only by a major GC, and the 300 000 of a
     // 100 000-entry log (entry hash + HMAC) would add tens of MB to the peak.
     hmacKey: input.operatorKey === undefined ? undefined : keyedHmacSha256Pure(input.operatorKey),
-    onEntry: input.onEntry,
+    keepEntries: input.onEntry !== undefined,
   };
   // Workers read sidecars themselves, so they need the folder (not a lookup function) and
   // card files they can re-parse.
@@ -117,6 +117,8 @@ export async function runLineageGate(
         dangling.push({ issue, parent });
       }
       if (!seen.has(s.hash)) seen.set(s.hash, s.line);
+      // Settled in log order even when batches overlap (async signature reads).
+      if (s.kept !== undefined) input.onEntry?.(s.kept.entry, s.hash, s.kept.bytes);
       if (attested.has(s.hash)) attested.set(s.hash, s.content);
       analyzer.add({
         hash: s.hash,
