@@ -124,14 +124,15 @@ async function create(ctx: CommandContext): Promise<number> {
     const value = stringFlag(ctx, key);
     if (value !== undefined) draft[key] = value;
   }
-  const { client } = await connect(ctx);
+  // Checked here first, so a bad draft is a usage error even with no server running.
   const { TaskDraftSchema } = await import("../tasks/mod.ts");
   const parsed = TaskDraftSchema.safeParse(draft);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    await usage("task.invalid", `${issue.path.join(".") || "draft"}: ${issue.message}`);
+    return await usage("task.invalid", `${issue.path.join(".") || "draft"}: ${issue.message}`);
   }
-  const task = await client.createTask(parsed.success ? parsed.data : (draft as never));
+  const { client } = await connect(ctx);
+  const task = await client.createTask(parsed.data);
   if (ctx.json) ctx.out.json({ task: taskJson(task) });
   else ctx.out.line(`${task.id} created (${task.role}, priority ${task.priority})`);
   return 0;

@@ -278,3 +278,49 @@ Deno.test("task CLI: list and show read the task log when no server is running",
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("task CLI: create makes a child of the agent's own task; a bad draft is refused before any request", async () => {
+  const s = await startTestServer();
+  try {
+    await s.store.createMany([{ id: "mgr", title: "plan", role: "manager" }], OP);
+    await s.store.claim("mgr", { agent: "a-mgr", expectedVersion: 1 });
+    const issued = await s.tokens.issueAgentToken({
+      session: "a-mgr",
+      agent_id: "a-mgr",
+      task_ids: ["mgr"],
+      can_create_tasks: true,
+    });
+    const env = {
+      BERNSTEIN_SERVER_URL: s.server.url,
+      BERNSTEIN_TASK_TOKEN: issued.token,
+      BERNSTEIN_TASK_ID: "mgr",
+    };
+    const made = await runBernstein(
+      [
+        "task",
+        "create",
+        "--title",
+        "Write the parser",
+        "--role",
+        "backend",
+        "--file",
+        "src/parse.ts",
+        "--json",
+      ],
+      { cwd: s.root, env },
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const child = JSON.parse(made.stdout).task as Task;
+    assert.equal(child.parent_task_id, "mgr");
+    assert.deepEqual(child.owned_files, ["src/parse.ts"]);
+    const bad = await runBernstein(["task", "create", "--title", "x", "--scope", "huge"], {
+      cwd: s.root,
+      env: { ...env, BERNSTEIN_SERVER_URL: "http://127.0.0.1:9" },
+    });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^error\[task\.invalid\]: scope: /);
+    assert.equal((await s.store.list({})).length, 2, "nothing else was created");
+  } finally {
+    await s.stop();
+  }
+});
