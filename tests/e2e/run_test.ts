@@ -6,6 +6,9 @@ import { git, withTempDir } from "../_helpers/temp.ts";
 import { bern, eventsOf, prepareRepo, startBernstein, step, summaryOf } from "./_run_helpers.ts";
 
 const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
+/** Changes to tracked files at the root (a merge must never leave any). */
+const trackedChanges = async (dir: string) =>
+  (await git(dir, "status", "--porcelain", "--untracked-files=no")).trim();
 const runTag = (summary: Record<string, unknown>) => String(summary.run_id).split("-").pop();
 
 async function ledgerRows(
@@ -87,7 +90,7 @@ ${
     strictEqual(kinds[kinds.length - 1], "run.closed");
     strictEqual(kinds.filter((k) => k === "task.completed").length, 3);
     strictEqual(
-      (await git(dir, "status", "--porcelain", "--untracked-files=no")).trim(),
+      await trackedChanges(dir),
       "",
       "the root stays clean",
     );
@@ -163,7 +166,7 @@ ${step("Right", ["@agent write README.md right side"])}
     const file = await Deno.readTextFile(join(dir, ".sdd", "runtime", "refused_merges.jsonl"));
     ok(file.includes('"reason":"merge-conflict"'));
     strictEqual(
-      (await git(dir, "status", "--porcelain", "--untracked-files=no")).trim(),
+      await trackedChanges(dir),
       "",
       "no half-merged state is left",
     );
