@@ -3,6 +3,7 @@
 import { ok } from "node:assert/strict";
 import { relative } from "node:path";
 import { REPO_ROOT } from "./_helpers/cli.ts";
+import { forbiddenApiIn, verifierModuleProblem } from "./_helpers/verifier_rules.ts";
 
 interface GraphModule {
   specifier: string;
@@ -53,35 +54,18 @@ async function sourceFiles(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-const VERIFIER_ALLOWED = [
-  /^verify\.ts$/,
-  /^deno\.json$/,
-  /^src\/(verify|canonical|crypto|errors|meta)\/[a-z0-9_]+\.ts$/,
-  /^src\/(lineage|compliance)\/[a-z0-9_]+\.ts$/, // the pure top level only, not subfolders
-];
-const VERIFIER_NPM = /^npm:\/?(fflate|@noble\/(ed25519|hashes))@/;
-// node:path is pure string handling (joins the lineage folder's paths); it needs no permission.
-const VERIFIER_NODE = new Set(["node:crypto", "node:buffer", "node:path"]);
-const FORBIDDEN_IN_VERIFIER =
-  /\bDeno\.(Command|run|writeFile|writeTextFile|mkdir|remove|rename|create|env|serve|connect|listen|chmod|symlink|truncate)\b|\bfetch\(/;
-
 Deno.test("the verifier reaches only its closed module set and no write, env, net or run API", async () => {
+  const problems: string[] = [];
   for (const spec of await reachable("verify.ts", false)) {
     const path = local(spec);
-    if (path === undefined) {
-      ok(VERIFIER_NPM.test(spec) || VERIFIER_NODE.has(spec), `verify.ts reaches ${spec}`);
-      continue;
-    }
-    ok(
-      VERIFIER_ALLOWED.some((re) => re.test(path)),
-      `verify.ts reaches ${path}, outside the allowed set`,
-    );
-    if (path.endsWith(".ts")) {
-      const text = await Deno.readTextFile(`${REPO_ROOT}${path}`);
-      const m = FORBIDDEN_IN_VERIFIER.exec(text.replace(/^\s*(\/\/|\*).*$/gm, ""));
-      ok(m === null, `${path} (in the verifier graph) uses ${m?.[0]}`);
+    const problem = verifierModuleProblem(spec, path);
+    if (problem !== undefined) problems.push(`verify.ts reaches ${problem}`);
+    if (path?.endsWith(".ts")) {
+      const api = forbiddenApiIn(await Deno.readTextFile(`${REPO_ROOT}${path}`));
+      if (api !== undefined) problems.push(`${path} (in the verifier graph) uses ${api}`);
     }
   }
+  ok(problems.length === 0, problems.join("\n"));
 });
 
 Deno.test("bernstein start-up (--version, --help, command table) loads no YAML, zod or crypto", async () => {

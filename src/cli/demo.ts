@@ -175,7 +175,7 @@ async function demo(ctx: CommandContext): Promise<number> {
   const packPath = join(dir, "compliance-pack.zip");
   const self = orchestrator.selfCommand(env);
   const childEnv = {
-    ...baseChildEnv(env),
+    ...io.buildChildEnv(DEMO_CHILD_ENV, env, { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" }),
     ...self.env,
     BERNSTEIN_AUDIT_KEY_PATH: join(dir, "audit.key"),
   };
@@ -205,7 +205,14 @@ async function demo(ctx: CommandContext): Promise<number> {
   const verifier = orchestrator.verifyCommand(env);
   const verified = packInfo === undefined ? undefined : await io.runProcess(
     [...verifier.argv, "pack", packPath, "--operator-fingerprint", packInfo.operator.fingerprint],
-    { cwd: dir, env: { ...baseChildEnv(env), ...verifier.env }, timeoutMs: 120_000 },
+    {
+      cwd: dir,
+      env: {
+        ...io.buildChildEnv(DEMO_CHILD_ENV, env, { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" }),
+        ...verifier.env,
+      },
+      timeoutMs: 120_000,
+    },
   );
   if (verified !== undefined) {
     ctx.out.line(
@@ -234,14 +241,7 @@ async function demo(ctx: CommandContext): Promise<number> {
 }
 
 /** PATH and HOME for the demo's own child commands (nothing else from the operator). */
-function baseChildEnv(env: { get(name: string): string | undefined }): Record<string, string> {
-  const out: Record<string, string> = { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" };
-  for (const name of ["PATH", "HOME", "DENO_DIR", "TMPDIR"]) {
-    const v = env.get(name);
-    if (v !== undefined) out[name] = v;
-  }
-  return out;
-}
+const DEMO_CHILD_ENV = ["PATH", "HOME", "DENO_DIR", "TMPDIR"];
 
 /** `bernstein demo`. */
 export const DEMO_COMMANDS: CommandSpec[] = [

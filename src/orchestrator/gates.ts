@@ -1,4 +1,4 @@
-import { type EnvReader, outputText, runProcess } from "../io/mod.ts";
+import { buildChildEnv, type EnvReader, outputText, runProcess } from "../io/mod.ts";
 import type { ChangedPath } from "./git.ts";
 
 /** Outcome of one quality gate on one task's diff. */
@@ -69,11 +69,7 @@ const GATE_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER"];
 /** Runs a configured gate command in the worktree; passes on exit 0 within the deadline. */
 export async function commandGate(options: CommandGateOptions): Promise<GateResult> {
   const started = performance.now();
-  const env: Record<string, string> = { NO_COLOR: "1", CI: "1" };
-  for (const name of GATE_ENV) {
-    const v = options.env.get(name);
-    if (v !== undefined) env[name] = v;
-  }
+  const env = buildChildEnv(GATE_ENV, options.env, { NO_COLOR: "1", CI: "1" });
   let result;
   try {
     result = await runProcess(options.command, {

@@ -207,22 +207,21 @@ export class Git {
   async commitAll(cwd: string, message: string, author?: GitIdentity): Promise<string | undefined> {
     await this.run(["add", "--all"], { cwd });
     const authorArgs = author ? [`--author=${author.name} <${author.email}>`] : [];
-    // One process instead of diff + commit + rev-parse: a clean tree makes commit exit 1.
+    // No separate `diff --cached`: on a clean tree commit itself exits 1 and says so.
     const r = await this.run(["commit", "--no-verify", ...authorArgs, "-m", message], {
       cwd,
       allowFailure: true,
     });
     const out = outputText(r.stdout);
     if (r.code !== 0) {
-      if (/nothing (added )?to commit|nothing to commit/.test(out)) return undefined;
+      if (/nothing (added )?to commit/.test(out)) return undefined;
       throw new GitError(
         `git commit failed (exit ${r.code}): ${
           (out + outputText(r.stderr)).trim().split("\n").slice(-2).join(" | ")
         }`,
       );
     }
-    const m = /^\[[^\]]* ([0-9a-f]{7,40})\]/m.exec(out);
-    return m ? await this.revParse(m[1], cwd) : await this.revParse("HEAD", cwd);
+    return await this.revParse("HEAD", cwd);
   }
 
   /** Paths changed between `base` and `head` (merge-base diff, renames as add+delete). */

@@ -27,6 +27,9 @@ import { buildPromptBody } from "./prompt.ts";
 import type { AgentRow, RunReporter } from "./reporter.ts";
 import { recordRefusedMerge, saveSessionFile, type SessionFile } from "./run_state.ts";
 import {
+  ACTIVE,
+  DEAD_END,
+  DEPENDENCY_MET,
   isRateLimitReason,
   retryDelayMs,
   type SchedulableTask,
@@ -353,7 +356,7 @@ export class RunLoop {
 
   /** Runs until the run ends; returns how it ended. */
   async run(): Promise<RunOutcome> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const unsubscribe = ctx.server.events.on(() => this.#wakeUp());
     try {
       for (;;) {
@@ -445,7 +448,7 @@ export class RunLoop {
       last: s.agent?.lastText ?? "",
     }));
     const finished =
-      tasks.filter((t) => ["closed", "failed", "cancelled", "orphaned"].includes(t.status)).length;
+      tasks.filter((t) => DEPENDENCY_MET.has(t.status) || DEAD_END.has(t.status)).length;
     this.#ctx.reporter.agents?.(rows, { done: finished, total: tasks.length });
   }
 
@@ -488,7 +491,7 @@ export class RunLoop {
   }
 
   async #spawn(task: Task): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const attempt = this.#attemptOf(task);
     // The run id's hex tail plus the resume count: unique per run and per resume.
     const runTag = `${ctx.runId.split("-").pop()}${ctx.runAttempt > 1 ? `r${ctx.runAttempt}` : ""}`;
@@ -655,7 +658,7 @@ export class RunLoop {
   }
 
   async #spawnFailed(task: Task, session: string, error: Error): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const failures = (this.#spawnFailures.get(task.id) ?? 0) + 1;
     this.#spawnFailures.set(task.id, failures);
     await ctx.tokens.revoke(session).catch(() => {});
@@ -700,7 +703,7 @@ export class RunLoop {
 
   /** Waits for an agent to exit, then decides: done → signals → gates → merge; else fail/retry. */
   async #reap(s: RunningSession): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const { result, timedOut, signal } = await (s.agent as AgentProcess).result;
     await ctx.tokens.revoke(s.session).catch(() => {});
     this.outcome.costs.push({
@@ -800,7 +803,7 @@ export class RunLoop {
 
   /** Commits the worktree, checks signals and gates, then queues the merge (or fails). */
   async #completeAndQueue(s: RunningSession, task: Task, costUsd: number | null): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const authored = { name: s.agentId, email: `${s.session}@agents.bernstein.invalid` };
     await ctx.git.commitAll(
       s.worktree,
@@ -915,7 +918,7 @@ export class RunLoop {
     costUsd: number | null,
     changes: ChangedPath[],
   ): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     // A session adopted after a crash may have merged already: never merge twice.
     const already = s.agent === undefined && await ctx.git.isAncestor(s.branch, "HEAD");
     let sha: string;
@@ -1039,7 +1042,7 @@ export class RunLoop {
     detail: string,
     costUsd: number | null,
   ): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     await recordRefusedMerge(ctx.sdd, {
       run_id: ctx.runId,
       task_id: task.id,
@@ -1088,7 +1091,7 @@ export class RunLoop {
     costUsd: number | null = null,
     branch?: string,
   ): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const short = reason.split("\n")[0].slice(0, 500);
     let failed = task;
     if (task.status !== "failed") {
@@ -1108,7 +1111,7 @@ export class RunLoop {
     code: string,
     costUsd: number | null,
   ): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const short = reason.split("\n")[0].slice(0, 500);
     await ctx.ledger.append({
       kind: "task.failed",
@@ -1138,7 +1141,7 @@ export class RunLoop {
 
   /** Stalled agents (no output, no heartbeat for the stall threshold) are stopped. */
   async #checkLiveness(): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const thresholdMs = ctx.config.tuning.agent.stall_threshold_s * 1000;
     const beats = new Map(ctx.server.agents().map((a) => [a.agent_id, a]));
     const now = ctx.clock.monotonicMs();
@@ -1168,7 +1171,7 @@ export class RunLoop {
 
   /** A manager alive past the threshold with no child task aborts the run. */
   async #checkManager(tasks: readonly Task[]): Promise<boolean> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const limitMs = ctx.config.tuning.orchestrator.stalled_manager_threshold_s * 1000;
     for (const s of this.#running.values()) {
       if (s.task.role !== "manager" || s.state !== "running") continue;
@@ -1211,13 +1214,13 @@ export class RunLoop {
   }
 
   async #killAll(reason: string): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const grace = ctx.config.tuning.agent.kill_grace_s * 1000;
     await Promise.all([...this.#running.values()].map((s) => s.agent?.handle.terminate(grace)));
     await Promise.allSettled([...this.#inFlight]);
     for (const s of [...this.#running.values()]) {
       const task = await ctx.store.get(s.task.id);
-      if (task && ["claimed", "in_progress"].includes(task.status)) {
+      if (task && ACTIVE.has(task.status)) {
         await ctx.store.transition(task.id, "failed", {
           actor: "orchestrator",
           reason,
@@ -1231,7 +1234,7 @@ export class RunLoop {
 
   /** Stop requested: drain running agents (or kill with --force), then end. True when done. */
   async #drain(): Promise<boolean> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     const reason = this.#stopRequested ?? "stop";
     await this.#audit({
       actor: "operator",
@@ -1261,11 +1264,11 @@ export class RunLoop {
 
   /** The zero-terminal backstop: fail every unfinished task and stop. */
   async #backstop(taskIds: readonly string[], reason: string): Promise<void> {
-    const { ctx } = { ctx: this.#ctx };
+    const ctx = this.#ctx;
     await this.#killAll(`backstop: ${reason}`);
     for (const id of taskIds) {
       const task = await ctx.store.get(id);
-      if (!task || ["failed", "closed", "cancelled"].includes(task.status)) continue;
+      if (!task || DEPENDENCY_MET.has(task.status) || DEAD_END.has(task.status)) continue;
       await ctx.store.transition(id, "failed", {
         actor: "orchestrator",
         reason: `backstop: ${reason}`,

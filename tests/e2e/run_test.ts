@@ -490,3 +490,41 @@ Deno.test("status, ps and logs show a live run; stop --force ends it and the rec
     strictEqual(score.code, 0, score.stdout + score.stderr);
   });
 });
+
+Deno.test("lineage.strict: a merge whose lineage cannot be recorded is undone and refused; lax merges anyway", async () => {
+  for (const strict of [true, false]) {
+    await withTempDir(async (dir) => {
+      await prepareRepo(
+        dir,
+        `cli: scripted\nstages:\n  - name: s\n    steps:\n${
+          step("Write", ["@agent write w.txt w"])
+        }\n`,
+        {
+          lineage: { enabled: true, strict },
+        },
+      );
+      // A folder where the log file should be: every lineage append fails.
+      await Deno.mkdir(join(dir, ".sdd", "lineage", "log.jsonl"), { recursive: true });
+      const before = await git(dir, "rev-parse", "HEAD");
+      const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+      const summary = summaryOf(run);
+      if (strict) {
+        strictEqual(run.code, 1, run.stderr);
+        const refused = summary.refused_merges as { reason: string; branch: string }[];
+        strictEqual(refused[0]?.reason, "lineage-refused", JSON.stringify(summary));
+        strictEqual(await git(dir, "rev-parse", "HEAD"), before, "the merge was undone");
+        strictEqual(await exists(join(dir, "w.txt")), false);
+        strictEqual(await trackedChanges(dir), "");
+        ok((await git(dir, "branch", "--list", refused[0].branch)).includes(refused[0].branch));
+      } else {
+        strictEqual(run.code, 0, run.stderr + run.stdout);
+        strictEqual(await Deno.readTextFile(join(dir, "w.txt")), "w\n");
+        ok(
+          eventsOf(run).some((e) =>
+            e.type === "run.warning" && String(e.message).includes("lineage")
+          ),
+        );
+      }
+    });
+  }
+});
