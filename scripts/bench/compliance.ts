@@ -14,7 +14,12 @@ import {
 } from "../../src/compliance/store/mod.ts";
 import { mapEnv, systemRandom } from "../../src/io/mod.ts";
 import { signaturePath } from "../../src/lineage/mod.ts";
-import { openDirectoryGateInput, runLineageGate } from "../../src/verify/mod.ts";
+import {
+  defaultGateWorkers,
+  openDirectoryGateInput,
+  runLineageGate,
+} from "../../src/verify/mod.ts";
+import { v8FlagsArg } from "../runtime_flags.ts";
 import { sampleLog } from "../sample_pack.ts";
 import { peakRssMiB, report, timeCommand } from "./_report.ts";
 
@@ -104,7 +109,7 @@ async function child(mode: string, dir: string, n: number): Promise<void> {
     });
     if (opened === undefined) throw new Error("no log");
     try {
-      result.ok = (await runLineageGate(opened.input)).ok;
+      result.ok = (await runLineageGate(opened.input, { workers: defaultGateWorkers() })).ok;
     } finally {
       opened.close();
     }
@@ -123,6 +128,7 @@ async function run(mode: string, dir: string, n: number): Promise<ChildResult> {
       "-q",
       "--frozen",
       "-P=dev",
+      v8FlagsArg(),
       fileURLToPath(import.meta.url),
       `--child=${mode}`,
       dir,
@@ -166,6 +172,7 @@ if (childArg !== undefined) {
       "--frozen",
       `--config=${join(ROOT, "deno.json")}`,
       "-P=verify",
+      v8FlagsArg(),
       join(ROOT, "verify.ts"),
       "pack",
       join(dir, "pack.zip"),

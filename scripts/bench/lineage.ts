@@ -5,6 +5,8 @@
 import { join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { generateTree } from "../../tests/_helpers/lineage_tree.ts";
+import { defaultGateWorkers } from "../../src/verify/mod.ts";
+import { v8FlagsArg } from "../runtime_flags.ts";
 import { report, timeCommand } from "./_report.ts";
 
 const root = fromFileUrl(new URL("../../", import.meta.url));
@@ -81,8 +83,8 @@ try {
   report("lineage", "append (sign+HMAC+fsync)", (rate.writes / rate.ms) * 1000, "entries/s");
   report("lineage", "append peak RSS", appended.peakMiB, "MiB");
 
-  // 2. Gate over a generated 100 000-entry tree with the real CLI: the default (no workers
-  //    below 4 cores) and with one worker thread.
+  // 2. Gate over a generated 100 000-entry tree with the real CLI, with the binaries' V8 flags:
+  //    the default (one worker per spare core) and everything on one thread.
   const gateDir = join(tmp, "gate");
   await Deno.mkdir(gateDir);
   const t0 = performance.now();
@@ -90,7 +92,7 @@ try {
   report("lineage", `generate ${ENTRIES} entries`, performance.now() - t0, "ms");
   const logBytes = (await Deno.stat(join(gateDir, ".sdd/lineage/log.jsonl"))).size;
   report("lineage", "log size", logBytes / 1024 / 1024, "MiB");
-  for (const workers of [0, 1]) {
+  for (const workers of ["default", "0"]) {
     const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
     report("lineage", `load average before gate (workers=${workers})`, Number(load), "");
     const gated = await measure([
@@ -100,13 +102,16 @@ try {
       "--frozen",
       `--config=${root}deno.json`,
       "-P=bernstein",
+      v8FlagsArg(),
       join(root, "main.ts"),
       "lineage",
       "gate",
-      `--workers=${workers}`,
+      ...(workers === "default" ? [] : [`--workers=${workers}`]),
     ], { cwd: gateDir, env });
     if (gated.code !== 0) throw new Error(`gate exited ${gated.code} on a valid tree`);
-    const label = `gate ${ENTRIES} entries workers=${workers}`;
+    const label = `gate ${ENTRIES} entries workers=${
+      workers === "default" ? `${defaultGateWorkers()} (default)` : workers
+    }`;
     report("lineage", `${label} wall`, gated.ms, "ms (goal < 10000)");
     report("lineage", `${label} CPU`, gated.cpuMs, "ms (user+sys, all threads)");
     report("lineage", `${label} throughput`, (ENTRIES / gated.ms) * 1000, "entries/s");

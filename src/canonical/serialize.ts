@@ -91,6 +91,9 @@ function write(value: JsonValue, style: Style, depth: number): string {
     case "bigint":
       return value.toString();
     case "number":
+      // Below 2^53 String() prints the same digits as BigInt (no exponent, -0 as "0") and is
+      // much cheaper; beyond, only BigInt prints every digit of the double.
+      if (Number.isSafeInteger(value)) return value === 0 ? "0" : String(value);
       if (Number.isInteger(value)) return BigInt(value).toString();
       return pythonFloatRepr(value);
     case "object":
@@ -115,7 +118,14 @@ function write(value: JsonValue, style: Style, depth: number): string {
       `an object of class ${proto?.constructor?.name ?? "unknown"} has no JSON form`,
     );
   }
-  const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort(compareCodePoints);
+  const keys = Object.keys(value).filter((k) => value[k] !== undefined);
+  // Parsed canonical records arrive sorted already: check before sorting.
+  for (let i = 1; i < keys.length; i++) {
+    if (compareCodePoints(keys[i - 1], keys[i]) > 0) {
+      keys.sort(compareCodePoints);
+      break;
+    }
+  }
   if (keys.length === 0) return "{}";
   const parts: string[] = [];
   for (const key of keys) {

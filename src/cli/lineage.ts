@@ -122,10 +122,7 @@ async function gate(ctx: CommandContext): Promise<number> {
     ctx.out.line(`SKIPPED: no lineage log at ${logPath}`);
     return 0;
   }
-  // Workers trade memory (one more JS heap each) for time; on 2 cores the main thread alone
-  // stays under the memory budget, so they start only where cores are plentiful.
-  const cores = navigator.hardwareConcurrency ?? 1;
-  const workers = workersFlag ?? (cores >= 4 ? Math.min(3, cores - 1) : 0);
+  const workers = workersFlag ?? verify.defaultGateWorkers();
   let result;
   try {
     result = await verify.runLineageGate(opened.input, { workers });
@@ -298,7 +295,8 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
         name: "workers",
         type: "number",
         valueName: "N",
-        help: "Worker threads sharing the work (default: 0 below 4 cores, else up to 3).",
+        help:
+          "Threads for the signature checks besides this one (default: one per spare core, max 3).",
       },
     ],
     json: true,

@@ -63,6 +63,9 @@ export {
 export { artefactDigest, byArtefactPath, LOG_FILE, signaturePath, tipsPath } from "./layout.ts";
 export {
   type ByteSource,
+  chunksOf,
+  LineFramer,
+  type LineSink,
   type StreamedLine,
   streamLines,
   type StreamLinesOptions,

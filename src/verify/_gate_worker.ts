@@ -1,8 +1,13 @@
-// A gate worker: runs the per-line checks on batches of raw lines, reading sidecars itself
-// from the lineage folder. It only reads (the same folder the main thread reads).
+// A gate worker: runs the signature checks on batches of entry lines, reading sidecars itself
+// from the lineage folder or taking them from the batch. It only reads.
 import { keyedHmacSha256Pure } from "../crypto/mod.ts";
 import { AgentCardSet } from "../lineage/mod.ts";
-import { checkLines, type LineCheckContext, type RawBatch } from "./_line_check.ts";
+import {
+  checkSignatures,
+  type RawBatch,
+  type SignatureCheckContext,
+  unpackJobs,
+} from "./_line_check.ts";
 import { sidecarReader } from "./_sidecars.ts";
 import type { CardFile } from "./types.ts";
 
@@ -15,15 +20,16 @@ interface WorkerScope {
 export interface GateWorkerInit {
   type: "init";
   logName: string;
-  lineageDir: string;
+  /** The lineage folder whose sidecars to read; absent: every batch brings its sidecars. */
+  lineageDir?: string;
   cards: CardFile[];
   operatorKey?: Uint8Array;
 }
 
 const scope = globalThis as unknown as WorkerScope;
-let ctx: LineCheckContext | undefined;
+let ctx: SignatureCheckContext | undefined;
 
-scope.onmessage = async (event: MessageEvent) => {
+scope.onmessage = (event: MessageEvent) => {
   const msg = event.data as GateWorkerInit | { type: "batch"; id: number; batch: RawBatch };
   if (msg.type === "init") {
     const cards = new AgentCardSet();
@@ -34,11 +40,12 @@ scope.onmessage = async (event: MessageEvent) => {
     ctx = {
       logName: msg.logName,
       cards,
-      signatures: sidecarReader(msg.lineageDir),
+      signatures: msg.lineageDir === undefined ? undefined : sidecarReader(msg.lineageDir),
       hmacKey: msg.operatorKey === undefined ? undefined : keyedHmacSha256Pure(msg.operatorKey),
     };
     return;
   }
   if (ctx === undefined) throw new Error("gate worker used before init");
-  scope.postMessage({ id: msg.id, summaries: await checkLines(msg.batch, ctx) });
+  const issues = checkSignatures(unpackJobs(msg.batch), ctx);
+  scope.postMessage({ id: msg.id, issues });
 };

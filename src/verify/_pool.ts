@@ -1,55 +1,72 @@
-// Shares the gate's line batches between this thread and worker threads (directory input
-// only). This thread takes every (workers+1)-th batch itself, so a 2-core machine runs one
-// worker and keeps both cores busy with a single extra isolate. A worker that cannot start or
+// Shares the gate's signature checks between this thread and worker threads. Each worker is
+// kept fed with a few batches; this thread checks a batch itself only when every worker
+// already has its share queued, so the split follows each thread's real speed (this thread
+// also frames and parses the log and runs the in-order checks). A worker that cannot start or
 // fails hands its batches back to this thread: results never depend on the pool.
 import type { GateWorkerInit } from "./_gate_worker.ts";
 import {
-  checkLines,
-  type LineCheckContext,
-  type LineSummary,
-  type RawBatch,
+  checkSignatures,
+  packJobs,
+  type SignatureCheckContext,
+  type SignatureJob,
 } from "./_line_check.ts";
+import type { GateIssue } from "./types.ts";
 
-/** Runs line batches somewhere. */
-export interface LineBatchRunner {
-  /** The summaries of one batch, in line order. */
-  run(batch: RawBatch): Promise<LineSummary[]>;
+/** Runs signature-check batches somewhere. */
+export interface SignatureBatchRunner {
+  /** The issues of one batch (synchronously when checked on this thread). */
+  run(jobs: SignatureJob[]): GateIssue[] | Promise<GateIssue[]>;
+  /**
+   * Lets worker replies in before the next `run` (a macrotask turn; workers' messages are
+   * not seen while this thread only awaits settled promises). Immediate without workers.
+   */
+  turn(): Promise<void> | void;
   /** Stops any workers. */
   close(): void;
 }
 
 /** Runs every batch on this thread. */
-export function inlineLineRunner(ctx: LineCheckContext): LineBatchRunner {
-  return { run: (batch) => checkLines(batch, ctx), close() {} };
+export function inlineRunner(ctx: SignatureCheckContext): SignatureBatchRunner {
+  return { run: (jobs) => checkSignatures(jobs, ctx), turn() {}, close() {} };
 }
 
 interface Pending {
-  batch: RawBatch;
-  resolve: (r: LineSummary[]) => void;
-  reject: (e: unknown) => void;
+  jobs: SignatureJob[];
+  worker: number;
+  resolve: (r: GateIssue[]) => void;
 }
 
+/**
+ * Batches queued per worker before this thread takes one. This thread answers worker
+ * messages only between log chunks (a few batches of work apart), so a worker needs about
+ * that much queued not to idle.
+ */
+export const WORKER_QUEUE_DEPTH = 6;
+
 /** A runner over `count` workers plus this thread, or inline when workers cannot start. */
-export function pooledLineRunner(
+export function pooledRunner(
   count: number,
-  ctx: LineCheckContext,
+  ctx: SignatureCheckContext,
   init: Omit<GateWorkerInit, "type">,
   workerUrl: URL = new URL("./_gate_worker.ts", import.meta.url),
-): LineBatchRunner {
-  const inline = inlineLineRunner(ctx);
+): SignatureBatchRunner {
+  const inline = inlineRunner(ctx);
   if (count < 1 || typeof Worker === "undefined") return inline;
+  // Workers read sidecars themselves only from a folder; otherwise batches carry them.
+  const carrySidecars = init.lineageDir === undefined;
   const workers: Worker[] = [];
+  const queued: number[] = [];
   const pending = new Map<number, Pending>();
   let broken = false;
-  let next = 0;
   let nextId = 0;
+  let channel: MessageChannel | undefined;
 
   function failAll(): void {
     broken = true;
     for (const w of workers) w.terminate();
     for (const [id, p] of pending) {
       pending.delete(id);
-      checkLines(p.batch, ctx).then(p.resolve, p.reject);
+      p.resolve(checkSignatures(p.jobs, ctx));
     }
   }
 
@@ -57,11 +74,12 @@ export function pooledLineRunner(
     for (let i = 0; i < count; i++) {
       const w = new Worker(workerUrl, { type: "module" });
       w.onmessage = (event: MessageEvent) => {
-        const { id, summaries } = event.data as { id: number; summaries: LineSummary[] };
+        const { id, issues } = event.data as { id: number; issues: GateIssue[] };
         const p = pending.get(id);
         if (p === undefined) return;
         pending.delete(id);
-        p.resolve(summaries);
+        queued[p.worker]--;
+        p.resolve(issues);
       };
       w.onerror = (event: ErrorEvent) => {
         event.preventDefault();
@@ -69,6 +87,7 @@ export function pooledLineRunner(
       };
       w.postMessage({ type: "init", ...init } satisfies GateWorkerInit);
       workers.push(w);
+      queued.push(0);
     }
   } catch {
     for (const w of workers) w.terminate();
@@ -76,18 +95,32 @@ export function pooledLineRunner(
   }
 
   return {
-    run(batch) {
-      const slot = next++ % (workers.length + 1);
-      if (broken || slot === workers.length) return inline.run(batch);
-      return new Promise((resolve, reject) => {
+    run(jobs) {
+      if (broken) return inline.run(jobs);
+      let slot = 0;
+      for (let i = 1; i < workers.length; i++) if (queued[i] < queued[slot]) slot = i;
+      if (queued[slot] >= WORKER_QUEUE_DEPTH) return inline.run(jobs);
+      queued[slot]++;
+      return new Promise((resolve) => {
         const id = nextId++;
-        // Posted by copy, not transfer: the batch stays here in case the worker fails.
-        pending.set(id, { batch, resolve, reject });
-        workers[slot].postMessage({ type: "batch", id, batch });
+        // The jobs stay here in case the worker fails and this thread must check them.
+        pending.set(id, { jobs, worker: slot, resolve });
+        workers[slot].postMessage({ type: "batch", id, batch: packJobs(jobs, carrySidecars) });
+      });
+    },
+    turn() {
+      if (broken || pending.size === 0) return;
+      // A MessageChannel round trip is one event-loop turn in ~10 µs (setTimeout(0): ~2 ms).
+      const ch = channel ??= new MessageChannel();
+      return new Promise<void>((resolve) => {
+        ch.port1.onmessage = () => resolve();
+        ch.port2.postMessage(0);
       });
     },
     close() {
       for (const w of workers) w.terminate();
+      channel?.port1.close();
+      channel?.port2.close();
     },
   };
 }

@@ -21,7 +21,7 @@ export {
   openDirectoryGateInput,
   readCardDirectory,
 } from "./directory.ts";
-export { runLineageGate } from "./gate.ts";
+export { defaultGateWorkers, runLineageGate } from "./gate.ts";
 export {
   type CardFile,
   type ForeignAttestationInput,

@@ -6,6 +6,8 @@ import {
   JsonFloat,
   type JsonObject,
   type JsonValue,
+  parseCanonicalLine,
+  parseJson,
   parseJsonBytes,
 } from "../../src/canonical/mod.ts";
 
@@ -200,4 +202,74 @@ Deno.test("serializer matches CPython json.dumps on 4000 random values in all th
     });
   });
   strictEqual(compared, 12000);
+});
+
+/** What parseCanonicalLine must say: the strict parser's value when it prints back as `text`. */
+function strictVerdict(text: string, profile: CanonicalProfile): JsonValue | "refused" {
+  try {
+    const value = parseJson(text);
+    return new TextDecoder().decode(canonicalBytes(value, profile)) === text ? value : "refused";
+  } catch {
+    return "refused";
+  }
+}
+
+function mutations(text: string, r: () => number): string[] {
+  const at = Math.floor(r() * (text.length + 1));
+  return [
+    text,
+    text.slice(0, at) + " " + text.slice(at),
+    text.replace(/(\d)(?=[,\]}]|$)/, "$1.0"),
+    text.replace(/^\{"/, '{"a":1,"a":1,"'),
+    text.replace(/"/, '"\\ud800'),
+    text + "\t",
+  ];
+}
+
+Deno.test("parseCanonicalLine: the native fast path agrees with the strict parser", () => {
+  const r = rng(0x5eed);
+  const edges = [
+    "9007199254740991",
+    "9007199254740992",
+    "9007199254740993",
+    "-9007199254740993",
+    "1767225600000000000",
+    "12345678901234567890123",
+    "1e+16",
+    "1.0",
+    "-0",
+    "-0.0",
+    "0.1",
+    '{"__proto__":{"x":1}}',
+    '{"a":[1,2,{"b":9007199254740993}]}',
+    '"\u2028"',
+    "[".repeat(600) + "]".repeat(600),
+    "[".repeat(513) + "]".repeat(513),
+    "[".repeat(512) + "]".repeat(512),
+  ];
+  let accepted = 0;
+  for (const profile of PROFILES) {
+    const texts = [...edges];
+    for (let i = 0; i < 1500; i++) {
+      texts.push(
+        ...mutations(new TextDecoder().decode(canonicalBytes(randomValue(r, 0), profile)), r),
+      );
+    }
+    for (const mutated of texts) {
+      // Lines are bytes: a mutation that split a surrogate pair reaches the parser as U+FFFD.
+      const bytes = new TextEncoder().encode(mutated);
+      const text = new TextDecoder().decode(bytes);
+      const want = strictVerdict(text, profile);
+      const got = parseCanonicalLine(bytes, profile);
+      if (want === "refused") {
+        strictEqual(got.ok, false, `${profile}: ${text.slice(0, 80)}`);
+      } else {
+        strictEqual(got.ok, true, `${profile}: ${text.slice(0, 80)}`);
+        if (got.ok) deepStrictEqual(got.value, want, `${profile}: ${text.slice(0, 80)}`);
+        accepted++;
+      }
+    }
+  }
+  // Most unmutated lines are canonical, so the comparison covered real values.
+  strictEqual(accepted > 4000, true, `only ${accepted} lines were accepted`);
 });

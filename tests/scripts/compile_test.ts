@@ -10,6 +10,7 @@ import {
   sha256Sums,
   TARGETS,
 } from "../../scripts/release_manifests.ts";
+import { RUNTIME_V8_FLAGS } from "../../scripts/runtime_flags.ts";
 import { REPO_ROOT } from "../_helpers/cli.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
@@ -85,6 +86,17 @@ Deno.test("bernstein is compiled with exactly the declared permission set", asyn
     deepStrictEqual(main.allow_sys, declared.sys);
     strictEqual(main.allow_ffi, null);
     strictEqual(main.prompt, false);
+  });
+});
+
+Deno.test("both binaries carry the runtime V8 flags the benchmarks measured", async () => {
+  await withTempDir(async (dir) => {
+    await compileBoth(dir);
+    for (const name of ["bernstein", "bernstein-verify"]) {
+      const meta = readCompileMetadata(await Deno.readFile(join(dir, LINUX, name)));
+      const flags = meta.v8_flags as string[];
+      for (const flag of RUNTIME_V8_FLAGS) ok(flags.includes(flag), `${name}: ${flag}`);
+    }
   });
 });
 
