@@ -1,4 +1,4 @@
-import { canonicalize } from "./serialize.ts";
+import { canonicalize, isCanonicalText } from "./serialize.ts";
 import { decodeUtf8Strict, parseJson } from "./parse.ts";
 import type { CanonicalProfile, JsonValue } from "./value.ts";
 
@@ -88,7 +88,7 @@ function fastCanonicalValue(text: string, profile: CanonicalProfile): JsonValue 
     return undefined;
   }
   try {
-    return canonicalize(value as JsonValue, profile) === text ? value as JsonValue : undefined;
+    return isCanonicalText(value as JsonValue, text, profile) ? value as JsonValue : undefined;
   } catch {
     return undefined;
   }

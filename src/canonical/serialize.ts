@@ -156,3 +156,92 @@ const encoder = new TextEncoder();
 export function canonicalBytes(value: JsonValue, profile: CanonicalProfile): Uint8Array {
   return encoder.encode(canonicalize(value, profile));
 }
+
+/**
+ * Whether `text` starting at `at` is exactly what {@linkcode canonicalize} prints for `value`
+ * there; returns the position after it, or -1. Compares in place, building no output string:
+ * checking a parsed record this way allocates a fraction of what re-serialising does. Any
+ * value `canonicalize` would refuse gives -1.
+ */
+function matchAt(value: JsonValue, text: string, at: number, style: Style, depth: number): number {
+  if (value === null) return text.startsWith("null", at) ? at + 4 : -1;
+  switch (typeof value) {
+    case "boolean": {
+      const word = value ? "true" : "false";
+      return text.startsWith(word, at) ? at + word.length : -1;
+    }
+    case "string": {
+      if ((style.ascii ? NEEDS_ESCAPE_ASCII : NEEDS_ESCAPE_UTF8).test(value)) {
+        let quoted: string;
+        try {
+          quoted = quote(value, style.ascii);
+        } catch {
+          return -1;
+        }
+        return text.startsWith(quoted, at) ? at + quoted.length : -1;
+      }
+      if (text.charCodeAt(at) !== 0x22 || !text.startsWith(value, at + 1)) return -1;
+      const end = at + 1 + value.length;
+      return text.charCodeAt(end) === 0x22 ? end + 1 : -1;
+    }
+    case "bigint":
+    case "number": {
+      const printed = write(value, style, depth);
+      return text.startsWith(printed, at) ? at + printed.length : -1;
+    }
+    case "object":
+      break;
+    default:
+      return -1;
+  }
+  if (depth > MAX_DEPTH) return -1;
+  if (value instanceof JsonFloat) {
+    const printed = pythonFloatRepr(value.value);
+    return text.startsWith(printed, at) ? at + printed.length : -1;
+  }
+  if (Array.isArray(value)) {
+    if (text.charCodeAt(at) !== 0x5b) return -1;
+    let pos = at + 1;
+    for (let i = 0; i < value.length; i++) {
+      if (value[i] === undefined) return -1;
+      if (i > 0) {
+        if (!text.startsWith(style.comma, pos)) return -1;
+        pos += style.comma.length;
+      }
+      pos = matchAt(value[i], text, pos, style, depth + 1);
+      if (pos < 0) return -1;
+    }
+    return text.charCodeAt(pos) === 0x5d ? pos + 1 : -1;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return -1;
+  const keys = Object.keys(value).filter((k) => value[k] !== undefined);
+  for (let i = 1; i < keys.length; i++) {
+    if (compareCodePoints(keys[i - 1], keys[i]) > 0) {
+      keys.sort(compareCodePoints);
+      break;
+    }
+  }
+  if (text.charCodeAt(at) !== 0x7b) return -1;
+  let pos = at + 1;
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) {
+      if (!text.startsWith(style.comma, pos)) return -1;
+      pos += style.comma.length;
+    }
+    pos = matchAt(keys[i], text, pos, style, depth + 1);
+    if (pos < 0 || !text.startsWith(style.colon, pos)) return -1;
+    pos = matchAt(value[keys[i]] as JsonValue, text, pos + style.colon.length, style, depth + 1);
+    if (pos < 0) return -1;
+  }
+  return text.charCodeAt(pos) === 0x7d ? pos + 1 : -1;
+}
+
+/** True when `canonicalize(value, profile) === text`, decided without building the string. */
+export function isCanonicalText(
+  value: JsonValue,
+  text: string,
+  profile: CanonicalProfile,
+): boolean {
+  return matchAt(value, text, 0, STYLES[profile], 0) === text.length;
+}

@@ -46,6 +46,6 @@ scope.onmessage = (event: MessageEvent) => {
     return;
   }
   if (ctx === undefined) throw new Error("gate worker used before init");
-  const issues = checkSignatures(unpackJobs(msg.batch), ctx);
+  const issues = checkSignatures(unpackJobs(msg.batch, ctx.logName), ctx);
   scope.postMessage({ id: msg.id, issues });
 };

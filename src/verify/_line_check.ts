@@ -27,10 +27,16 @@ export interface RawBatch {
   data: Uint8Array;
   /** Two int32 per line: 1-based line number, byte length. */
   meta: Int32Array;
-  /** Five strings per line: entry hash, artefact_path, agent_id, agent_card_kid, operator_hmac. */
-  fields: string[];
-  /** Each line's sidecar when this thread looked it up (archives); absent: read them here. */
-  fetched?: SignatureFetch[];
+  /**
+   * Five strings per line: entry hash, artefact_path, agent_id, agent_card_kid, operator_hmac.
+   * Absent: the lines are parsed again for them.
+   */
+  fields?: string[];
+  /**
+   * The sidecars when the main thread looked them up (archives); absent: read them here. One
+   * buffer for the batch, and per line its length, -1 for none, -2 for a problem.
+   */
+  sidecars?: { data: Uint8Array; lengths: Int32Array; problems: string[] };
 }
 
 /** A line parsed as far as the in-order checks need. */
@@ -113,30 +119,74 @@ export function packJobs(jobs: readonly SignatureJob[], withFetched: boolean): R
     fields.push(j.hash, j.artefact, j.agentId, j.kid, j.operatorHmac);
   });
   if (!withFetched) return { data, meta, fields };
-  // Copied: cloning a view posts its whole backing buffer (an archive's every signature).
-  const fetched = jobs.map((
-    j,
-  ) => (j.fetched instanceof Uint8Array ? j.fetched.slice() : j.fetched));
-  return { data, meta, fields, fetched };
+  // One buffer, not a clone per signature: views would post their whole backing buffer, and
+  // 32 small buffers a batch cost more to post than the copy.
+  let sigSize = 0;
+  for (const j of jobs) if (j.fetched instanceof Uint8Array) sigSize += j.fetched.length;
+  const sigData = new Uint8Array(sigSize);
+  const lengths = new Int32Array(jobs.length);
+  const problems: string[] = [];
+  let sigAt = 0;
+  jobs.forEach((j, i) => {
+    const f = j.fetched;
+    if (f instanceof Uint8Array) {
+      sigData.set(f, sigAt);
+      sigAt += f.length;
+      lengths[i] = f.length;
+    } else if (f === undefined) {
+      lengths[i] = -1;
+    } else {
+      lengths[i] = -2;
+      problems.push(f.problem);
+    }
+  });
+  return { data, meta, fields, sidecars: { data: sigData, lengths, problems } };
 }
 
-/** Unpacks a worker's batch into jobs. */
-export function unpackJobs(batch: RawBatch): SignatureJob[] {
+/** Unpacks a batch into jobs (parsing the lines again when it carries no fields). */
+export function unpackJobs(batch: RawBatch, logName: string): SignatureJob[] {
   const jobs: SignatureJob[] = [];
+  const sidecars = batch.sidecars;
   let at = 0;
+  let sigAt = 0;
+  let problem = 0;
   for (let i = 0; i < batch.meta.length / 2; i++) {
+    const line = batch.meta[2 * i];
     const bytes = batch.data.subarray(at, at + batch.meta[2 * i + 1]);
     at += bytes.length;
-    const f = i * JOB_FIELDS;
+    let fields: string[];
+    let f = i * JOB_FIELDS;
+    if (batch.fields !== undefined) {
+      fields = batch.fields;
+    } else {
+      // The main thread sent only lines that parsed; the same bytes parse the same way here.
+      const parsed = parseLine(line, bytes, false, logName);
+      if (parsed.entry === undefined || parsed.hash === undefined) {
+        throw new Error(`gate: line ${line} did not parse again`);
+      }
+      const job = signatureJob(line, bytes, parsed.entry, parsed.hash);
+      fields = [job.hash, job.artefact, job.agentId, job.kid, job.operatorHmac];
+      f = 0;
+    }
+    let fetched: SignatureFetch;
+    if (sidecars !== undefined) {
+      const length = sidecars.lengths[i];
+      if (length >= 0) {
+        fetched = sidecars.data.subarray(sigAt, sigAt + length);
+        sigAt += length;
+      } else if (length === -2) {
+        fetched = { problem: sidecars.problems[problem++] };
+      }
+    }
     jobs.push({
-      line: batch.meta[2 * i],
+      line,
       bytes,
-      hash: batch.fields[f],
-      artefact: batch.fields[f + 1],
-      agentId: batch.fields[f + 2],
-      kid: batch.fields[f + 3],
-      operatorHmac: batch.fields[f + 4],
-      fetched: batch.fetched?.[i],
+      hash: fields[f],
+      artefact: fields[f + 1],
+      agentId: fields[f + 2],
+      kid: fields[f + 3],
+      operatorHmac: fields[f + 4],
+      fetched,
     });
   }
   return jobs;

@@ -7,8 +7,10 @@ import type { GateWorkerInit } from "./_gate_worker.ts";
 import {
   checkSignatures,
   packJobs,
+  type RawBatch,
   type SignatureCheckContext,
   type SignatureJob,
+  unpackJobs,
 } from "./_line_check.ts";
 import type { GateIssue } from "./types.ts";
 
@@ -31,7 +33,9 @@ export function inlineRunner(ctx: SignatureCheckContext): SignatureBatchRunner {
 }
 
 interface Pending {
-  jobs: SignatureJob[];
+  // Only the bytes (external memory): a failed worker's batch is parsed again here. Holding
+  // the jobs would keep them alive long enough to be promoted to V8's old generation.
+  batch: RawBatch;
   worker: number;
   resolve: (r: GateIssue[]) => void;
 }
@@ -66,7 +70,7 @@ export function pooledRunner(
     for (const w of workers) w.terminate();
     for (const [id, p] of pending) {
       pending.delete(id);
-      p.resolve(checkSignatures(p.jobs, ctx));
+      p.resolve(checkSignatures(unpackJobs(p.batch, ctx.logName), ctx));
     }
   }
 
@@ -101,11 +105,12 @@ export function pooledRunner(
       for (let i = 1; i < workers.length; i++) if (queued[i] < queued[slot]) slot = i;
       if (queued[slot] >= WORKER_QUEUE_DEPTH) return inline.run(jobs);
       queued[slot]++;
+      const batch = packJobs(jobs, carrySidecars);
       return new Promise((resolve) => {
         const id = nextId++;
-        // The jobs stay here in case the worker fails and this thread must check them.
-        pending.set(id, { jobs, worker: slot, resolve });
-        workers[slot].postMessage({ type: "batch", id, batch: packJobs(jobs, carrySidecars) });
+        workers[slot].postMessage({ type: "batch", id, batch });
+        // Kept in case the worker fails and this thread must check the batch itself.
+        pending.set(id, { batch: { ...batch, fields: undefined }, worker: slot, resolve });
       });
     },
     turn() {

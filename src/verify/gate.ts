@@ -49,6 +49,7 @@ async function collectCards(
 const BATCH_LINES = 32;
 const MAX_IN_FLIGHT = 16;
 const SLICE_BYTES = 16 * 1024;
+const BATCH_BYTES = 32 * 1024;
 
 /**
  * Worker threads the gate uses by default: one per core beyond this thread's, up to 3. Each
@@ -117,6 +118,9 @@ export async function runLineageGate(
   let entries = 0;
   let unterminated = false;
   let jobs: SignatureJob[] = [];
+  // The current batch's line bytes, copied back to back (one buffer a batch, not one a line).
+  let batchBytes = new Uint8Array(BATCH_BYTES);
+  let batchUsed = 0;
   const inFlight: Promise<void>[] = [];
 
   function track(result: GateIssue[] | Promise<GateIssue[]>): void {
@@ -158,10 +162,19 @@ export async function runLineageGate(
     if (entry === undefined || hash === undefined) return;
     entries++;
     // The line bytes may be a view into a chunk that is reused: the job keeps a copy.
-    jobs.push(signatureJob(line, bytes.slice(), entry, hash));
+    if (batchUsed + bytes.length > batchBytes.length) {
+      batchBytes = new Uint8Array(Math.max(BATCH_BYTES, bytes.length));
+      batchUsed = 0;
+    }
+    const copy = batchBytes.subarray(batchUsed, batchUsed + bytes.length);
+    copy.set(bytes);
+    batchUsed += bytes.length;
+    jobs.push(signatureJob(line, copy, entry, hash));
     if (jobs.length >= BATCH_LINES) {
       ready.push(jobs);
       jobs = [];
+      batchBytes = new Uint8Array(BATCH_BYTES);
+      batchUsed = 0;
     }
     for (const parent of entry.parent_hashes) {
       if (seen.has(parent) || input.knownParents?.has(parent)) continue;

@@ -146,6 +146,7 @@ export async function verifyPack(
   // Only what the later phases need is kept past phase 3: a 100 000-entry pack has as many
   // members, and the gate needs the memory.
   let members: Map<string, ZipMember> | undefined = new Map(directory.map((m) => [m.name, m]));
+  let signatureBytes = 0; // declared sizes, checked against the limits: the store's one buffer
   stats.members = members.size;
   for (const m of directory) {
     const kind = packMemberKind(m.name);
@@ -154,8 +155,10 @@ export async function verifyPack(
         "unexpected member",
         `${JSON.stringify(m.name)}: unexpected member (not part of the pack format)`,
       );
-    } else if (kind === "signature") stats.signatures++;
-    else if (kind === "card") stats.cards++;
+    } else if (kind === "signature") {
+      stats.signatures++;
+      signatureBytes += m.size;
+    } else if (kind === "card") stats.cards++;
   }
   for (const name of Object.values(PACK_MEMBERS)) {
     if (!members.has(name)) fail("missing member", `${name}: missing member`);
@@ -244,7 +247,7 @@ export async function verifyPack(
   }
   let csvHex: string | undefined;
   // Signatures and cards are read here, in archive order (sequential reads), for the gate.
-  const signatures = new SignatureStore(stats.signatures);
+  const signatures = new SignatureStore(stats.signatures, signatureBytes);
   const cards: CardFile[] = [];
   for (const m of directory) {
     const kind = packMemberKind(m.name);
@@ -420,11 +423,13 @@ class SignatureStore {
   #offsets: Uint32Array;
   #lengths: Int32Array; // -1: the member could not be read
   #used: Uint8Array;
-  #bytes = new Uint8Array(1 << 16);
+  #bytes: Uint8Array;
   #end = 0;
 
-  constructor(expected: number) {
+  /** `expected` members of `bytes` declared bytes in all (a member larger than declared fails). */
+  constructor(expected: number, bytes: number) {
     const n = Math.max(1, expected);
+    this.#bytes = new Uint8Array(bytes);
     this.#index = new DigestTable(n);
     this.#digests = new Uint8Array(n * 32);
     this.#offsets = new Uint32Array(n);
