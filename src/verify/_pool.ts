@@ -47,6 +47,9 @@ interface Pending {
  */
 export const WORKER_QUEUE_DEPTH = 6;
 
+/** Batches checked on this thread before any worker starts (256 entries, ~25 ms of work). */
+export const INLINE_FIRST_BATCHES = 8;
+
 /** A runner over `count` workers plus this thread, or inline when workers cannot start. */
 export function pooledRunner(
   count: number,
@@ -74,32 +77,38 @@ export function pooledRunner(
     }
   }
 
-  try {
-    for (let i = 0; i < count; i++) {
-      const w = new Worker(workerUrl, { type: "module" });
-      w.onmessage = (event: MessageEvent) => {
-        const { id, issues } = event.data as { id: number; issues: GateIssue[] };
-        const p = pending.get(id);
-        if (p === undefined) return;
-        pending.delete(id);
-        queued[p.worker]--;
-        p.resolve(issues);
-      };
-      w.onerror = (event: ErrorEvent) => {
-        event.preventDefault();
-        failAll();
-      };
-      w.postMessage({ type: "init", ...init } satisfies GateWorkerInit);
-      workers.push(w);
-      queued.push(0);
+  function start(): void {
+    try {
+      for (let i = 0; i < count; i++) {
+        const w = new Worker(workerUrl, { type: "module" });
+        w.onmessage = (event: MessageEvent) => {
+          const { id, issues } = event.data as { id: number; issues: GateIssue[] };
+          const p = pending.get(id);
+          if (p === undefined) return;
+          pending.delete(id);
+          queued[p.worker]--;
+          p.resolve(issues);
+        };
+        w.onerror = (event: ErrorEvent) => {
+          event.preventDefault();
+          failAll();
+        };
+        w.postMessage({ type: "init", ...init } satisfies GateWorkerInit);
+        workers.push(w);
+        queued.push(0);
+      }
+    } catch {
+      // No workers here (a sandbox without them): this thread checks everything.
+      failAll();
     }
-  } catch {
-    for (const w of workers) w.terminate();
-    return inline;
   }
 
+  let seen = 0;
   return {
     run(jobs) {
+      // A short log is checked here: a worker costs more to start than it would save.
+      if (++seen <= INLINE_FIRST_BATCHES || broken) return inline.run(jobs);
+      if (workers.length === 0) start();
       if (broken) return inline.run(jobs);
       let slot = 0;
       for (let i = 1; i < workers.length; i++) if (queued[i] < queued[slot]) slot = i;

@@ -154,3 +154,30 @@ Deno.test("the output hash covers the manifest without its own field", () => {
   ok(!new TextDecoder().decode(canonicalBytes(rest, "canon")).includes("output_hash"));
   strictEqual(renderPackMembers(content).manifestBase.output_hash, undefined);
 });
+
+Deno.test("a long pack gives the same verdict with and without a worker thread", async () => {
+  // Enough entries that the worker starts (the first batches are always checked inline).
+  const long = sampleLog({ seed: 5, entries: 700, artefacts: 20 });
+  const longContent = samplePackContent(long);
+  const rendered = renderPackMembers(longContent);
+  const pin = { operatorFingerprint: operatorFingerprint(long.operator.publicKey) };
+  const honest = zipMembers(
+    sealPack(rendered.members, rendered.manifestBase, long.operator).members,
+  );
+  const inline = await verifyPack(memoryBytes(honest), { ...pin, workers: 0 });
+  const pooled = await verifyPack(memoryBytes(honest), { ...pin, workers: 1 });
+  deepStrictEqual(inline.errors, []);
+  deepStrictEqual(pooled, inline);
+  // Entry 650's signature swapped for entry 649's, resealed so only the signature is wrong.
+  const [a, b] = [longContent.entries[649], longContent.entries[648]];
+  const members = new Map(rendered.members);
+  const nameOf = (hash: string) => `signatures/${hash.slice(7)}.jws`;
+  members.set(nameOf(a.hash), members.get(nameOf(b.hash)) as Uint8Array);
+  const forged = zipMembers(sealPack(members, rendered.manifestBase, long.operator).members);
+  const forgedInline = await verifyPack(memoryBytes(forged), { ...pin, workers: 0 });
+  const forgedPooled = await verifyPack(memoryBytes(forged), { ...pin, workers: 1 });
+  // Another agent's signature: its header names another kid (a same-agent one would not verify).
+  deepStrictEqual(kinds(forgedInline), ["kid binding mismatch"]);
+  ok(forgedInline.errors[0].message.startsWith("lineage-log.jsonl:"));
+  deepStrictEqual(forgedPooled, forgedInline);
+});
