@@ -1,6 +1,7 @@
 // Runs the real `bernstein` / `bernstein-verify` entry points as subprocesses, under exactly the
-// permission sets the binaries get (deno.json "permissions").
+// permission sets and V8 flags the binaries get (deno.json "permissions", runtime_flags.ts).
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { v8FlagsArg } from "../../scripts/runtime_flags.ts";
 
 /** Repository root. */
 export const REPO_ROOT: string = fromFileUrl(new URL("../../", import.meta.url));
@@ -45,6 +46,8 @@ async function runEntry(
       "--frozen",
       `--config=${REPO_ROOT}deno.json`,
       `-P=${permissionSet}`,
+      // As the compiled binaries run.
+      v8FlagsArg(),
       `${REPO_ROOT}${entry}`,
       ...args,
     ],

@@ -136,3 +136,39 @@ Deno.test("chain reports an edited line of its artefact and ignores other artefa
     strictEqual(a.code, 0, a.stdout);
   });
 });
+
+Deno.test("a 700-entry pack passes under the read-only grant with the gate's worker thread", async () => {
+  // Long enough that the worker starts (it inherits the read-only grant); a forged signature
+  // deep in the log is still caught.
+  const { sampleLog, samplePackContent } = await import("../../scripts/sample_pack.ts");
+  const { renderPackMembers, sealPack, zipMembers } = await import("../../src/compliance/mod.ts");
+  const { operatorFingerprint } = await import("../../src/verify/mod.ts");
+  const long = sampleLog({ seed: 9, entries: 700, artefacts: 20 });
+  const content = samplePackContent(long);
+  const rendered = renderPackMembers(content);
+  const fingerprint = operatorFingerprint(long.operator.publicKey);
+  await withTempDir(async (dir) => {
+    const honest = join(dir, "honest.zip");
+    await Deno.writeFile(
+      honest,
+      zipMembers(sealPack(rendered.members, rendered.manifestBase, long.operator).members),
+    );
+    const pass = await runVerify(["pack", honest, "--operator-fingerprint", fingerprint]);
+    strictEqual(pass.code, 0, pass.stdout + pass.stderr);
+    ok(pass.stdout.startsWith(`PASS pack: ${content.entries.length} entries`), pass.stdout);
+    const members = new Map(rendered.members);
+    const target = content.entries[640].hash.slice(7);
+    const donor = content.entries[639].hash.slice(7);
+    members.set(`signatures/${target}.jws`, members.get(`signatures/${donor}.jws`) as Uint8Array);
+    const forged = join(dir, "forged.zip");
+    await Deno.writeFile(
+      forged,
+      zipMembers(sealPack(members, rendered.manifestBase, long.operator).members),
+    );
+    const fail = await runVerify(["pack", forged, "--operator-fingerprint", fingerprint]);
+    strictEqual(fail.code, 1);
+    const report = verdict(fail);
+    strictEqual(report.ok, false);
+    ok(report.errors.length >= 1 && fail.stdout.includes("lineage-log.jsonl:"), fail.stdout);
+  });
+});
