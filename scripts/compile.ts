@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { zipSync } from "fflate";
 import { sha256Hex } from "../src/crypto/mod.ts";
 import { VERSION } from "../src/meta/mod.ts";
-import { v8FlagsArg, WORKER_MODULES } from "./runtime_flags.ts";
+import { COMPILE_INCLUDES, v8FlagsArg } from "./runtime_flags.ts";
 import {
   archiveName,
   binaryName,
@@ -46,7 +46,7 @@ async function compileOne(
       `--config=${join(ROOT, "deno.json")}`,
       `-P=${permissionSet}`,
       v8FlagsArg(),
-      ...WORKER_MODULES.map((m) => `--include=${join(ROOT, m)}`),
+      ...(COMPILE_INCLUDES[entry] ?? []).map((m) => `--include=${join(ROOT, m)}`),
       "--target",
       target.triple,
       "--output",

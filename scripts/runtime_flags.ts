@@ -10,8 +10,15 @@
  */
 export const RUNTIME_V8_FLAGS = ["--optimize-for-size"] as const;
 
-/** Modules loaded only as worker threads, which `deno compile` does not find on its own. */
-export const WORKER_MODULES = ["src/verify/_gate_worker.ts"] as const;
+/**
+ * Modules each binary loads that `deno compile` does not find on its own: the gate's worker
+ * (started by URL) and, for bernstein, the CLI (main.ts imports it by a computed specifier so
+ * that `--version` does not load the whole command table's module graph first).
+ */
+export const COMPILE_INCLUDES: Readonly<Record<string, readonly string[]>> = {
+  "main.ts": ["src/cli/mod.ts", "src/verify/_gate_worker.ts"],
+  "verify.ts": ["src/verify/_gate_worker.ts"],
+};
 
 /** The `deno run` / `deno compile` arguments for {@linkcode RUNTIME_V8_FLAGS}. */
 export function v8FlagsArg(): string {

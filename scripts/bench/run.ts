@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { peakRssMiB, report, timeCommand } from "./_report.ts";
+import { v8FlagsArg } from "../runtime_flags.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TASKS = Number(Deno.env.get("BENCH_RUN_TASKS") ?? "100");
@@ -86,6 +87,7 @@ const run = await timeCommand(
     "--frozen",
     `--config=${join(ROOT, "deno.json")}`,
     "-P=bernstein",
+    v8FlagsArg(),
     join(ROOT, "main.ts"),
     "run",
     "plan.yaml",

@@ -2,6 +2,7 @@
 // Goal (foundation issue): within 1.5x of hello-world.
 import { join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { v8FlagsArg } from "../runtime_flags.ts";
 import { report } from "./_report.ts";
 
 const root = fromFileUrl(new URL("../../", import.meta.url));
@@ -26,8 +27,18 @@ async function median(args: string[], runs = 15): Promise<number> {
 }
 
 const base = await median(["run", "-q", hello]);
-const version = await median(["run", "-q", "--frozen", "-P=bernstein", "main.ts", "--version"]);
-const help = await median(["run", "-q", "--frozen", "-P=bernstein", "main.ts", "--help"]);
+// With the compiled binaries' V8 flags, as they start.
+const flags = v8FlagsArg();
+const version = await median([
+  "run",
+  "-q",
+  "--frozen",
+  "-P=bernstein",
+  flags,
+  "main.ts",
+  "--version",
+]);
+const help = await median(["run", "-q", "--frozen", "-P=bernstein", flags, "main.ts", "--help"]);
 report("startup", "hello-world deno run", base, "ms (median of 15)");
 report("startup", "bernstein --version", version, "ms (median of 15)");
 report("startup", "bernstein --help", help, "ms (median of 15)");

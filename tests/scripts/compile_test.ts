@@ -100,6 +100,30 @@ Deno.test("both binaries carry the runtime V8 flags the benchmarks measured", as
   });
 });
 
+Deno.test("each binary embeds the modules it loads lazily: the CLI and the gate worker", async () => {
+  await withTempDir(async (dir) => {
+    await compileBoth(dir);
+    const embeds = async (name: string, text: string) => {
+      const bytes = await Deno.readFile(join(dir, LINUX, name));
+      const needle = new TextEncoder().encode(text);
+      for (let at = bytes.indexOf(needle[0]); at >= 0; at = bytes.indexOf(needle[0], at + 1)) {
+        if (needle.every((b, i) => bytes[at + i] === b)) return true;
+      }
+      return false;
+    };
+    // A string only src/cli/demo.ts holds (main.ts imports the CLI by a computed specifier),
+    // and one only the gate worker holds (started by URL).
+    strictEqual(await embeds("bernstein", "demo complete:"), true);
+    strictEqual(await embeds("bernstein", "gate worker used before init"), true);
+    strictEqual(await embeds("bernstein-verify", "gate worker used before init"), true);
+    strictEqual(
+      await embeds("bernstein-verify", "demo complete:"),
+      false,
+      "the verifier stays small",
+    );
+  });
+});
+
 Deno.test("release manifests name every archive with its checksum", () => {
   const info = {
     description: "d",
