@@ -102,7 +102,8 @@ export interface GateInput {
   knownParents?: ReadonlySet<string>;
   /**
    * Receives every entry that parsed, in log order, with its hash and raw line bytes (the pack
-   * verifier derives its facts from them). Given, it keeps the line checks on this thread.
+   * verifier derives its facts from them). Called before the entry's signature is checked; the
+   * bytes are valid only during the call.
    */
   onEntry?: (entry: LineageEntry, hash: string, line: Uint8Array) => void;
 }
@@ -130,9 +131,10 @@ export interface GateResult {
 /** Options for `runLineageGate`. */
 export interface GateOptions {
   /**
-   * Worker threads sharing the per-entry work with this thread (directory input only; 0 runs
-   * everything here). A worker that cannot start or fails hands its batch back to this
-   * thread: results never depend on the pool.
+   * Worker threads sharing the signature checks with this thread (0 runs everything here;
+   * card input must be files, not a ready card set). They start after the first few hundred
+   * entries. A worker that cannot start or fails hands its batches back to this thread:
+   * results never depend on the pool.
    */
   workers?: number;
   /** Where the worker module is (default: `_gate_worker.ts` beside the gate). */
