@@ -41,9 +41,9 @@ interface Pending {
 }
 
 /**
- * Batches queued per worker before this thread takes one. This thread answers worker
- * messages only between log chunks (a few batches of work apart), so a worker needs about
- * that much queued not to idle.
+ * Batches queued per worker before this thread takes one itself. Replies are let in only
+ * between batches this thread hands out, so a worker needs a few queued not to idle while
+ * this thread parses lines or checks a batch of its own.
  */
 export const WORKER_QUEUE_DEPTH = 6;
 
@@ -103,11 +103,11 @@ export function pooledRunner(
     }
   }
 
-  let seen = 0;
+  let batches = 0;
   return {
     run(jobs) {
       // A short log is checked here: a worker costs more to start than it would save.
-      if (++seen <= INLINE_FIRST_BATCHES || broken) return inline.run(jobs);
+      if (++batches <= INLINE_FIRST_BATCHES || broken) return inline.run(jobs);
       if (workers.length === 0) start();
       if (broken) return inline.run(jobs);
       let slot = 0;
