@@ -287,7 +287,7 @@ export function parseLine(
 }
 
 /** Kid binding, the JWS, the Ed25519 signature and the operator HMAC of one entry. */
-export function checkSignature(
+function checkSignature(
   job: SignatureJob,
   fetched: SignatureFetch,
   ctx: SignatureCheckContext,

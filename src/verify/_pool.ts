@@ -45,10 +45,10 @@ interface Pending {
  * between batches this thread hands out, so a worker needs a few queued not to idle while
  * this thread parses lines or checks a batch of its own.
  */
-export const WORKER_QUEUE_DEPTH = 6;
+const WORKER_QUEUE_DEPTH = 6;
 
 /** Batches checked on this thread before any worker starts (256 entries, ~25 ms of work). */
-export const INLINE_FIRST_BATCHES = 8;
+const INLINE_FIRST_BATCHES = 8;
 
 /** A runner over `count` workers plus this thread, or inline when workers cannot start. */
 export function pooledRunner(
