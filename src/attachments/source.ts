@@ -1,6 +1,7 @@
 // Finding and reading a declared attachment's file: the path policy (inside the project after
 // following symlinks, not bernstein's own state, not denied by config) and a bounded read.
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import { readUpTo } from "../io/mod.ts";
 import { compileGlob } from "../plan/mod.ts";
 import { AttachmentError } from "./errors.ts";
 import { formatSize, MAX_SOURCE_BYTES } from "./limits.ts";
@@ -136,14 +137,7 @@ export async function readSource(real: string, field: string): Promise<Uint8Arra
         { location: field },
       );
     }
-    const out = new Uint8Array(info.size);
-    let got = 0;
-    while (got < out.length) {
-      const n = await file.read(out.subarray(got));
-      if (n === null) break;
-      got += n;
-    }
-    return out.subarray(0, got);
+    return await readUpTo(file, info.size);
   } finally {
     file.close();
   }

@@ -1,6 +1,7 @@
 // The writer's view of the chain end: the tip to build on, and whether the newest segment ends
 // in bytes that are not a valid record + `\n` (a torn tail that must be sealed first).
 import { sha256Stream } from "../crypto/mod.ts";
+import { readUpTo } from "../io/mod.ts";
 import { AuditError } from "./errors.ts";
 import { type AuditChainKeys, checkRecordLine, GENESIS_HMAC } from "./record.ts";
 import { readLines } from "./_line_reader.ts";
@@ -43,15 +44,8 @@ function isValidRecordLine(line: Uint8Array, keys: AuditChainKeys): string | und
 }
 
 async function readAt(file: Deno.FsFile, offset: number, length: number): Promise<Uint8Array> {
-  const out = new Uint8Array(length);
   await file.seek(offset, Deno.SeekMode.Start);
-  let got = 0;
-  while (got < length) {
-    const n = await file.read(out.subarray(got));
-    if (n === null) break;
-    got += n;
-  }
-  return out.subarray(0, got);
+  return await readUpTo(file, length);
 }
 
 /** The file's last line (without `\n`), reading backwards only as far as needed. */

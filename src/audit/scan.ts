@@ -1,6 +1,7 @@
 // Authenticated incremental scan: yields only records whose HMAC verified and that link to the
 // previous yielded record, and remembers where it stopped so the next scan reads only new bytes.
 import { sha256Hex } from "../crypto/mod.ts";
+import { readUpTo } from "../io/mod.ts";
 import type { AuditKey } from "./key.ts";
 import {
   type AuditChainKeys,
@@ -125,14 +126,7 @@ async function readRange(path: string, offset: number, length: number): Promise<
   const file = await Deno.open(path, { read: true });
   try {
     await file.seek(offset, Deno.SeekMode.Start);
-    const out = new Uint8Array(length);
-    let got = 0;
-    while (got < length) {
-      const n = await file.read(out.subarray(got));
-      if (n === null) break;
-      got += n;
-    }
-    return out.subarray(0, got);
+    return await readUpTo(file, length);
   } finally {
     file.close();
   }

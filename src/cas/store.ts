@@ -5,7 +5,14 @@ import { join } from "node:path";
 import { z } from "zod";
 import { canonicalBytes, type JsonObject, parseJsonBytes, toHex } from "../canonical/mod.ts";
 import { sha256Hex, sha256Stream } from "../crypto/mod.ts";
-import { type Clock, type Random, systemClock, systemRandom, writeAll } from "../io/mod.ts";
+import {
+  type Clock,
+  type Random,
+  readUpTo,
+  systemClock,
+  systemRandom,
+  writeAll,
+} from "../io/mod.ts";
 import { CasError } from "./errors.ts";
 
 const KEY = /^[0-9a-f]{64}$/;
@@ -197,14 +204,7 @@ export class CasStore {
     const file = await this.#openRegular(digest);
     try {
       const info = await file.stat();
-      const out = new Uint8Array(info.size);
-      let got = 0;
-      while (got < out.length) {
-        const n = await file.read(out.subarray(got));
-        if (n === null) break;
-        got += n;
-      }
-      const bytes = out.subarray(0, got);
+      const bytes = await readUpTo(file, info.size);
       const extra = await file.read(new Uint8Array(1));
       if (extra !== null || sha256Hex(bytes) !== digest) this.#integrity(digest);
       return bytes;

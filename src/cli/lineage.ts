@@ -35,26 +35,13 @@ async function artefactArg(ctx: CommandContext): Promise<string> {
   return artefact;
 }
 
-function entryJson(e: LoggedEntry): JsonObject {
-  const entry = e.entry;
-  const out: JsonObject = {
-    line: e.line,
-    entry_hash: e.hash,
-    artefact_path: entry.artefact_path,
-    artefact_kind: entry.artefact_kind,
-    content_hash: entry.content_hash,
-    parent_hashes: [...entry.parent_hashes],
-    agent_id: entry.agent_id,
-    agent_card_kid: entry.agent_card_kid,
-    tool_call_id: entry.tool_call_id,
-    span_id: entry.span_id,
-    ts_ns: entry.ts_ns,
-  };
-  if (entry.trust_class !== undefined) out.trust_class = entry.trust_class;
-  if (entry.attachment_digests !== undefined) {
-    out.attachment_digests = [...entry.attachment_digests];
-  }
-  return out;
+/** One logged entry for `--json`: its line and hash, then the entry without v and HMAC. */
+async function entriesJson(logged: readonly LoggedEntry[]): Promise<JsonObject[]> {
+  const { entryToJson } = await import("../lineage/mod.ts");
+  return logged.map((e) => {
+    const { v: _v, operator_hmac: _hmac, ...fields } = entryToJson(e.entry);
+    return { line: e.line, entry_hash: e.hash, ...fields };
+  });
 }
 
 function short(hash: string): string {
@@ -153,7 +140,7 @@ async function chain(ctx: CommandContext): Promise<number> {
   const { store } = await projectStore(ctx);
   const entries = await store.chain(artefact);
   if (ctx.json) {
-    ctx.out.json({ artefact, entries: entries.map(entryJson) });
+    ctx.out.json({ artefact, entries: await entriesJson(entries) });
     return 0;
   }
   if (entries.length === 0) {
@@ -169,7 +156,7 @@ async function walk(ctx: CommandContext): Promise<number> {
   const { store } = await projectStore(ctx);
   const result = await store.walk(artefact);
   if (ctx.json) {
-    ctx.out.json({ artefact, entries: result.entries.map(entryJson), missing: result.missing });
+    ctx.out.json({ artefact, entries: await entriesJson(result.entries), missing: result.missing });
     return 0;
   }
   if (result.entries.length === 0) {

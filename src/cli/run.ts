@@ -306,21 +306,15 @@ async function logs(ctx: CommandContext): Promise<number> {
   let offset = 0;
   const follow = booleanFlag(ctx, "follow");
   const decoder = new TextDecoder();
+  const { readUpTo } = await import("../io/mod.ts");
   for (;;) {
-    let bytes = new Uint8Array();
+    let bytes: Uint8Array = new Uint8Array();
     try {
       const file = await Deno.open(path, { read: true });
       try {
         await file.seek(offset, Deno.SeekMode.Start);
         const info = await file.stat();
-        bytes = new Uint8Array(Math.max(0, info.size - offset));
-        let read = 0;
-        while (read < bytes.length) {
-          const n = await file.read(bytes.subarray(read));
-          if (n === null) break;
-          read += n;
-        }
-        bytes = bytes.subarray(0, read);
+        bytes = await readUpTo(file, Math.max(0, info.size - offset));
       } finally {
         file.close();
       }

@@ -108,6 +108,24 @@ export async function pathExists(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * Reads up to `length` bytes from `file`'s current position: fewer only when the file ends
+ * first (a file shrinking under the reader, or a range running past its end).
+ */
+export async function readUpTo(
+  file: Deno.FsFile,
+  length: number,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const out = new Uint8Array(length);
+  let got = 0;
+  while (got < length) {
+    const n = await file.read(out.subarray(got));
+    if (n === null) break;
+    got += n;
+  }
+  return out.subarray(0, got);
+}
+
 /** Reads a file, or returns undefined when it does not exist. */
 export async function readFileIfExists(path: string): Promise<Uint8Array | undefined> {
   try {

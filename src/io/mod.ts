@@ -11,6 +11,7 @@ export {
   appendDurable,
   pathExists,
   readFileIfExists,
+  readUpTo,
   withFileLock,
   writeAll,
   writeFileAtomic,

@@ -13,3 +13,18 @@ export const MAIN_BINARY = "bernstein";
 
 /** Name of the standalone verifier binary. */
 export const VERIFY_BINARY = "bernstein-verify";
+
+/**
+ * V8 flags of both binaries (baked in by `deno compile`; source runs that start bernstein
+ * again pass them too). `--optimize-for-size` keeps V8's young generation at 1 MiB instead of
+ * growing it to 32 MiB per isolate under a steady allocation rate, and lets the old
+ * generation grow less between collections. Measured on 100 000 entries with one worker:
+ * lineage gate ~145 instead of ~190-245 MiB peak RSS, `bernstein-verify pack` ~230 instead of
+ * ~410 MiB, both in the same time; `--version` unchanged.
+ */
+export const RUNTIME_V8_FLAGS: readonly string[] = ["--optimize-for-size"];
+
+/** The `deno run` / `deno compile` argument for {@linkcode RUNTIME_V8_FLAGS}. */
+export function v8FlagsArg(): string {
+  return `--v8-flags=${RUNTIME_V8_FLAGS.join(",")}`;
+}

@@ -11,6 +11,7 @@ import {
   type EnvReader,
   outputText,
   PathEscapeError,
+  readUpTo,
   resolveInside,
   runProcess,
   SpawnError,
@@ -320,16 +321,10 @@ export function worktreeEdges(worktree: string, options: WorktreeEdgeOptions): S
       try {
         const info = await file.stat();
         if (!info.isFile) return { ok: false, missing: false, reason: "not a regular file" };
-        const buf = new Uint8Array(Math.min(info.size, maxRead));
-        let got = 0;
-        while (got < buf.length) {
-          const n = await file.read(buf.subarray(got));
-          if (n === null) break;
-          got += n;
-        }
+        const buf = await readUpTo(file, Math.min(info.size, maxRead));
         return {
           ok: true,
-          text: new TextDecoder().decode(buf.subarray(0, got)),
+          text: new TextDecoder().decode(buf),
           truncated: info.size > maxRead,
         };
       } finally {

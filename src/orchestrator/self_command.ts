@@ -1,6 +1,7 @@
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EnvReader } from "../io/mod.ts";
+import { v8FlagsArg } from "../meta/mod.ts";
 
 /** How to run this same bernstein again (agents' `bernstein task …` shim, background runs). */
 export interface SelfCommand {
@@ -10,10 +11,13 @@ export interface SelfCommand {
   env: Record<string, string>;
 }
 
-/** The command that re-runs bernstein: the compiled binary itself, or `deno run … main.ts`. */
-export function selfCommand(env: EnvReader): SelfCommand {
-  const exec = Deno.execPath();
-  if (!/^deno(\.exe)?$/.test(basename(exec))) return { argv: [exec], env: {} };
+/** `deno run` of one of this checkout's entry points, as its compiled binary would run. */
+function sourceRun(
+  exec: string,
+  entry: string,
+  permissionSet: string,
+  env: EnvReader,
+): SelfCommand {
   const root = fileURLToPath(new URL("../../", import.meta.url));
   const home = env.get("HOME") ?? "";
   const denoDir = env.get("DENO_DIR") ?? (home ? join(home, ".cache", "deno") : "");
@@ -24,12 +28,20 @@ export function selfCommand(env: EnvReader): SelfCommand {
       "-q",
       "--frozen",
       `--config=${join(root, "deno.json")}`,
-      "-P=bernstein",
-      join(root, "main.ts"),
+      `-P=${permissionSet}`,
+      v8FlagsArg(),
+      join(root, entry),
     ],
     // An agent's `bernstein task …` must not make deno check for updates over the network.
     env: { ...(denoDir ? { DENO_DIR: denoDir } : {}), DENO_NO_UPDATE_CHECK: "1" },
   };
+}
+
+/** The command that re-runs bernstein: the compiled binary itself, or `deno run … main.ts`. */
+export function selfCommand(env: EnvReader): SelfCommand {
+  const exec = Deno.execPath();
+  if (!/^deno(\.exe)?$/.test(basename(exec))) return { argv: [exec], env: {} };
+  return sourceRun(exec, "main.ts", "bernstein", env);
 }
 
 /**
@@ -42,18 +54,5 @@ export function verifyCommand(env: EnvReader): SelfCommand {
     const name = exec.endsWith(".exe") ? "bernstein-verify.exe" : "bernstein-verify";
     return { argv: [join(dirname(exec), name)], env: {} };
   }
-  const self = selfCommand(env);
-  const root = fileURLToPath(new URL("../../", import.meta.url));
-  return {
-    argv: [
-      exec,
-      "run",
-      "-q",
-      "--frozen",
-      `--config=${join(root, "deno.json")}`,
-      "-P=verify",
-      join(root, "verify.ts"),
-    ],
-    env: self.env,
-  };
+  return sourceRun(exec, "verify.ts", "verify", env);
 }

@@ -506,15 +506,7 @@ function* chunksSync(
       for (const chunk of out) yield chunk;
     }
   }
-  if (produced !== member.size) {
-    throw new ZipMemberError(
-      member.name,
-      `inflates to ${produced} bytes, the directory declares ${member.size}`,
-    );
-  }
-  if (crc.value() !== member.crc32) {
-    throw new ZipMemberError(member.name, "CRC-32 does not match the central directory");
-  }
+  checkInflated(member, produced, crc.value());
 }
 
 /**
@@ -575,13 +567,18 @@ export async function* streamZipMember(
     // Stops the pipe (and the decompressor) when the consumer or a check ends early.
     await reader.cancel().catch(() => {});
   }
+  checkInflated(member, produced, crc.value());
+}
+
+/** The end checks of a streamed member: its inflated size and CRC-32, as the directory says. */
+function checkInflated(member: ZipMember, produced: number, crc32: number): void {
   if (produced !== member.size) {
     throw new ZipMemberError(
       member.name,
       `inflates to ${produced} bytes, the directory declares ${member.size}`,
     );
   }
-  if (crc.value() !== member.crc32) {
+  if (crc32 !== member.crc32) {
     throw new ZipMemberError(member.name, "CRC-32 does not match the central directory");
   }
 }
@@ -589,9 +586,7 @@ export async function* streamZipMember(
 function checkWhole(member: ZipMember, out: Uint8Array): Uint8Array {
   const crc = new Crc32();
   crc.update(out);
-  if (crc.value() !== member.crc32) {
-    throw new ZipMemberError(member.name, "CRC-32 does not match the central directory");
-  }
+  checkInflated(member, out.length, crc.value());
   return out;
 }
 
@@ -624,13 +619,7 @@ export function readZipMember(source: RandomAccessBytes, member: ZipMember): Uin
         `inflates past its declared size of ${member.size} bytes (zip bomb); stopped`,
       );
     }
-    if (got.length !== member.size) {
-      throw new ZipMemberError(
-        member.name,
-        `inflates to ${got.length} bytes, the directory declares ${member.size}`,
-      );
-    }
-    return checkWhole(member, got.subarray(0, member.size));
+    return checkWhole(member, got);
   }
   const out = new Uint8Array(member.size);
   let at = 0;

@@ -4,6 +4,7 @@ import {
   appendDurable,
   checkRelativePath,
   PathEscapeError,
+  readUpTo,
   resolveInside,
   writeFileAtomic,
   writeFileIfAbsent,
@@ -102,5 +103,25 @@ Deno.test("appendDurable creates with the requested mode and appends", async () 
     await appendDurable(path, new TextEncoder().encode("b\n"), { mode: 0o600 });
     strictEqual(await Deno.readTextFile(path), "a\nb\n");
     strictEqual(((await Deno.stat(path)).mode ?? 0) & 0o777, 0o600);
+  });
+});
+
+Deno.test("readUpTo reads the whole range, or only what is left before the end", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "f");
+    await Deno.writeFile(path, new Uint8Array(300_000).map((_, i) => i % 251));
+    const file = await Deno.open(path, { read: true });
+    try {
+      await file.seek(1000, Deno.SeekMode.Start);
+      const part = await readUpTo(file, 200_000);
+      strictEqual(part.length, 200_000);
+      strictEqual(part[0], 1000 % 251);
+      strictEqual(part[199_999], 200_999 % 251);
+      const rest = await readUpTo(file, 500_000);
+      strictEqual(rest.length, 99_000, "only the bytes left");
+      strictEqual((await readUpTo(file, 10)).length, 0, "nothing past the end");
+    } finally {
+      file.close();
+    }
   });
 });

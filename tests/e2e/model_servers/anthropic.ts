@@ -1,5 +1,6 @@
 // Anthropic Messages API (`POST /v1/messages`, SSE when `stream: true`), as Claude Code calls it.
 import {
+  allStrings,
   type ApiCodec,
   contentText,
   json,
@@ -14,7 +15,6 @@ import {
   textOf,
   type Usage,
 } from "./_wire.ts";
-import { allStrings } from "./_wire.ts";
 import type { OfferedTool, ToolCall } from "./tools.ts";
 
 function parse(body: Record<string, unknown>): ParsedRequest {
