@@ -58,6 +58,8 @@ export interface PackVerifyOptions {
   limits?: typeof PACK_LIMITS;
   /** Worker threads for the signature checks (default: one per spare core, up to 3). */
   workers?: number;
+  /** Where the gate's worker module is (tests substitute one). */
+  workerUrl?: URL;
 }
 
 /** Figures of a verified (or refused) pack. */
@@ -339,7 +341,7 @@ export async function verifyPack(
             );
           }
         },
-      }, { workers: options.workers ?? defaultGateWorkers() });
+      }, { workers: options.workers ?? defaultGateWorkers(), workerUrl: options.workerUrl });
       logHex = logHash.hexDigest();
     } catch (error) {
       if (!(error instanceof ZipMemberError)) throw error;

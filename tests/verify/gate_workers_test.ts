@@ -81,3 +81,27 @@ Deno.test("a worker that dies hands its batches back: same verdict, nothing lost
     strictEqual(result.entries, 300);
   });
 });
+
+Deno.test("batches past the first 256 entries reach the worker; shorter logs never start one", async () => {
+  const { openDirectoryGateInput, runLineageGate } = await import("../../src/verify/mod.ts");
+  const marked = async (entries: number) =>
+    await withTempDir(async (dir) => {
+      generateTree(dir, { entries, artefacts: 11 });
+      const opened = await openDirectoryGateInput({
+        logPath: join(dir, ".sdd/lineage/log.jsonl"),
+        cardsDir: join(dir, ".sdd/agents"),
+      });
+      if (opened === undefined) throw new Error("no log");
+      try {
+        const result = await runLineageGate(opened.input, {
+          workers: 1,
+          workerUrl: new URL("./_marking_worker.ts", import.meta.url),
+        });
+        return result.issues.filter((i) => (i.kind as string) === "worker").length;
+      } finally {
+        opened.close();
+      }
+    });
+  equal(await marked(600) > 0, true, "a long log shares its batches with the worker");
+  strictEqual(await marked(200), 0, "a short log stays on this thread");
+});

@@ -168,6 +168,14 @@ Deno.test("a long pack gives the same verdict with and without a worker thread",
   const pooled = await verifyPack(memoryBytes(honest), { ...pin, workers: 1 });
   deepStrictEqual(inline.errors, []);
   deepStrictEqual(pooled, inline);
+  // A worker that marks its replies shows the batches (signatures shipped from the archive)
+  // really went to it, and found nothing else.
+  const marked = await verifyPack(memoryBytes(honest), {
+    ...pin,
+    workers: 1,
+    workerUrl: new URL("./_marking_worker.ts", import.meta.url),
+  });
+  ok(marked.errors.length > 0 && marked.errors.every((e) => e.kind === "worker"));
   // Entry 650's signature swapped for entry 649's, resealed so only the signature is wrong.
   const [a, b] = [longContent.entries[649], longContent.entries[648]];
   const members = new Map(rendered.members);
