@@ -105,3 +105,25 @@ Deno.test("batches past the first 256 entries reach the worker; shorter logs nev
   equal(await marked(600) > 0, true, "a long log shares its batches with the worker");
   strictEqual(await marked(200), 0, "a short log stays on this thread");
 });
+
+Deno.test("a worker module that cannot load leaves every batch to this thread", async () => {
+  await withTempDir(async (dir) => {
+    generateTree(dir, { entries: 500, artefacts: 11 });
+    const { openDirectoryGateInput, runLineageGate } = await import("../../src/verify/mod.ts");
+    const opened = await openDirectoryGateInput({
+      logPath: join(dir, ".sdd/lineage/log.jsonl"),
+      cardsDir: join(dir, ".sdd/agents"),
+    });
+    if (opened === undefined) throw new Error("no log");
+    try {
+      const result = await runLineageGate(opened.input, {
+        workers: 1,
+        workerUrl: new URL("./_no_such_worker.ts", import.meta.url),
+      });
+      deepStrictEqual(result.issues, []);
+      strictEqual(result.entries, 500);
+    } finally {
+      opened.close();
+    }
+  });
+});
