@@ -102,6 +102,7 @@ const RANK: Record<string, number> = {
   tasks: 5,
   adapters: 5,
   attachments: 6,
+  report: 6,
   server: 7,
   orchestrator: 8,
   cli: 9,

@@ -22,7 +22,7 @@ export const GROUPS: readonly GroupSpec[] = [
     summary: "Agent CLIs: what is installed, and whether their flags still hold.",
   },
   { name: "plan", summary: "Check plan files and the backlog before a run." },
-  { name: "runs", summary: "List past runs; show and verify their scorecards." },
+  { name: "runs", summary: "List past runs; verify their scorecards; write their reports." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
   { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
   { name: "lineage", summary: "Verify, inspect and merge the signed lineage log." },

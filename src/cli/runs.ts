@@ -1,7 +1,7 @@
 // `bernstein runs …`: past runs and their scorecards (FORMATS.md §6).
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
-import { booleanFlag, stringArg } from "./spec.ts";
+import { booleanFlag, stringArg, stringFlag } from "./spec.ts";
 
 async function project(ctx: CommandContext) {
   const { findProject } = await import("../config/mod.ts");
@@ -117,6 +117,73 @@ async function scorecard(ctx: CommandContext): Promise<number> {
     ["sha256", show(stored.recordedSha256)],
   ];
   for (const line of alignColumns(rows)) ctx.out.line(line);
+  return 0;
+}
+
+/** Bytes of each agent log kept in a report. */
+const REPORT_LOG_TAIL_BYTES = 4096;
+
+async function report(ctx: CommandContext): Promise<number> {
+  const { join, resolve } = await import("node:path");
+  const ledger = await import("../ledger/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const view = await import("../report/mod.ts");
+  const io = await import("../io/mod.ts");
+  const { paths, rel } = await project(ctx);
+  const given = stringArg(ctx, "run-id");
+  let runId: string;
+  if (given !== undefined) runId = ledger.checkRunId(given);
+  else {
+    const session = await orchestrator.readSession(paths.sdd);
+    if (session === undefined) {
+      const { BernsteinError } = await import("../errors/mod.ts");
+      throw new BernsteinError("runs.not_found", "no run in this project yet", {
+        hint: "'bernstein runs list' lists runs; 'bernstein run' starts one",
+      });
+    }
+    runId = session.run_id;
+  }
+  const records = await orchestrator.loadRunRecords(paths.sdd, runId, {
+    env: ctx.env,
+    verify: true,
+    logTailBytes: REPORT_LOG_TAIL_BYTES,
+  });
+  const model = view.buildRunModel(records, { nowMs: io.systemClock.nowMs() });
+  const htmlFlag = stringFlag(ctx, "html");
+  const open = booleanFlag(ctx, "open");
+  // --json alone prints the model; an HTML file is written unless only JSON was asked for.
+  const writeHtml = !ctx.json || htmlFlag !== undefined || open;
+  const htmlPath = htmlFlag === undefined
+    ? join(paths.sdd, "runs", runId, "report.html")
+    : resolve(ctx.cwd, htmlFlag);
+  if (writeHtml) {
+    await Deno.mkdir(join(htmlPath, ".."), { recursive: true });
+    await io.writeFileAtomic(htmlPath, view.renderReportHtml(model));
+  }
+  if (ctx.json) {
+    ctx.out.json({ ...model, html: writeHtml ? rel(htmlPath) : null } as unknown as JsonValue);
+  } else {
+    const r = model.run;
+    const c = model.counts;
+    ctx.out.line(
+      `run ${r.run_id}: ${r.state}, ${r.health} — ${c.tasks} task(s), ${c.merged} merged, ${c.refused} refused, ${c.failed} failed, ${c.attempts} attempt(s)`,
+    );
+    const v = model.verification;
+    ctx.out.line(
+      `  verified: audit ${v.audit.status}, lineage ${v.lineage.status}, scorecard ${v.scorecard.status}`,
+    );
+    ctx.out.line(`  report   ${rel(htmlPath)}`);
+  }
+  if (open) {
+    const { openExternal } = await import("./opener.ts");
+    const problem = await openExternal(htmlPath, ctx.env);
+    if (problem !== undefined) {
+      ctx.out.warn({
+        code: "runs.open_failed",
+        message: `could not open the report (${problem}); open ${htmlPath} yourself`,
+      });
+    }
+  }
   return 0;
 }
 
@@ -239,5 +306,42 @@ export const RUNS_COMMANDS: CommandSpec[] = [
       "bernstein runs scorecard brave-otter-3fa9c2 --verify --json",
     ],
     run: scorecard,
+  },
+  {
+    path: ["runs", "report"],
+    summary: "Write a run's report: one self-contained HTML file with its timeline.",
+    description:
+      "The report shows the run's summary, a Gantt timeline of every attempt (a lane per agent\n" +
+      "slot; spawn, work, checks and gates, merge; retries and escalations marked), cost and\n" +
+      "tokens per task and per adapter, gate results, refused merges with their reasons,\n" +
+      "attachments with their digests, and the verification of the audit chain, the lineage\n" +
+      "log and the scorecard, done now. Finished, failed, interrupted and running runs.\n" +
+      "One file, no external request (inline CSS, SVG and script under a strict CSP).\n" +
+      "Default file: .sdd/runs/<run-id>/report.html; default run: the current or last one.\n" +
+      "JSON (--json; no file unless --html or --open): {schema: bernstein-run-report, version,\n" +
+      "generated_at, run: {run_id, state, health, end, reason, branch, goal, source, host,\n" +
+      "started_at, ended_at, elapsed_s, starts, max_agents}, counts, cost: {total_usd, reported,\n" +
+      "by_adapter}, tasks, attempts: [{session, task_id, attempt, adapter, model, lane, retry,\n" +
+      "escalated, outcome, reason, claimed_at, spawned_at, exited_at, ended_at, turns,\n" +
+      "tokens_in, tokens_out, cost_usd, phases: [{phase, start_ms, end_ms}]}], lanes, span_ms,\n" +
+      "gates, merges, refused_merges, attachments, notices, verification: {audit, lineage,\n" +
+      "scorecard: {status: pass|fail|unchecked, detail}}, html}.",
+    args: [{ name: "run-id", help: "Run id (default: the current or last run)." }],
+    flags: [
+      {
+        name: "html",
+        type: "string",
+        valueName: "FILE",
+        help: "Where to write the report (default .sdd/runs/<run-id>/report.html).",
+      },
+      { name: "open", type: "boolean", help: "Open the report in the default browser." },
+    ],
+    json: true,
+    examples: [
+      "bernstein runs report",
+      "bernstein runs report brave-otter-3fa9c2 --html run.html --open",
+      "bernstein runs report brave-otter-3fa9c2 --json",
+    ],
+    run: report,
   },
 ];

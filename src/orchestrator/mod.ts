@@ -100,5 +100,6 @@ export {
   type SpawnAttachments,
 } from "./run_loop.ts";
 export { listSessionFiles, type RefusedMerge, type SessionFile } from "./run_state.ts";
+export { loadRunRecords, type LoadRunRecordsOptions, readLogTails } from "./run_records.ts";
 export { processAlive, readSession, sessionPath, type SessionRecord } from "./session.ts";
 export { type SelfCommand, selfCommand, verifyCommand } from "./self_command.ts";

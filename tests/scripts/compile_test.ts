@@ -148,3 +148,17 @@ Deno.test("release manifests name every archive with its checksum", () => {
   const partial = homebrewFormula(info, "1.2.3", new Map());
   ok(partial.includes("not built in this release"));
 });
+
+Deno.test("bernstein carries the dashboard's and the report's files (text imports, no --include)", async () => {
+  await withTempDir(async (dir) => {
+    await compileBoth(dir);
+    const binary = new TextDecoder("latin1").decode(
+      await Deno.readFile(join(dir, LINUX, "bernstein")),
+    );
+    for (const asset of ["base.css", "dashboard.css", "dashboard.js", "report.js"]) {
+      // Both sides read byte for byte (latin1), so this compares the files' exact bytes.
+      const bytes = await Deno.readFile(join(REPO_ROOT, "src", "report", "assets", asset));
+      ok(binary.includes(new TextDecoder("latin1").decode(bytes)), `${asset} is not in the binary`);
+    }
+  });
+});
