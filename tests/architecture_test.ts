@@ -99,6 +99,7 @@ const RANK: Record<string, number> = {
   compliance: 6,
   ledger: 4,
   plan: 4,
+  policy: 4,
   tasks: 5,
   adapters: 5,
   attachments: 6,

@@ -11,6 +11,7 @@ import {
   findCwd,
   ModelScriptError,
   type ModelServer,
+  namedCall,
   parseScript,
   scriptLines,
   SIDE_USAGE,
@@ -52,11 +53,32 @@ Deno.test("script lines that cannot work are refused with the line", () => {
     "@model fail soon",
     "@model shell",
     "@model dance",
+    "@model call Read",
+    "@model call Read {not json}",
     "model write a.txt x",
   ];
   for (const line of bad) {
     assert.throws(() => parseScript([line]), ModelScriptError, line);
   }
+});
+
+Deno.test("a call action names tools to pick from and JSON arguments with the cwd filled in", () => {
+  const s = parseScript(['@model call Read|read_file {"file_path":"{cwd}/a \\"b\\".txt"}']);
+  assert.deepEqual(s.turns[0].action, {
+    kind: "call",
+    tools: ["Read", "read_file"],
+    args: '{"file_path":"{cwd}/a \\"b\\".txt"}',
+  });
+  const offered = [{ name: "read_file", props: ["file_path"] }];
+  const action = s.turns[0].action as { tools: string[]; args: string };
+  assert.deepEqual(namedCall(offered, action.tools, action.args, '/w/q"d'), {
+    name: "read_file",
+    args: { file_path: '/w/q"d/a "b".txt' },
+  });
+  assert.match(
+    String(namedCall([{ name: "Write", props: [] }], action.tools, action.args, "/w")),
+    /none of Read, read_file among Write/,
+  );
 });
 
 Deno.test("script lines are found at the start of a line, also behind qwen's blank", () => {
@@ -138,7 +160,7 @@ Deno.test("without a file tool the shell tool writes the exact bytes, quotes inc
     const path = join(dir, "sub dir", "a.txt");
     const call = writeCall([{ name: "exec_command", props: ["cmd", "workdir"] }], path, content);
     assert.equal(call?.name, "exec_command");
-    const r = await runProcess(["sh", "-c", call?.args.cmd ?? "false"], {
+    const r = await runProcess(["sh", "-c", String(call?.args.cmd ?? "false")], {
       env: { PATH: "/usr/bin:/bin" },
     });
     assert.equal(r.code, 0, outputText(r.stderr));

@@ -39,4 +39,11 @@ export {
   startModelServer,
   TEXT_USAGE,
 } from "./server.ts";
-export { findCwd, type OfferedTool, shellQuote, type ToolCall, writeCall } from "./tools.ts";
+export {
+  findCwd,
+  namedCall,
+  type OfferedTool,
+  shellQuote,
+  type ToolCall,
+  writeCall,
+} from "./tools.ts";

@@ -34,6 +34,13 @@ export type ModelAction =
     command: string;
   }
   | {
+    kind: "call";
+    /** Tool names to use, the first one the CLI offers (`Read|read_file`). */
+    tools: string[];
+    /** Arguments as JSON text; `{cwd}` stands for the working directory (JSON-escaped). */
+    args: string;
+  }
+  | {
     kind: "say";
     /** The final text; the CLI ends its run with it. */
     text: string;
@@ -86,6 +93,7 @@ function checkRelative(path: string, line: string): void {
 
 /**
  * Parses script lines (`@model write PATH CONTENT…`, `@model shell CMD…`, `@model say TEXT…`,
+ * `@model call TOOL[|TOOL…] {json args, {cwd} for the working directory}`,
  * `@model fail STATUS [times=N] [retry-after=S]`, `@model hang [times=N]`,
  * `@model malformed [times=N]`). A written file's content is the rest of the line plus a
  * newline. Failures attach to the next action (or to the implicit final text).
@@ -115,6 +123,21 @@ export function parseScript(lines: readonly string[]): ModelScript {
         turns.push({ failures: pending, action: { kind: "shell", command: arg } });
         pending = [];
         break;
+      case "call": {
+        const m2 = /^(\S+)[ \t]+(\{.*\})$/.exec(arg.trim());
+        if (m2 === null) throw new ModelScriptError(`${line}: call needs TOOL[|TOOL…] {json}`);
+        try {
+          JSON.parse(m2[2].replaceAll("{cwd}", "/"));
+        } catch {
+          throw new ModelScriptError(`${line}: the arguments are not a JSON object`);
+        }
+        turns.push({
+          failures: pending,
+          action: { kind: "call", tools: m2[1].split("|"), args: m2[2] },
+        });
+        pending = [];
+        break;
+      }
       case "say":
         turns.push({ failures: pending, action: { kind: "say", text: arg } });
         pending = [];

@@ -27,7 +27,7 @@ import {
   parseScript,
   scriptLines,
 } from "./script.ts";
-import { findCwd, shellCall, type ToolCall, writeCall } from "./tools.ts";
+import { findCwd, namedCall, shellCall, type ToolCall, writeCall } from "./tools.ts";
 
 /** One logged request. */
 export interface LoggedRequest {
@@ -152,8 +152,9 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
       return shellCall(parsed.tools, action.command) ??
         `no shell tool among ${parsed.tools.map((t) => t.name).join(", ")}`;
     }
-    if (action.kind !== "write") return "not a tool action";
+    if (action.kind === "say") return "not a tool action";
     if (cwd === undefined) return "no working directory in the request";
+    if (action.kind === "call") return namedCall(parsed.tools, action.tools, action.args, cwd);
     return writeCall(parsed.tools, join(cwd, action.path), action.content) ??
       `no file-writing or shell tool among ${parsed.tools.map((t) => t.name).join(", ")}`;
   }
@@ -214,7 +215,8 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
       log.usage = TEXT_USAGE;
       return codec.text(`cannot ${action.kind}: ${call}`, TEXT_USAGE, ctx);
     }
-    log.answer = `${action.kind === "write" ? `write ${action.path}` : "shell"} via ${call.name}`;
+    const what = action.kind === "write" ? `write ${action.path}` : action.kind;
+    log.answer = `${what} via ${call.name}`;
     log.usage = CALL_USAGE;
     return codec.call(call, CALL_USAGE, ctx);
   }

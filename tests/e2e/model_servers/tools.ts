@@ -15,7 +15,7 @@ export interface ToolCall {
   /** Tool name (one of the offered ones). */
   name: string;
   /** Arguments. */
-  args: Record<string, string>;
+  args: Record<string, unknown>;
 }
 
 // Known file-writing tools (claude Write, gemini/qwen write_file, opencode write); any other
@@ -73,6 +73,28 @@ export function writeCall(
     tools,
     `mkdir -p ${shellQuote(dir)} && printf '%s' ${shellQuote(content)} > ${shellQuote(path)}`,
   );
+}
+
+/**
+ * The call of a scripted `call` action: the first of `names` the CLI offers, with `args` (JSON
+ * text) after `{cwd}` is replaced by the JSON-escaped working directory; a reason when none of
+ * the names is offered or the arguments are not a JSON object.
+ */
+export function namedCall(
+  tools: readonly OfferedTool[],
+  names: readonly string[],
+  args: string,
+  cwd: string,
+): ToolCall | string {
+  const tool = names.find((n) => tools.some((t) => t.name === n));
+  if (tool === undefined) {
+    return `none of ${names.join(", ")} among ${tools.map((t) => t.name).join(", ")}`;
+  }
+  const parsed: unknown = JSON.parse(args.replaceAll("{cwd}", JSON.stringify(cwd).slice(1, -1)));
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return "the arguments are not a JSON object";
+  }
+  return { name: tool, args: parsed as Record<string, unknown> };
 }
 
 // Where each pinned CLI states its working directory (AGENT_CLIS.md). Gemini also names a
