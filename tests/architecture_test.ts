@@ -104,6 +104,7 @@ const RANK: Record<string, number> = {
   adapters: 5,
   attachments: 6,
   report: 6,
+  storage: 6,
   server: 7,
   orchestrator: 8,
   cli: 9,

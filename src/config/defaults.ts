@@ -91,6 +91,20 @@ export interface TasksTuning {
   jsonl_compact_min_records: number;
 }
 
+/** Shared task stores: PostgreSQL (`storage.backend: postgres|redis`) and Redis. */
+export interface StorageTuning {
+  /** Longest a connection to PostgreSQL or Redis may take (store, doctor, preflight). */
+  connect_timeout_s: number;
+  /** Server-side limit of every PostgreSQL statement (`statement_timeout`); a stuck lock or a
+   * runaway query fails the call with `task.store_unavailable` instead of hanging the run. */
+  statement_timeout_s: number;
+  /** Connections in each PostgreSQL pool (claims are serialised per process; reads share). */
+  pool_size: number;
+  /** Lifetime of a Redis claim lock: long enough for one claim transaction, short enough that
+   * a claimer killed mid-claim frees the task at once. The claim itself lives in PostgreSQL. */
+  claim_lock_ttl_s: number;
+}
+
 /** All tunables. */
 export interface Tuning {
   /** Orchestrator loop. */
@@ -107,6 +121,8 @@ export interface Tuning {
   server: ServerTuning;
   /** Tasks and the task store. */
   tasks: TasksTuning;
+  /** PostgreSQL and Redis. */
+  storage: StorageTuning;
 }
 
 /** The built-in defaults of every tunable. */
@@ -153,6 +169,12 @@ export const DEFAULT_TUNING: Tuning = {
     default_priority: 2,
     default_max_retries: 2,
     jsonl_compact_min_records: 10000,
+  },
+  storage: {
+    connect_timeout_s: 5,
+    statement_timeout_s: 10,
+    pool_size: 4,
+    claim_lock_ttl_s: 5,
   },
 };
 

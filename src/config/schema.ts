@@ -52,6 +52,12 @@ export const TuningSchema = z.object({
     default_max_retries: z.number().int().nonnegative(),
     jsonl_compact_min_records: positiveInt,
   }).strict(),
+  storage: z.object({
+    connect_timeout_s: positive,
+    statement_timeout_s: positive,
+    pool_size: positiveInt,
+    claim_lock_ttl_s: positive,
+  }).strict(),
 }).strict();
 
 /** Reasoning effort names understood by adapters. */
@@ -150,6 +156,11 @@ export const ConfigSchema = z.object({
     backend: z.enum(["memory", "postgres", "redis"]),
     database_url: z.string().min(1).optional(),
     redis_url: z.string().min(1).optional(),
+    // One orchestrator at a time per namespace of a shared database.
+    namespace: z.string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/,
+      "must be 1-63 characters of A-Z a-z 0-9 . _ - starting with a letter or digit",
+    ).optional(),
   }).strict(),
   notify: z.object({
     webhook_url: z.string().url().optional(),

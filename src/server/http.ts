@@ -27,6 +27,7 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   "task.dependencies_unfinished": 409,
   "task.retries_exhausted": 409,
   "task.not_active": 409,
+  "task.claim_lost": 409,
   "server.body_too_large": 413,
   "task.store_unavailable": 503,
 };

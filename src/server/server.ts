@@ -131,6 +131,11 @@ function visible(scope: TokenScope, task: Task): boolean {
     (task.parent_task_id !== null && scope.task_ids.includes(task.parent_task_id));
 }
 
+/** An agent token reports on its own behalf: the store refuses it once the claim is gone. */
+function holderOf(scope: TokenScope): string | undefined {
+  return scope.kind === "agent" ? scope.agent_id : undefined;
+}
+
 function requireOperator(scope: TokenScope): void {
   if (scope.kind !== "operator") throw forbidden("this route needs the operator token");
 }
@@ -261,17 +266,20 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     requireOwnTask(scope, params.id);
     const body = await readJsonBody(req, limit, CompleteBody);
     let task = await getTask(params.id);
+    const holder = holderOf(scope);
     if (task.status === "claimed") {
       // A fast agent (or a remote worker) may report before the start was recorded.
       task = await store.transition(task.id, "in_progress", {
         actor,
         reason: "completion reported before start was recorded",
+        holder,
       });
     }
     task = await store.transition(task.id, "done", {
       actor,
       reason: "agent reported completion",
       result_summary: body.summary,
+      holder,
     });
     events.emit({ type: "task.completed", task, actor });
     return jsonResponse(200, { task });
@@ -281,7 +289,11 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     requireOwnTask(scope, params.id);
     const body = await readJsonBody(req, limit, ReasonBody);
     await getTask(params.id);
-    const task = await store.transition(params.id, "failed", { actor, reason: body.reason });
+    const task = await store.transition(params.id, "failed", {
+      actor,
+      reason: body.reason,
+      holder: holderOf(scope),
+    });
     events.emit({ type: "task.failed", task, actor });
     return jsonResponse(200, { task });
   });
@@ -290,7 +302,11 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     requireOwnTask(scope, params.id);
     const body = await readJsonBody(req, limit, ReasonBody);
     await getTask(params.id);
-    const task = await store.transition(params.id, "blocked", { actor, reason: body.reason });
+    const task = await store.transition(params.id, "blocked", {
+      actor,
+      reason: body.reason,
+      holder: holderOf(scope),
+    });
     events.emit({ type: "task.blocked", task, actor });
     return jsonResponse(200, { task });
   });
@@ -303,6 +319,7 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
       actor,
       message: body.message,
       percent: body.percent,
+      holder: holderOf(scope),
     });
     events.emit({
       type: "task.progress",
@@ -320,6 +337,9 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     }
     const body = await readJsonBody(req, limit, HeartbeatBody);
     if (body.task_id !== undefined) requireOwnTask(scope, body.task_id);
+    // A heartbeat naming a task renews that claim's lease; an agent that lost the claim
+    // (expired, released) is told so with 409 task.claim_lost and should stop.
+    if (body.task_id !== undefined) await store.heartbeat(body.task_id, { agent: params.id });
     const previous = agents.get(params.id);
     const agent: AgentLiveness = {
       agent_id: params.id,

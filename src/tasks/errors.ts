@@ -95,6 +95,29 @@ export class RetriesExhaustedError extends BernsteinError {
   }
 }
 
+/**
+ * A result, progress report or heartbeat from an agent that no longer holds the task's claim
+ * (it expired or was released, and the task may be running elsewhere). Answered with 409.
+ */
+export class ClaimLostError extends BernsteinError {
+  /** The agent that reported. */
+  readonly holder: string;
+  /** The agent holding the task now, or null. */
+  readonly assignedAgent: string | null;
+
+  constructor(taskId: string, holder: string, status: TaskStatus, assignedAgent: string | null) {
+    super(
+      "task.claim_lost",
+      `agent '${holder}' does not hold task '${taskId}' (it is ${status}${
+        assignedAgent === null ? "" : `, held by '${assignedAgent}'`
+      })`,
+      { hint: "the claim expired or was released; stop working on it: this result is refused" },
+    );
+    this.holder = holder;
+    this.assignedAgent = assignedAgent;
+  }
+}
+
 /** Progress reported for a task that is not being worked on. */
 export class TaskNotActiveError extends BernsteinError {
   constructor(taskId: string, status: TaskStatus) {
@@ -111,10 +134,13 @@ export class TaskLogCorruptError extends BernsteinError {
 
 /** Another process has the task store open. */
 export class TaskStoreLockedError extends BernsteinError {
-  constructor(path: string) {
-    super("task.store_locked", `the task store ${path} is open in another process`, {
-      hint: "only one orchestrator may own the embedded store; stop the other run first",
-    });
+  /** `holder`: who has it, when known (`run …, host …, pid …, since …`). */
+  constructor(path: string, holder?: string) {
+    super(
+      "task.store_locked",
+      `the task store ${path} is open in another process${holder ? ` (${holder})` : ""}`,
+      { hint: "only one orchestrator may own a task store; stop the other run first" },
+    );
   }
 }
 

@@ -8,6 +8,7 @@ export type TaskEventType =
   | "task.transition"
   | "task.progress"
   | "task.attachments"
+  | "task.refused"
   | "hold.added"
   | "hold.released";
 
@@ -35,7 +36,10 @@ export interface TaskEvent {
   version: number | null;
   /** ISO-8601 time of the change, from the store's clock. */
   at: string;
-  /** Type-specific facts: progress `{message, percent}`, `{result_summary}`, `{retry_count}`. */
+  /**
+   * Type-specific facts: progress `{message, percent}`, `{result_summary}`, `{retry_count}`;
+   * a refusal `{attempted, holder, assigned_agent}`.
+   */
   details: { [key: string]: TaskJson };
 }
 

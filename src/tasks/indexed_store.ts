@@ -2,35 +2,44 @@
 // applied synchronously (no await between reading and writing the index), so concurrent async
 // callers are serialised by the event loop: no double claims, atomic version checks. The
 // change is then made durable by the journal and its events recorded, in commit order, before
-// the caller's promise resolves.
+// the caller's promise resolves. Claim leases (heartbeats) live in memory only: after a restart
+// the orchestrator releases every claim of the dead run anyway.
 import type { Clock, Random } from "../io/mod.ts";
+import { OrderedDelivery, WorkListeners } from "./delivery.ts";
 import {
+  ClaimLostError,
   DuplicateTaskError,
-  TaskEventNotRecordedError,
   TaskNotFoundError,
   TaskStoreUnavailableError,
   TaskValidationError,
 } from "./errors.ts";
-import { NULL_EVENT_SINK, type TaskEvent, type TaskEventSink } from "./events.ts";
+import type { TaskEventSink } from "./events.ts";
 import {
   applyAttachmentStamp,
   applyProgress,
   applyTransition,
   buildTask,
   checkChange,
+  checkHolder,
+  checkReleaseOptions,
   checkStatus,
   compareClaimOrder,
   compareCreationOrder,
+  holdsClaim,
   isoTime,
   isReady,
+  isStaleClaim,
+  refusalEvent,
   type TaskChange,
   type TaskDefaults,
+  wakesWork,
 } from "./rules.ts";
 import { CLAIMED_STATUSES } from "./state_machine.ts";
 import type {
   ClaimByIdOptions,
   ClaimOptions,
   CreateOptions,
+  HeartbeatOptions,
   ProgressOptions,
   ReleaseStaleOptions,
   StampAttachmentsOptions,
@@ -78,14 +87,16 @@ export class IndexedTaskStore implements TaskStore {
   readonly backend: string;
   readonly #journal: TaskJournal;
   readonly #clock: Clock;
-  readonly #sink: TaskEventSink;
+  readonly #delivery: OrderedDelivery;
+  readonly #work = new WorkListeners();
   readonly #defaults: TaskDefaults;
   readonly #ids: TaskIdGenerator;
   readonly #tasks = new Map<string, Task>();
   readonly #byStatus = new Map<TaskStatus, Set<string>>();
   /** Creation sequence of every id: breaks ties between tasks made in the same millisecond. */
   readonly #seq = new Map<string, number>();
-  #deliveries: Promise<void> = Promise.resolve();
+  /** Last heartbeat of each claim, by task id (valid while that agent holds the task). */
+  readonly #leases = new Map<string, { agent: string; atMs: number }>();
   #unavailable: Error | undefined;
   #closing: Promise<void> | undefined;
 
@@ -93,7 +104,7 @@ export class IndexedTaskStore implements TaskStore {
     this.backend = options.backend;
     this.#journal = options.journal;
     this.#clock = options.clock;
-    this.#sink = options.sink ?? NULL_EVENT_SINK;
+    this.#delivery = new OrderedDelivery(options.sink);
     this.#defaults = options.defaults;
     this.#ids = new TaskIdGenerator(options.clock, options.random);
     for (const task of options.initial ?? []) {
@@ -159,25 +170,15 @@ export class IndexedTaskStore implements TaskStore {
         { cause: error },
       );
     }
-    // Chained so the sink sees events in commit order even when callers interleave.
-    const delivery = this.#deliveries.then(() => this.#deliver(changes.map((c) => c.event)));
-    this.#deliveries = delivery.catch(() => {});
-    await delivery;
+    const events = changes.map((c) => c.event);
+    if (events.some(wakesWork)) queueMicrotask(() => this.#work.notify());
+    await this.#delivery.deliver(events);
   }
 
-  async #deliver(events: readonly TaskEvent[]): Promise<void> {
-    for (const event of events) {
-      try {
-        await this.#sink.append(event);
-      } catch (error) {
-        throw new TaskEventNotRecordedError(
-          `${event.type} of ${event.resource_id} is stored but its event was not recorded: ${
-            (error as Error).message
-          }`,
-          { cause: error },
-        );
-      }
-    }
+  /** Records the refusal of a change from an agent that lost the claim, then throws it. */
+  async #refuse(task: Task, actor: string, holder: string, attempted: string): Promise<never> {
+    await this.#delivery.deliver([refusalEvent(task, { actor, holder, attempted }, this.#now())]);
+    throw new ClaimLostError(task.id, holder, task.status, task.assigned_agent);
   }
 
   async create(draft: TaskDraft, options: CreateOptions): Promise<Task> {
@@ -287,7 +288,12 @@ export class IndexedTaskStore implements TaskStore {
 
   async transition(id: string, to: TaskStatus, options: TransitionOptions): Promise<Task> {
     this.#check();
-    const change = applyTransition(this.#require(id), to, options, {
+    checkChange(options);
+    const task = this.#require(id);
+    if (!holdsClaim(task, options.holder)) {
+      await this.#refuse(task, options.actor, options.holder ?? "", to);
+    }
+    const change = applyTransition(task, to, options, {
       now: this.#now(),
       lookup: this.#lookup,
     });
@@ -297,7 +303,12 @@ export class IndexedTaskStore implements TaskStore {
 
   async progress(id: string, options: ProgressOptions): Promise<Task> {
     this.#check();
-    const change = applyProgress(this.#require(id), options, { now: this.#now() });
+    const task = this.#require(id);
+    if (!holdsClaim(task, options.holder)) {
+      checkChange({ actor: options.actor, reason: "progress" });
+      await this.#refuse(task, options.actor, options.holder ?? "", "progress");
+    }
+    const change = applyProgress(task, options, { now: this.#now() });
     await this.#commit([change]);
     return change.task;
   }
@@ -309,21 +320,29 @@ export class IndexedTaskStore implements TaskStore {
     return change.task;
   }
 
+  // deno-lint-ignore require-await
+  async heartbeat(id: string, options: HeartbeatOptions): Promise<void> {
+    this.#check();
+    const task = this.#require(id);
+    checkHolder(task, options.agent);
+    this.#leases.set(id, { agent: options.agent, atMs: this.#clock.nowMs() });
+  }
+
+  #heartbeatOf(task: Task): number | undefined {
+    const lease = this.#leases.get(task.id);
+    return lease !== undefined && lease.agent === task.assigned_agent ? lease.atMs : undefined;
+  }
+
   async releaseStaleClaims(options: ReleaseStaleOptions): Promise<Task[]> {
     this.#check();
-    checkChange(options);
-    if (!(options.olderThanMs >= 0)) {
-      throw new TaskValidationError("olderThanMs must be a non-negative number", {
-        location: "olderThanMs",
-      });
-    }
+    checkReleaseOptions(options);
     const nowMs = this.#clock.nowMs();
     const now = isoTime(nowMs);
     const stale: Task[] = [];
     for (const status of CLAIMED_STATUSES) {
       for (const id of this.#byStatus.get(status) ?? []) {
         const t = this.#require(id);
-        if (nowMs - Date.parse(t.updated_at) < options.olderThanMs) continue;
+        if (!isStaleClaim(t, nowMs, options.olderThanMs, this.#heartbeatOf(t))) continue;
         if (options.keep?.(t) === true) continue;
         stale.push(t);
       }
@@ -335,15 +354,20 @@ export class IndexedTaskStore implements TaskStore {
         lookup: this.#lookup,
       })
     );
+    for (const t of stale) this.#leases.delete(t.id);
     if (changes.length > 0) await this.#commit(changes);
     return changes.map((c) => c.task);
+  }
+
+  onWork(listener: () => void): () => void {
+    return this.#work.add(listener);
   }
 
   async close(): Promise<void> {
     if (this.#closing !== undefined) return await this.#closing;
     this.#closing = (async () => {
       await this.#journal.close();
-      await this.#deliveries;
+      await this.#delivery.settled();
       this.#unavailable ??= new Error("closed");
     })();
     await this.#closing;

@@ -15,8 +15,10 @@
  *
  * @module
  */
+export { OrderedDelivery, WorkListeners } from "./delivery.ts";
 export {
   BackendUnavailableError,
+  ClaimLostError,
   DependenciesUnfinishedError,
   DuplicateTaskError,
   HoldNotFoundError,
@@ -76,22 +78,29 @@ export {
   taskDefaults,
 } from "./open_store.ts";
 export {
+  applyAttachmentStamp,
   applyProgress,
   applyTransition,
   type BuildContext,
   buildTask,
   checkChange,
+  checkHolder,
+  checkReleaseOptions,
   checkStatus,
   compareClaimOrder,
   compareCreationOrder,
   freezeTask,
+  holdsClaim,
   isoTime,
   isReady,
+  isStaleClaim,
   pendingDependencies,
+  refusalEvent,
   selectReady,
   type TaskChange,
   type TaskDefaults,
   type TaskLookup,
+  wakesWork,
 } from "./rules.ts";
 export {
   canTransition,
@@ -107,6 +116,7 @@ export type {
   ClaimByIdOptions,
   ClaimOptions,
   CreateOptions,
+  HeartbeatOptions,
   ProgressOptions,
   ReleaseStaleOptions,
   StampAttachmentsOptions,

@@ -2,6 +2,7 @@
 // transition and its side effects, readiness and claim order. Every backend calls these, so
 // the semantics cannot drift between the embedded store and a database.
 import {
+  ClaimLostError,
   DependenciesUnfinishedError,
   IllegalTransitionError,
   RetriesExhaustedError,
@@ -378,6 +379,86 @@ export function applyAttachmentStamp(
       details: { session, attachment_digests: digests },
     },
   };
+}
+
+/**
+ * Refuses a change reported by `holder` (an agent on its own behalf) unless that agent still
+ * holds the task. Without a holder (the orchestrator, the operator) nothing is checked.
+ */
+export function checkHolder(task: Task, holder: string | undefined): void {
+  if (holdsClaim(task, holder)) return;
+  throw new ClaimLostError(task.id, holder ?? "", task.status, task.assigned_agent);
+}
+
+/** True when no holder is named, or the named agent is the task's `assigned_agent`. */
+export function holdsClaim(task: Task, holder: string | undefined): boolean {
+  return holder === undefined || task.assigned_agent === holder;
+}
+
+/**
+ * The event recording a refused late result: what was attempted (`done`, `progress`, …), by
+ * whom, and who holds the task now. The task itself is unchanged.
+ */
+export function refusalEvent(
+  task: Task,
+  options: { actor: string; holder: string; attempted: string },
+  now: string,
+): TaskEvent {
+  return {
+    type: "task.refused",
+    resource_type: "task",
+    resource_id: task.id,
+    actor: options.actor,
+    reason: "reported by an agent that no longer holds the claim",
+    from: task.status,
+    to: task.status,
+    version: task.version,
+    at: now,
+    details: {
+      attempted: options.attempted,
+      holder: options.holder,
+      assigned_agent: task.assigned_agent,
+    },
+  };
+}
+
+/**
+ * True when the event may have made work claimable: a task created open, a task reopened, or
+ * a task closed (its dependents may now be ready). Claimers are woken on these only.
+ */
+export function wakesWork(event: TaskEvent): boolean {
+  if (event.type === "task.created") return event.to === "open";
+  return event.type === "task.transition" &&
+    (event.to === "open" || event.to === DEPENDENCY_SATISFIED);
+}
+
+/** Checks the options of `releaseStaleClaims` (actor, reason, a non-negative age). */
+export function checkReleaseOptions(options: {
+  actor: unknown;
+  reason: unknown;
+  olderThanMs: unknown;
+}): void {
+  checkChange(options);
+  if (!(typeof options.olderThanMs === "number" && options.olderThanMs >= 0)) {
+    throw new TaskValidationError("olderThanMs must be a non-negative number", {
+      location: "olderThanMs",
+    });
+  }
+}
+
+/**
+ * True when a claim counts as stale at `nowMs`: claimed or in progress, and neither changed
+ * (`updated_at`) nor renewed by its holder's heartbeat (`heartbeatMs`) for `olderThanMs`.
+ */
+export function isStaleClaim(
+  task: Task,
+  nowMs: number,
+  olderThanMs: number,
+  heartbeatMs?: number,
+): boolean {
+  if (!CLAIMED_STATUSES.includes(task.status)) return false;
+  const active = Math.max(Date.parse(task.updated_at), heartbeatMs ?? -Infinity);
+  return nowMs - active >= olderThanMs;
 }
 
 /** ISO-8601 UTC with milliseconds, the time format of task records. */

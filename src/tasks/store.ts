@@ -1,6 +1,6 @@
-// The TaskStore contract. Every backend (embedded JSONL, in-memory, later PostgreSQL with
-// `FOR UPDATE SKIP LOCKED` and Redis claim locks) implements exactly this and passes the shared
-// conformance suite (tests/tasks/conformance.ts).
+// The TaskStore contract. Every backend (embedded JSONL, in-memory, PostgreSQL with
+// `FOR UPDATE SKIP LOCKED`, PostgreSQL + Redis claim locks in src/storage) implements exactly
+// this and passes the shared conformance suite (tests/tasks/conformance.ts).
 import type { Task, TaskDraft, TaskStatus } from "./task.ts";
 
 /** Who makes a change and why; every change becomes a {@linkcode TaskEvent}. */
@@ -55,6 +55,13 @@ export interface TransitionOptions extends ChangeOptions {
   result_summary?: string;
   /** `→ failed|blocked|cancelled|orphaned`: stored reason (default: `reason`). */
   terminal_reason?: string;
+  /**
+   * The agent reporting this change on its own behalf (an agent token at the task server).
+   * The change is refused with `task.claim_lost` — and a `task.refused` event recorded —
+   * unless this agent still holds the task (`assigned_agent`): a late result from a claim
+   * that expired or was released never lands.
+   */
+  holder?: string;
 }
 
 /** Options of {@linkcode TaskStore.progress}. */
@@ -65,6 +72,14 @@ export interface ProgressOptions {
   message: string;
   /** 0–100, when known. */
   percent?: number;
+  /** As in {@linkcode TransitionOptions.holder}: refused unless this agent holds the task. */
+  holder?: string;
+}
+
+/** Options of {@linkcode TaskStore.heartbeat}. */
+export interface HeartbeatOptions {
+  /** The agent that holds the claim. */
+  agent: string;
 }
 
 /** Options of {@linkcode TaskStore.stampAttachments}. */
@@ -79,7 +94,10 @@ export interface StampAttachmentsOptions {
 
 /** Options of {@linkcode TaskStore.releaseStaleClaims}. */
 export interface ReleaseStaleOptions extends ChangeOptions {
-  /** Claims whose task has not changed for this long (by `updated_at`) are released. */
+  /**
+   * Claims with no change (`updated_at`) and no heartbeat from their holder for this long are
+   * released (`tuning.orchestrator.stale_claim_timeout_s`).
+   */
   olderThanMs: number;
   /** Return true to keep a claim anyway (e.g. its agent heartbeats). */
   keep?: (task: Task) => boolean;
@@ -128,8 +146,25 @@ export interface TaskStore {
    * `metadata.attachment_digests` and `metadata.attachment_session`; bumps the version.
    */
   stampAttachments(id: string, options: StampAttachmentsOptions): Promise<Task>;
-  /** Puts stale claims back to `open` (agent gone) and returns the released tasks. */
+  /**
+   * Renews the claim lease of a task held (`assigned_agent`) by `agent`: a heartbeat counts as
+   * activity for {@linkcode releaseStaleClaims}. Records no event and keeps the version.
+   * Throws `task.claim_lost` when the agent does not hold the task (any more).
+   */
+  heartbeat(id: string, options: HeartbeatOptions): Promise<void>;
+  /**
+   * Puts stale claims (no change and no heartbeat for `olderThanMs`) back to `open` and returns
+   * the released tasks. A later result from the old holder is refused (`holder`).
+   */
   releaseStaleClaims(options: ReleaseStaleOptions): Promise<Task[]>;
+  /**
+   * Calls `listener` after a change that may have made work ready (a task created open,
+   * reopened, or closed so its dependents may start) — made by this store or, for shared
+   * backends, by any other process on the same store. Idle claimers wait on this instead of
+   * polling; a wake-up is a hint to call `claimNext`, never a promise that it succeeds.
+   * Returns the unsubscribe function.
+   */
+  onWork(listener: () => void): () => void;
   /** Finishes pending writes and releases files/locks/connections. Idempotent. */
   close(): Promise<void>;
 }

@@ -103,7 +103,7 @@ Deno.test("task CLI: a refusal exits 1 with the server's error code; a missing f
     assert.equal(notClaimed.code, 1);
     assert.match(
       notClaimed.stderr,
-      /^error\[task\.illegal_transition\]: task 't' cannot go from open to done/,
+      /^error\[task\.claim_lost\]: agent '\S+' does not hold task 't'/,
     );
     const forbidden = await runBernstein(["task", "complete", "u", "--summary", "x"], {
       cwd: s.root,

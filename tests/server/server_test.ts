@@ -383,6 +383,7 @@ Deno.test("server: complete/fail/block/progress move the task and emit events at
 Deno.test("server: heartbeats are recorded per agent and scoped to the token's agent", async () => {
   await withServer(async (s) => {
     await s.store.create({ id: "t", title: "t", role: "dev" }, OP);
+    await s.store.claim("t", { agent: "agent-t", expectedVersion: 1 });
     const token = await agentFor(s, ["t"]);
     const beat = s.server.events.next((e) => e.type === "heartbeat");
     const r = await s.call("POST", "/agents/agent-t/heartbeat", {
@@ -544,7 +545,9 @@ Deno.test("server: an unexpected error is a 500 without details; a store outage 
     transition: (id, to, o) => inner.transition(id, to, o),
     progress: (id, o) => inner.progress(id, o),
     stampAttachments: (id, o) => inner.stampAttachments(id, o),
+    heartbeat: (id, o) => inner.heartbeat(id, o),
     releaseStaleClaims: (o) => inner.releaseStaleClaims(o),
+    onWork: (l) => inner.onWork(l),
     close: () => inner.close(),
   };
   await withServer(async (s) => {
