@@ -229,6 +229,13 @@ export class Page {
     await this.send("Emulation.setScriptExecutionDisabled", { value: !enabled });
   }
 
+  /** The page's visible text. */
+  text(selector = "body"): Promise<string> {
+    return this.evaluate<string>(
+      `(document.querySelector(${JSON.stringify(selector)})?.innerText ?? "")`,
+    );
+  }
+
   /** Navigates and waits for the load event; returns the navigation's error text, if any. */
   async goto(url: string): Promise<string | undefined> {
     const loaded = new Promise<void>((resolve) => (this.#loaded = resolve));
@@ -358,9 +365,18 @@ export class Browser {
     });
   }
 
-  /** Opens a new page with Page, Runtime, Network and Log events on. */
-  async newPage(): Promise<Page> {
-    const { targetId } = await this.#conn.send("Target.createTarget", { url: "about:blank" });
+  /**
+   * Opens a new page with Page, Runtime, Network and Log events on; `isolated` gives it its own
+   * browser context (no cookies shared with other pages).
+   */
+  async newPage(options: { isolated?: boolean } = {}): Promise<Page> {
+    const context = options.isolated
+      ? (await this.#conn.send("Target.createBrowserContext")).browserContextId
+      : undefined;
+    const { targetId } = await this.#conn.send("Target.createTarget", {
+      url: "about:blank",
+      ...(context ? { browserContextId: context } : {}),
+    });
     const { sessionId } = await this.#conn.send("Target.attachToTarget", {
       targetId,
       flatten: true,

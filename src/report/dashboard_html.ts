@@ -173,6 +173,23 @@ function logTails(view: DashboardView): string {
   }).join("\n");
 }
 
+/** The model with the cost the running agents reported so far added to the total. */
+function withLiveCost(view: DashboardView): RunModel {
+  const m = view.model;
+  const exited = new Set(m.attempts.filter((a) => a.exited_at !== null).map((a) => a.session));
+  const live = liveAgents(view).filter((a) => a.cost_usd !== null && !exited.has(a.session));
+  if (live.length === 0) return m;
+  const extra = live.reduce((sum, a) => sum + (a.cost_usd ?? 0), 0);
+  return {
+    ...m,
+    cost: {
+      ...m.cost,
+      reported: true,
+      total_usd: Math.round((m.cost.total_usd + extra) * 1e6) / 1e6,
+    },
+  };
+}
+
 /**
  * The dashboard's sections by element id (what one SSE update carries).
  *
@@ -188,7 +205,7 @@ export function renderDashboardSections(
 ): Record<DashboardSectionId, string> {
   const m = view.model;
   return {
-    "d-headline": headline(m),
+    "d-headline": headline(withLiveCost(view)),
     "d-agents": agentsTable(view, nowMs),
     "d-queue": mergeQueue(view),
     "d-refused": refusedList(m),
@@ -223,6 +240,7 @@ export function renderDashboardPage(view: DashboardView, options: DashboardPageO
 <meta name="referrer" content="no-referrer">
 <title>bernstein · ${esc(run.run_id)}</title>
 <link rel="stylesheet" href="${DASHBOARD_ASSET_PATHS.css}">
+<link rel="icon" href="data:,">
 </head>
 <body data-live="${options.live ? "1" : "0"}" data-events="${DASHBOARD_EVENTS_PATH}">
 <a class="skip" href="#main">Skip to the dashboard</a>

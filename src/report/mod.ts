@@ -65,3 +65,4 @@ export {
   renderDashboardSections,
 } from "./dashboard_html.ts";
 export { DASHBOARD_ASSETS, type DashboardAsset } from "./assets.ts";
+export { type DashboardSource, RunJournal, type RunJournalProviders } from "./live_journal.ts";

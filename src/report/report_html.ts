@@ -81,6 +81,7 @@ export function renderReportHtml(model: RunModel): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="${esc(csp)}">
 <meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
 <meta name="generator" content="bernstein ${esc(VERSION)}">
 <title>bernstein run ${esc(r.run_id)} — ${esc(r.health.toLowerCase())}</title>
 <style>${baseCss}</style>

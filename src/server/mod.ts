@@ -37,6 +37,13 @@ export {
   TokenMissingError,
 } from "./errors.ts";
 export { type AgentLiveness, EventHub, type Listener, type ServerEvent } from "./events.ts";
+export {
+  DASHBOARD_LINKS_PATH,
+  DASHBOARD_LOGIN_PATH,
+  DASHBOARD_STATE_PATH,
+  type DashboardRouteOptions,
+  DashboardRoutes,
+} from "./dashboard.ts";
 export { errorResponse, jsonResponse, readBodyLimited, STATUS_BY_CODE } from "./http.ts";
 export { compileAllowList, type IpAllowList } from "./ip_allow.ts";
 export {

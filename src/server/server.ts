@@ -4,9 +4,10 @@
 import { join } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/mod.ts";
-import type { Clock } from "../io/mod.ts";
+import type { Clock, Random } from "../io/mod.ts";
 import { writeFileAtomic } from "../io/mod.ts";
 import { VERSION } from "../meta/mod.ts";
+import type { DashboardSource } from "../report/mod.ts";
 import {
   checkStatus,
   type HoldStore,
@@ -16,6 +17,7 @@ import {
   type TaskStatus,
   type TaskStore,
 } from "../tasks/mod.ts";
+import { DashboardRoutes } from "./dashboard.ts";
 import { HttpError, ServerStartError } from "./errors.ts";
 import { type AgentLiveness, EventHub, type ServerEvent } from "./events.ts";
 import { errorResponse, jsonResponse, readBodyLimited, readJsonBody, validate } from "./http.ts";
@@ -45,6 +47,8 @@ export interface TaskServerOptions {
   config: Pick<Config, "network" | "tuning">;
   /** Time source (timestamps, durations). */
   clock: Clock;
+  /** The live dashboard at `/` (src/server/dashboard.ts); absent: no dashboard routes. */
+  dashboard?: { source: DashboardSource; random: Random };
 }
 
 /** A running task server. */
@@ -57,6 +61,8 @@ export interface TaskServer {
   readonly events: EventHub<ServerEvent>;
   /** Last heartbeat of every agent seen. */
   agents(): AgentLiveness[];
+  /** A fresh one-time dashboard login link, or undefined without a dashboard. */
+  loginLink(): string | undefined;
   /** Stops accepting, waits for requests in flight, removes the port file. */
   close(): Promise<void>;
 }
@@ -522,6 +528,13 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
           `${info.remoteAddr.hostname} is not in network.allowed_ips`,
         );
       }
+      if (dashboard?.owns(url.pathname)) {
+        label = dashboard.routeLabel(url.pathname);
+        response = await dashboard.handle(req, url);
+        const seconds = Math.max(0, clock.monotonicMs() - started) / 1000;
+        metrics.record(label, req.method, response.status, seconds);
+        return response;
+      }
       const found = match(req.method, url.pathname);
       if (found === undefined) {
         throw new HttpError(404, "server.not_found", `no route ${req.method} ${url.pathname}`);
@@ -571,6 +584,18 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     throw error;
   }
   const port = server.addr.port;
+  const dashboard = options.dashboard === undefined ? undefined : new DashboardRoutes({
+    ...options.dashboard,
+    clock,
+    port,
+    isOperator: (req) => {
+      try {
+        return authenticate(req).kind === "operator";
+      } catch {
+        return false;
+      }
+    },
+  });
   const portFile = join(options.runtimeDir, SERVER_PORT_FILE);
   await Deno.mkdir(options.runtimeDir, { recursive: true, mode: 0o700 });
   await writeFileAtomic(portFile, `${port}\n`, { mode: 0o600 });
@@ -580,8 +605,10 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     port,
     events,
     agents: () => [...agents.values()].map((a) => ({ ...a })),
+    loginLink: () => dashboard?.mintLoginLink(),
     close() {
       closed ??= (async () => {
+        dashboard?.close();
         await server.shutdown();
         const text = await Deno.readTextFile(portFile).catch(() => "");
         if (text.trim() === String(port)) await Deno.remove(portFile).catch(() => {});

@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { DEFAULT_TUNING, type Tuning } from "../../src/config/mod.ts";
 import { FakeClock, SeededRandom } from "../../src/io/mod.ts";
+import type { DashboardSource } from "../../src/report/mod.ts";
 import { startTaskServer, type TaskServer, TokenRegistry } from "../../src/server/mod.ts";
 import {
   createMemoryTaskStore,
@@ -51,6 +52,8 @@ export interface TestServerOptions {
   store?: TaskStore;
   /** Use this folder as project root (not removed by stop). */
   root?: string;
+  /** Serve the dashboard of this source at `/`. */
+  dashboard?: DashboardSource;
 }
 
 /** Starts a server with a memory store, operator token and holds under a temp folder. */
@@ -74,6 +77,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     tokens,
     runtimeDir,
     clock,
+    dashboard: options.dashboard && { source: options.dashboard, random: new SeededRandom(10) },
     config: {
       network: { allowed_ips: options.allowedIps ?? ["127.0.0.1", "::1"] },
       tuning: { ...DEFAULT_TUNING, server: { ...DEFAULT_TUNING.server, ...options.server } },
