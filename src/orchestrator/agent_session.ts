@@ -1,3 +1,9 @@
+/**
+ * One agent process in one fresh git worktree: the session's paths (worktree, branch, private
+ * HOME, log), the `bernstein` shim the agent calls back through, and `startAgent`, which
+ * creates the worktree, builds the adapter's command line, passes it through the spawn path
+ * and starts it in its own process group with a deadline. The executor (executor.ts) wraps it.
+ */
 import { join } from "node:path";
 import {
   type Adapter,
@@ -8,6 +14,7 @@ import {
   type ProgressEvent,
   writeInvocationFiles,
 } from "../adapters/mod.ts";
+import type { SpawnPath } from "../attachments/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { type EnvReader, type ProcessHandle, resolveInside, spawnProcess } from "../io/mod.ts";
 import type { Git } from "./git.ts";
@@ -117,6 +124,27 @@ export async function writeBernsteinShim(
   return bin;
 }
 
+/**
+ * How an agent's command line is started: the seam a sandbox or container wraps. `wrap` gets
+ * the adapter's invocation and returns the one to run (argv, env, cwd, stdin); the direct
+ * subprocess returns it unchanged.
+ */
+export interface SpawnPathWrapper {
+  /** The path's name (attachments travel only on `direct-subprocess`). */
+  readonly name: SpawnPath;
+  /** The invocation to start in place of the adapter's. */
+  wrap(
+    invocation: Invocation,
+    where: { session: string; worktree: string; home: string },
+  ): Promise<Invocation>;
+}
+
+/** The agent's command line as the adapter built it, started directly. */
+export const DIRECT_SUBPROCESS: SpawnPathWrapper = {
+  name: "direct-subprocess",
+  wrap: (invocation) => Promise.resolve(invocation),
+};
+
 /** Options of {@linkcode startAgent}. */
 export interface StartAgentOptions {
   /** Repository root. */
@@ -135,6 +163,8 @@ export interface StartAgentOptions {
   now: () => number;
   /** Called for each progress event. */
   onEvent?: (event: ProgressEvent) => void;
+  /** How the command line starts (default: {@linkcode DIRECT_SUBPROCESS}). */
+  spawnPath?: SpawnPathWrapper;
 }
 
 /**
@@ -194,7 +224,7 @@ async function launchInWorktree(
   const { worktree, home, logPath } = prepared;
   const shimDir = await writeBernsteinShim(home, options.selfCommand, options.selfEnv);
   const path = `${shimDir}:${options.env.get("PATH") ?? "/usr/bin:/bin"}`;
-  const invocation = launch.adapter.build({
+  const built = launch.adapter.build({
     prompt: launch.prompt,
     model: launch.model,
     effort: launch.effort,
@@ -208,7 +238,12 @@ async function launchInWorktree(
     settings: launch.settings,
     executable: launch.executable,
   });
-  await writeInvocationFiles(invocation, home);
+  await writeInvocationFiles(built, home);
+  const invocation = await (options.spawnPath ?? DIRECT_SUBPROCESS).wrap(built, {
+    session: launch.session,
+    worktree,
+    home,
+  });
   const log = await Deno.open(logPath, { create: true, append: true, mode: 0o600 });
   const parser = launch.adapter.parser();
   const decoder = new TextDecoder();

@@ -1,6 +1,8 @@
 /**
  * The run: git worktrees and merges, quality gates, completion signals, the scheduler tick,
- * termination, doctor — and the run loop that puts them together.
+ * termination, doctor — and the run loop that puts them together: dispatch, the executor
+ * (shared with `bernstein worker`), agent exits, completion, the merge queue, liveness,
+ * stopping, and the recorder every fact goes through.
  *
  * @example
  * ```ts
@@ -34,9 +36,6 @@ export {
 } from "./gates.ts";
 export { matchesGlob, ownedEntriesOverlap, ownedFilesOverlap } from "./owned_files.ts";
 export {
-  ACTIVE,
-  DEAD_END,
-  DEPENDENCY_MET,
   isRateLimitReason,
   retryDelayMs,
   type SchedulableTask,
@@ -47,6 +46,8 @@ export {
 } from "./scheduler.ts";
 export {
   decideTermination,
+  isFinishedStatus,
+  isSettledStatus,
   type StallState,
   taskFingerprint,
   type TerminationDecision,
@@ -87,18 +88,35 @@ export {
   type RunDeps,
   type RunOptions,
   type RunReport,
-  type RunSummary,
 } from "./run.ts";
+export { type RunSummary } from "./run_summary.ts";
+export { type DecisionRecord, RunLoop } from "./run_loop.ts";
+export type { AttachmentProvider, RunContext, SpawnAttachments } from "./run_context.ts";
+export type { CostRow, RunEnd, RunOutcome } from "./outcome.ts";
 export {
-  type AttachmentProvider,
-  type CostRow,
-  type DecisionRecord,
+  AdapterResolver,
+  type CliChoiceContext,
+  type ModelChoice,
+  modelForAttempt,
   resolveTaskCli,
-  type RunEnd,
-  RunLoop,
-  type RunOutcome,
-  type SpawnAttachments,
-} from "./run_loop.ts";
+} from "./adapter_choice.ts";
+export {
+  type AgentExit,
+  type Execution,
+  type ExecutionRequest,
+  type Executor,
+  processExecutor,
+  type ProcessExecutorOptions,
+} from "./executor.ts";
+export { DIRECT_SUBPROCESS, type SpawnPathWrapper } from "./agent_session.ts";
+export {
+  type FactListener,
+  type FactRecords,
+  Recorder,
+  type RecorderOptions,
+  recordsOf,
+  type RunFact,
+} from "./recorder.ts";
 export { listSessionFiles, type RefusedMerge, type SessionFile } from "./run_state.ts";
 export { loadRunRecords, type LoadRunRecordsOptions, readLogTails } from "./run_records.ts";
 export { processAlive, readSession, sessionPath, type SessionRecord } from "./session.ts";

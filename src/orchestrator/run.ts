@@ -1,7 +1,12 @@
-import { join } from "node:path";
-import { systemPathLookup } from "../adapters/mod.ts";
-import { type AuditKey, AuditLog, ensureAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
-import type { JsonObject, JsonValue } from "../canonical/mod.ts";
+/**
+ * `bernstein run`, start to end: plan the work (or pick up a crashed run), refuse up front
+ * what cannot work, open the run's stores and task server, record the start, run the loop,
+ * then record the end and write the summary, decisions and scorecard. Each step is a short
+ * function here; the parts live in run_preflight.ts, run_stores.ts, recovery.ts, run_loop.ts
+ * and run_summary.ts.
+ */
+import { type PathLookup, systemPathLookup } from "../adapters/mod.ts";
+import type { JsonObject } from "../canonical/mod.ts";
 import {
   type Config,
   findProject,
@@ -9,33 +14,28 @@ import {
   type ProjectPaths,
   requireConfig,
 } from "../config/mod.ts";
-import { BernsteinError, UsageError, type Warning } from "../errors/mod.ts";
-import { type Clock, type EnvReader, type Random, writeFileAtomic } from "../io/mod.ts";
-import { LedgerWriter, runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
-import { openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
-import { startTaskServer, TokenRegistry } from "../server/mod.ts";
-import {
-  openHoldStore,
-  openTaskStore,
-  type Task,
-  type TaskDraft,
-  type TaskEvent,
-  type TaskEventSink,
-  type TaskStore,
-} from "../tasks/mod.ts";
+import { UsageError, type Warning } from "../errors/mod.ts";
+import type { Clock, EnvReader, Random } from "../io/mod.ts";
+import { runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
+import type { AuditKey, AuditLog } from "../audit/mod.ts";
+import type { Task, TaskDraft, TaskStore } from "../tasks/mod.ts";
+import { join } from "node:path";
 import { Git } from "./git.ts";
 import { type PlannedWork, planWork } from "./planning.ts";
+import { Recorder } from "./recorder.ts";
 import type { RunReporter } from "./reporter.ts";
-import { listSessionFiles, saveSessionFile } from "./run_state.ts";
+import type { AttachmentProvider } from "./run_context.ts";
+import { RunLoop } from "./run_loop.ts";
 import {
-  type AttachmentProvider,
-  resolveTaskCli,
-  type RunEnd,
-  RunLoop,
-  type RunOutcome,
-} from "./run_loop.ts";
+  preflightRepository,
+  refuseRunInProgress,
+  resolvePlannedAdapters,
+} from "./run_preflight.ts";
+import { openAudit, openRunStores, type RunStores } from "./run_stores.ts";
+import { buildSummary, type RunSummary, writeRunRecord } from "./run_summary.ts";
+import { archivePreviousRun, recoverAfterCrash } from "./recovery.ts";
 import { selfCommand } from "./self_command.ts";
-import { processAlive, readSession, type SessionRecord, writeSession } from "./session.ts";
+import { readSession, type SessionRecord, writeSession } from "./session.ts";
 
 /** `bernstein run` options. */
 export interface RunOptions {
@@ -115,101 +115,32 @@ export interface AttachmentParts {
   adapterOf: (task: Task) => Promise<string>;
 }
 
-/** End-of-run report (`.sdd/runs/<run-id>/summary.json`). */
-export interface RunSummary extends JsonObject {
-  /** Run id. */
-  run_id: string;
-  /** How it ended. */
-  end: RunEnd;
-  /** HEALTHY only when every task merged (or had nothing to merge) and nothing was refused. */
-  health: "HEALTHY" | "UNHEALTHY";
-  /** In words. */
-  reason: string;
-  /** Branch merges went into. */
-  branch: string;
-  /** Tasks by status. */
-  tasks: JsonObject;
-  /** Merged tasks. */
-  merges: JsonValue[];
-  /** Refused merges. */
-  refused_merges: JsonValue[];
-  /** Branches kept with the work of failed tasks. */
-  kept_branches: JsonValue[];
-  /** Cost by adapter and model (USD where reported). */
-  cost: JsonObject;
-  /** Scorecard file and digest. */
-  scorecard: JsonObject;
-  /** Summary file path. */
-  path: string;
-}
-
 /** What `bernstein run` produced, for the CLI to print and choose the exit code. */
 export type RunReport =
   | { kind: "plan"; planned: PlannedWork; adapters: Record<string, string> }
   | { kind: "dry-run"; planned: PlannedWork; adapters: Record<string, string>; branch: string }
   | { kind: "run"; summary: RunSummary; decisions: number };
 
-const DEFAULT_BRANCH_ENV = "BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH";
-
-function auditSink(audit: AuditLog): TaskEventSink {
-  return {
-    append: async (e: TaskEvent) => {
-      await audit.append({
-        actor: e.actor,
-        event_type: e.type,
-        resource_type: e.resource_type,
-        resource_id: e.resource_id,
-        details: {
-          reason: e.reason,
-          from: e.from,
-          to: e.to,
-          version: e.version,
-          at: e.at,
-          ...e.details,
-        } as JsonObject,
-      });
-    },
-  };
-}
-
-/** The repository checks that refuse a run before any worktree or process exists. */
-async function preflightRepository(git: Git, env: EnvReader, exempt: boolean): Promise<string> {
-  const branch = await git.currentBranch();
-  if (branch === undefined) {
-    throw new UsageError(
-      "run.detached_head",
-      "HEAD is detached: merges need a branch checked out at the repository root",
-      {
-        hint: "git checkout -b feature/<name>",
-      },
-    );
-  }
-  if (exempt) return branch;
-  const defaultBranch = await git.defaultBranch();
-  if (branch === defaultBranch && env.get(DEFAULT_BRANCH_ENV) !== "1") {
-    throw new UsageError(
-      "run.default_branch",
-      `refusing to run on the default branch '${branch}': agents' work would be merged straight into it`,
-      {
-        hint:
-          `check out a feature branch first (git checkout -b feature/<name>), or set ${DEFAULT_BRANCH_ENV}=1`,
-      },
-    );
-  }
-  if (await git.isDirty(undefined, true)) {
-    throw new UsageError(
-      "run.dirty_tree",
-      `the work tree at ${git.root} has uncommitted changes to tracked files; merges would mix with them`,
-      {
-        hint: "commit or stash them first",
-      },
-    );
-  }
-  return branch;
-}
-
-function adapterOfDraft(draft: TaskDraft): Pick<Task, "cli" | "role" | "id"> {
-  return { id: draft.id ?? draft.title, cli: draft.cli ?? null, role: draft.role };
+/** What the run decided before anything started. */
+interface RunPlan {
+  project: ProjectPaths;
+  config: Config;
+  git: Git;
+  /** Branch checked out at the root (merges go into it). */
+  branch: string;
+  /** The previous session record, if any. */
+  previous?: SessionRecord;
+  /** The previous run crashed and is picked up. */
+  resume: boolean;
+  lookup: PathLookup;
+  /** The planned work of a fresh run. */
+  planned?: PlannedWork;
+  planCli?: string;
+  cliOverride?: string;
+  modelOverride?: string;
+  maxAgents: number;
+  /** Adapter name of each planned task. */
+  adapters: Record<string, string>;
 }
 
 /**
@@ -217,6 +148,24 @@ function adapterOfDraft(draft: TaskDraft): Pick<Task, "cli" | "role" | "id"> {
  * task server and the loop, then close the ledger and write the summary and scorecard.
  */
 export async function executeRun(options: RunOptions, deps: RunDeps): Promise<RunReport> {
+  const plan = await planRun(options, deps);
+  const { planned, adapters } = plan;
+  if (options.planOnly && planned) return { kind: "plan", planned, adapters };
+  if (planned && deps.attachmentGate) {
+    await deps.attachmentGate({
+      project: plan.project,
+      config: plan.config,
+      drafts: planned.drafts,
+      adapters,
+      spawnPath: "direct-subprocess",
+    });
+  }
+  if (options.dryRun && planned) return { kind: "dry-run", planned, adapters, branch: plan.branch };
+  return await carryOutRun(plan, options, deps);
+}
+
+/** Project, configuration, repository checks, planning and adapter choices. */
+async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   const project = await findProject(deps.cwd);
   if (project.gitDir === undefined) {
     throw new UsageError("run.not_git", `${project.root} is not a git repository`, {
@@ -230,31 +179,11 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
   const git = new Git(project.root, { env: deps.env });
   const exempt = options.dryRun === true || options.planOnly === true;
   const branch = await preflightRepository(git, deps.env, exempt);
-
   const previous = await readSession(project.sdd);
-  if (previous?.status === "running" && processAlive(previous.pid) && previous.pid !== Deno.pid) {
-    throw new BernsteinError(
-      "run.in_progress",
-      `run ${previous.run_id} is already in progress (pid ${previous.pid})`,
-      {
-        hint:
-          "watch it with 'bernstein status' / 'bernstein logs', or stop it with 'bernstein stop'",
-      },
-    );
-  }
+  refuseRunInProgress(previous);
   const resume = previous?.status === "running" && !options.fresh && !exempt;
   const lookup = systemPathLookup(deps.env);
-
-  let planned: PlannedWork | undefined;
-  if (!resume) {
-    planned = await planWork(project.sdd, deps.cwd, {
-      planPath: options.planPath,
-      goal: options.goal,
-      taskFilter: deps.env.get("BERNSTEIN_TASK_FILTER"),
-      syncGithubBacklog: config.github.sync_backlog,
-    });
-    for (const w of planned.warnings) deps.warn(w);
-  }
+  const planned = resume ? undefined : await planFresh(project, config, options, deps);
   // A resumed run keeps the choices it started with; a fresh one takes them from flags and plan.
   const kept = resume ? (previous as SessionRecord).choices : undefined;
   const planCli = kept ? kept.plan_cli ?? undefined : planned?.graph?.cli;
@@ -263,214 +192,265 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
   const maxAgents = options.maxAgents ?? kept?.max_agents ?? planned?.graph?.max_agents ??
     config.max_agents;
   // Refuse an unknown or missing adapter before any worktree or process exists.
-  const adapters: Record<string, string> = {};
-  if (planned) {
-    for (const draft of planned.drafts) {
-      const resolved = await resolveTaskCli(adapterOfDraft(draft), {
-        config,
-        lookup,
-        cliOverride,
-        planCli,
-      }).catch((error: unknown) => {
-        // Refused before anything starts: a usage error (exit 2) keeping the adapter's code.
-        if (!(error instanceof BernsteinError)) throw error;
-        throw new UsageError(error.code, error.message, {
-          location: error.location,
-          hint: error.hint,
-        });
-      });
-      adapters[draft.id ?? draft.title] = resolved.adapter.name;
-    }
-  }
-  if (options.planOnly && planned) return { kind: "plan", planned, adapters };
-  if (planned && deps.attachmentGate) {
-    await deps.attachmentGate({
-      project,
-      config,
-      drafts: planned.drafts,
-      adapters,
-      spawnPath: "direct-subprocess",
-    });
-  }
-  if (options.dryRun && planned) return { kind: "dry-run", planned, adapters, branch };
+  const adapters = planned
+    ? await resolvePlannedAdapters(planned.drafts, { config, lookup, cliOverride, planCli })
+    : {};
+  return {
+    project,
+    config,
+    git,
+    branch,
+    previous,
+    resume,
+    lookup,
+    planned,
+    planCli,
+    cliOverride,
+    modelOverride,
+    maxAgents,
+    adapters,
+  };
+}
 
+async function planFresh(
+  project: ProjectPaths,
+  config: Config,
+  options: RunOptions,
+  deps: RunDeps,
+): Promise<PlannedWork> {
+  const planned = await planWork(project.sdd, deps.cwd, {
+    planPath: options.planPath,
+    goal: options.goal,
+    taskFilter: deps.env.get("BERNSTEIN_TASK_FILTER"),
+    syncGithubBacklog: config.github.sync_backlog,
+  });
+  for (const w of planned.warnings) deps.warn(w);
+  return planned;
+}
+
+/** Opens everything, runs the loop, and writes the run's record. */
+async function carryOutRun(plan: RunPlan, options: RunOptions, deps: RunDeps): Promise<RunReport> {
+  const { project, resume, previous } = plan;
   await initWorkspace(project, deps.random, { projectTemplate: false });
-  const keyLocation = resolveAuditKeyPath(deps.env);
-  const auditKey = await ensureAuditKey(keyLocation.path, deps.random);
-  const audit = new AuditLog(join(project.sdd, "audit"), auditKey, { clock: deps.clock });
-  const runtimeDir = join(project.sdd, "runtime");
+  const opened = await openAudit(project.sdd, deps.env, deps.clock, deps.random);
   const attempt = resume ? (previous as SessionRecord).attempt + 1 : 1;
   const runId = resume ? (previous as SessionRecord).run_id : runIdFromSeed(deps.random.bytes(16));
-  if (!resume) await archivePreviousRun(runtimeDir, previous);
-  const store = await openTaskStore({
-    config,
-    runtimeDir,
-    clock: deps.clock,
-    random: deps.random,
-    sink: auditSink(audit),
-  });
-  const holds = await openHoldStore(join(runtimeDir, "holds.json"), {
-    clock: deps.clock,
-    random: deps.random,
-    sink: auditSink(audit),
-  });
-  const tokens = await TokenRegistry.open(runtimeDir, { random: deps.random });
-  const server = await startTaskServer({
-    store,
-    holds,
-    tokens,
-    runtimeDir,
-    config,
-    clock: deps.clock,
-  });
-  const ledger = await LedgerWriter.open(project.sdd, runId, { clock: deps.clock });
-  const lineage = openLineageStore({
+  if (!resume) await archivePreviousRun(join(project.sdd, "runtime"), previous);
+  const stores = await openRunStores(opened, {
     sdd: project.sdd,
-    operatorKey: () => resolveOperatorKey({ env: deps.env, createWith: deps.random }),
-    strict: config.lineage.strict,
-    enabled: config.lineage.enabled,
+    runId,
+    config: plan.config,
+    env: deps.env,
     clock: deps.clock,
     random: deps.random,
-    warn: (w) => deps.reporter.event({ type: "run.warning", message: w.message }),
+    warn: (message) => deps.reporter.event({ type: "run.warning", message }),
   });
-  const self = selfCommand(deps.env);
-  const session: SessionRecord = resume
-    ? { ...(previous as SessionRecord), pid: Deno.pid, attempt }
-    : {
-      run_id: runId,
-      status: "running",
-      pid: Deno.pid,
-      host: hostName(),
-      started_at: new Date(deps.clock.nowMs()).toISOString(),
-      branch,
-      source: (planned as PlannedWork).source,
-      goal: options.goal ?? null,
-      attempt,
-      choices: {
-        plan_cli: planCli ?? null,
-        cli: cliOverride ?? null,
-        model: modelOverride ?? null,
-        max_agents: maxAgents,
-      },
-    };
+  const session = sessionRecordOf(plan, options, deps, runId, attempt);
   await writeSession(project.sdd, session);
   let uninstall = () => {};
   try {
-    await audit.append({
-      actor: "orchestrator",
-      event_type: resume ? "run.resumed" : "run.started",
-      resource_type: "run",
-      resource_id: runId,
-      details: { branch, attempt, source: session.source as unknown as JsonObject },
-    });
-    const goal = session.goal ?? undefined;
-    const loop = new RunLoop({
-      runId,
-      root: project.root,
-      sdd: project.sdd,
-      branch: session.branch,
-      config,
-      git,
-      store,
-      holds,
-      server,
-      tokens,
-      audit,
-      ledger,
-      lineage,
-      clock: deps.clock,
-      env: deps.env,
-      lookup,
-      selfCommand: self.argv,
-      selfEnv: self.env,
+    const recorder = new Recorder({
+      audit: stores.audit,
+      ledger: stores.ledger,
       reporter: deps.reporter,
-      cliOverride,
-      modelOverride,
-      planCli,
-      maxAgents,
-      goal,
-      runAttempt: attempt,
-      isRoot: isRoot(),
+      sdd: project.sdd,
     });
-    if (resume) {
-      await ledger.append({
-        kind: "run.resumed",
-        payload: { attempt, host: hostName(), branch: session.branch },
-      });
-      deps.reporter.event({ type: "run.resumed", run_id: runId, attempt });
-      const open = await recoverAfterCrash(project.sdd, store, git, loop, deps);
-      deps.reporter.event({ type: "run.recovered", run_id: runId, open });
-    } else {
-      const work = planned as PlannedWork;
-      await ledger.append({
-        kind: "run.open",
-        payload: { branch, host: hostName(), source: work.source.kind, max_agents: maxAgents },
-      });
-      const created = await store.createMany(work.drafts, {
-        actor: "orchestrator",
-        reason: `planned from ${work.source.kind}`,
-      });
-      for (const t of created) {
-        await ledger.append({
-          kind: "task.scheduled",
-          task_id: t.id,
-          payload: { title: t.title, role: t.role },
-        });
-      }
-      deps.reporter.event({
-        type: "run.started",
-        run_id: runId,
-        tasks: created.length,
-        source: describeSource(work),
-        branch,
-      });
-    }
-    const all = await store.list({});
-    const provider = deps.attachments
-      ? await deps.attachments({
-        project,
-        config,
-        runId,
-        resumed: resume,
-        store,
-        auditKey,
-        audit,
-        tasks: all,
-        adapterOf: async (t) => (await loop.resolveAdapter(t)).adapter.name,
-      })
-      : undefined;
-    if (provider) loop.setAttachments(provider);
+    await recordStart(recorder, plan, session);
+    const loop = newLoop(plan, deps, stores, recorder, session);
+    await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
+      plan,
+      stores,
+      recorder,
+      session,
+    ));
+    await attachAttachments(plan, deps, stores, loop, runId);
     uninstall = deps.onStopSignal?.((reason) => loop.requestStop(reason)) ?? (() => {});
     const outcome = await loop.run();
     uninstall();
-    const tasks = await store.list({});
-    await ledger.append({
-      kind: "run.closed",
-      payload: { reason: outcome.end, detail: outcome.reason },
+    await recorder.record({
+      kind: "run.finished",
+      runId,
+      end: outcome.end,
+      reason: outcome.reason,
     });
-    await audit.append({
-      actor: "orchestrator",
-      event_type: "run.finished",
-      resource_type: "run",
-      resource_id: runId,
-      details: { end: outcome.end, reason: outcome.reason },
-    });
+    const tasks = await stores.store.list({});
     const scorecard = await writeScorecard(project.sdd, runId);
-    const summary = buildSummary(runId, session.branch, outcome, tasks, project, scorecard);
-    await Deno.mkdir(join(project.sdd, "runs", runId), { recursive: true });
-    await writeFileAtomic(summary.path, JSON.stringify(summary, null, 2) + "\n");
-    await writeFileAtomic(
-      join(project.sdd, "runs", runId, "decisions.json"),
-      JSON.stringify(loop.decisions) + "\n",
+    const summary = buildSummary(
+      { runId, branch: session.branch, sdd: project.sdd },
+      outcome,
+      tasks,
+      scorecard,
     );
+    await writeRunRecord(project.sdd, summary, loop.decisions);
     await writeSession(project.sdd, { ...session, status: "finished" });
     return { kind: "run", summary, decisions: loop.decisions.length };
   } finally {
     uninstall();
-    await server.close().catch(() => {});
-    await store.close().catch(() => {});
-    await audit.close().catch(() => {});
+    await stores.close();
   }
+}
+
+/** The session record: a resumed run keeps its own, with this process and attempt. */
+function sessionRecordOf(
+  plan: RunPlan,
+  options: RunOptions,
+  deps: RunDeps,
+  runId: string,
+  attempt: number,
+): SessionRecord {
+  if (plan.resume) return { ...(plan.previous as SessionRecord), pid: Deno.pid, attempt };
+  return {
+    run_id: runId,
+    status: "running",
+    pid: Deno.pid,
+    host: hostName(),
+    started_at: new Date(deps.clock.nowMs()).toISOString(),
+    branch: plan.branch,
+    source: (plan.planned as PlannedWork).source,
+    goal: options.goal ?? null,
+    attempt,
+    choices: {
+      plan_cli: plan.planCli ?? null,
+      cli: plan.cliOverride ?? null,
+      model: plan.modelOverride ?? null,
+      max_agents: plan.maxAgents,
+    },
+  };
+}
+
+/** `run.started` (audit + ledger) for a fresh run; `run.resumed` for a resumed one. */
+async function recordStart(
+  recorder: Recorder,
+  plan: RunPlan,
+  session: SessionRecord,
+): Promise<void> {
+  const source = session.source as unknown as JsonObject;
+  if (plan.resume) {
+    await recorder.record({
+      kind: "run.resumed",
+      runId: session.run_id,
+      branch: plan.branch,
+      runBranch: session.branch,
+      attempt: session.attempt,
+      source,
+      host: hostName(),
+    });
+    return;
+  }
+  await recorder.record({
+    kind: "run.started",
+    runId: session.run_id,
+    branch: plan.branch,
+    attempt: session.attempt,
+    source,
+    sourceKind: (plan.planned as PlannedWork).source.kind,
+    host: hostName(),
+    maxAgents: plan.maxAgents,
+  });
+}
+
+function newLoop(
+  plan: RunPlan,
+  deps: RunDeps,
+  stores: RunStores,
+  recorder: Recorder,
+  session: SessionRecord,
+): RunLoop {
+  const self = selfCommand(deps.env);
+  return new RunLoop({
+    runId: session.run_id,
+    root: plan.project.root,
+    sdd: plan.project.sdd,
+    branch: session.branch,
+    config: plan.config,
+    git: plan.git,
+    store: stores.store,
+    holds: stores.holds,
+    server: stores.server,
+    tokens: stores.tokens,
+    audit: stores.audit,
+    ledger: stores.ledger,
+    lineage: stores.lineage,
+    clock: deps.clock,
+    env: deps.env,
+    lookup: plan.lookup,
+    selfCommand: self.argv,
+    selfEnv: self.env,
+    reporter: deps.reporter,
+    cliOverride: plan.cliOverride,
+    modelOverride: plan.modelOverride,
+    planCli: plan.planCli,
+    maxAgents: plan.maxAgents,
+    goal: session.goal ?? undefined,
+    runAttempt: session.attempt,
+    isRoot: isRoot(),
+    recorder,
+  });
+}
+
+/** A fresh run: the planned tasks are created and scheduled. */
+async function createTasks(
+  plan: RunPlan,
+  stores: RunStores,
+  recorder: Recorder,
+  session: SessionRecord,
+): Promise<void> {
+  const work = plan.planned as PlannedWork;
+  const created = await stores.store.createMany(work.drafts, {
+    actor: "orchestrator",
+    reason: `planned from ${work.source.kind}`,
+  });
+  for (const t of created) {
+    await recorder.record({ kind: "task.scheduled", taskId: t.id, title: t.title, role: t.role });
+  }
+  await recorder.record({
+    kind: "run.planned",
+    runId: session.run_id,
+    tasks: created.length,
+    source: describeSource(work),
+    branch: plan.branch,
+  });
+}
+
+/** A resumed run: what the crashed one left is recovered. */
+async function resumeTasks(
+  plan: RunPlan,
+  stores: RunStores,
+  recorder: Recorder,
+  loop: RunLoop,
+  session: SessionRecord,
+): Promise<void> {
+  const open = await recoverAfterCrash({
+    sdd: plan.project.sdd,
+    store: stores.store,
+    git: plan.git,
+    recorder,
+    adoptDone: (task, file) => loop.adoptDone(task, file),
+  });
+  await recorder.record({ kind: "run.recovered", runId: session.run_id, open });
+}
+
+/** Builds the attachment provider once the tasks exist, and gives it to the loop. */
+async function attachAttachments(
+  plan: RunPlan,
+  deps: RunDeps,
+  stores: RunStores,
+  loop: RunLoop,
+  runId: string,
+): Promise<void> {
+  if (!deps.attachments) return;
+  const provider = await deps.attachments({
+    project: plan.project,
+    config: plan.config,
+    runId,
+    resumed: plan.resume,
+    store: stores.store,
+    auditKey: stores.auditKey,
+    audit: stores.audit,
+    tasks: await stores.store.list({}),
+    adapterOf: async (t) => (await loop.resolveAdapter(t)).adapter.name,
+  });
+  if (provider) loop.setAttachments(provider);
 }
 
 function describeSource(work: PlannedWork): string {
@@ -498,126 +478,4 @@ function isRoot(): boolean {
   } catch {
     return false;
   }
-}
-
-/** A fresh run starts with an empty task log: the previous run's log is moved under its run. */
-async function archivePreviousRun(
-  runtimeDir: string,
-  previous: SessionRecord | undefined,
-): Promise<void> {
-  const log = join(runtimeDir, "tasks.jsonl");
-  const exists = await Deno.stat(log).then(() => true, () => false);
-  if (!exists) return;
-  const target = join(runtimeDir, "..", "runs", previous?.run_id ?? `unknown-${Date.now()}`);
-  await Deno.mkdir(target, { recursive: true });
-  await Deno.rename(log, join(target, "tasks.jsonl"));
-  await Deno.remove(join(runtimeDir, "sessions"), { recursive: true }).catch(() => {});
-}
-
-/**
- * After a crash: kill agents the dead orchestrator left running, keep their partial work on
- * their branches, put interrupted tasks back to open, and send tasks whose agents had
- * finished (`done`) straight to checks and merge — no task runs twice.
- */
-async function recoverAfterCrash(
-  sdd: string,
-  store: TaskStore,
-  git: Git,
-  loop: RunLoop,
-  deps: RunDeps,
-): Promise<number> {
-  const files = await listSessionFiles(sdd);
-  const tasks = new Map((await store.list({})).map((t) => [t.id, t]));
-  for (const file of files) {
-    if (file.state !== "running") continue;
-    try {
-      Deno.kill(-file.pid, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-    const task = tasks.get(file.task_id);
-    if (task?.status === "done") {
-      loop.adoptDone(task, file);
-      continue;
-    }
-    const exists = await Deno.stat(file.worktree).then(() => true, () => false);
-    if (exists) {
-      await git.commitAll(
-        file.worktree,
-        `partial work of ${file.session} (interrupted by an orchestrator crash)`,
-      ).catch(() => undefined);
-      await git.removeWorktree(file.worktree, true).catch(() => {});
-    }
-    await saveSessionFile(sdd, { ...file, state: "abandoned" });
-    deps.reporter.event({
-      type: "run.warning",
-      message:
-        `${file.task_id}: session ${file.session} was interrupted; its partial work is on ${file.branch}`,
-    });
-  }
-  await git.pruneWorktrees().catch(() => {});
-  await store.releaseStaleClaims({
-    olderThanMs: 0,
-    actor: "orchestrator",
-    reason: "resumed after an orchestrator crash",
-  });
-  return (await store.list({ status: ["open", "planned"] })).length;
-}
-
-function buildSummary(
-  runId: string,
-  branch: string,
-  outcome: RunOutcome,
-  tasks: readonly Task[],
-  project: ProjectPaths,
-  scorecard: { path: string; sha256: string; content: JsonObject },
-): RunSummary {
-  const byStatus: Record<string, number> = {};
-  for (const t of tasks) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
-  const costs = new Map<
-    string,
-    {
-      adapter: string;
-      model: string;
-      runs: number;
-      cost_usd: number | null;
-      tokens: number | null;
-      turns: number | null;
-    }
-  >();
-  for (const c of outcome.costs) {
-    const key = `${c.adapter}\0${c.model}`;
-    const row = costs.get(key) ??
-      { adapter: c.adapter, model: c.model, runs: 0, cost_usd: null, tokens: null, turns: null };
-    row.runs++;
-    if (c.cost_usd !== null) row.cost_usd = (row.cost_usd ?? 0) + c.cost_usd;
-    if (c.tokens !== null) row.tokens = (row.tokens ?? 0) + c.tokens;
-    if (c.turns !== null) row.turns = (row.turns ?? 0) + c.turns;
-    costs.set(key, row);
-  }
-  const totalUsd = [...costs.values()].reduce((sum, r) => sum + (r.cost_usd ?? 0), 0);
-  const failed =
-    tasks.filter((t) => ["failed", "cancelled", "orphaned", "blocked"].includes(t.status)).length;
-  const healthy = outcome.end === "quiescent" && outcome.refused.length === 0 && failed === 0;
-  return {
-    run_id: runId,
-    end: outcome.end,
-    health: healthy ? "HEALTHY" : "UNHEALTHY",
-    reason: outcome.reason,
-    branch,
-    tasks: { total: tasks.length, ...byStatus },
-    merges: outcome.merges as unknown as JsonValue[],
-    refused_merges: outcome.refused as unknown as JsonValue[],
-    kept_branches: outcome.keptBranches as unknown as JsonValue[],
-    cost: {
-      total_usd: Math.round(totalUsd * 1e6) / 1e6,
-      by_adapter_model: [...costs.values()] as unknown as JsonValue[],
-    },
-    scorecard: {
-      path: scorecard.path,
-      sha256: scorecard.sha256,
-      outcome: scorecard.content.outcome ?? null,
-    },
-    path: join(project.sdd, "runs", runId, "summary.json"),
-  };
 }

@@ -1,3 +1,15 @@
+/**
+ * The scheduling decision of one tick, as a pure function of a snapshot: which open tasks to
+ * spawn, which to fail because a dependency can never finish, and which to hold back (spawn
+ * backoff, capacity, owned-file overlap). Also the retry delays. Status sets and claim order
+ * come from the task store's rules (src/tasks), so the scheduler and `claimNext` agree.
+ */
+import {
+  compareClaimOrder,
+  DEAD_END_STATUSES,
+  DEPENDENCY_SATISFIED,
+  type Task,
+} from "../tasks/mod.ts";
 import { ownedFilesOverlap } from "./owned_files.ts";
 
 /** The task fields scheduling decisions read (the store's `Task` satisfies it). */
@@ -18,19 +30,24 @@ export interface SchedulableTask {
   role: string;
 }
 
-/**
- * Statuses that satisfy a dependency: `closed` only (merged), matching the task store's claim
- * rule, so dependents never start on work that may still fail its gates or merge.
- */
-export const DEPENDENCY_MET: ReadonlySet<string> = new Set(["closed"]);
-/** Statuses from which a task will never succeed. */
-export const DEAD_END: ReadonlySet<string> = new Set(["failed", "cancelled", "orphaned"]);
-/** Statuses of a task an agent holds. */
-export const ACTIVE: ReadonlySet<string> = new Set(["claimed", "in_progress"]);
+/** The scheduler's view of a task. */
+export function schedulable(t: Task): SchedulableTask {
+  return {
+    id: t.id,
+    status: t.status,
+    priority: t.priority,
+    created_at: t.created_at,
+    depends_on: t.depends_on,
+    owned_files: t.owned_files,
+    role: t.role,
+  };
+}
+
+const DEAD_END: ReadonlySet<string> = new Set(DEAD_END_STATUSES);
 
 /** Everything one scheduling tick decides from. */
 export interface TickInput {
-  /** A snapshot of every task of the run. */
+  /** A snapshot of every task of the run, in creation order (as `TaskStore.list` returns). */
   tasks: readonly SchedulableTask[];
   /** Ids of tasks with a live agent (spawned and not yet reaped). */
   running: readonly string[];
@@ -48,22 +65,17 @@ export type TickDecision =
   | { kind: "fail_dependent"; taskId: string; reason: string }
   | { kind: "defer"; taskId: string; reason: "backoff" | "owned_files" | "capacity" };
 
-function byPriorityThenAge(a: SchedulableTask, b: SchedulableTask): number {
-  return a.priority - b.priority ||
-    (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0) ||
-    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
 /**
  * One scheduler tick, as a pure function: open tasks whose dependencies finished are ordered by
  * priority then age and spawned up to `maxAgents`, skipping those in spawn backoff or whose
  * owned files overlap a running (or just chosen) task. Open tasks with a dead-end dependency are
- * failed. Same input → same decisions, in the same order.
+ * failed. Order is the store's claim order (priority, age, creation order: the input's order).
+ * Same input → same decisions, in the same order.
  */
 export function scheduleTick(input: TickInput): TickDecision[] {
   const byId = new Map(input.tasks.map((t) => [t.id, t]));
   const decisions: TickDecision[] = [];
-  const open = input.tasks.filter((t) => t.status === "open").sort(byPriorityThenAge);
+  const open = input.tasks.filter((t) => t.status === "open").sort(compareClaimOrder);
   const busyFiles: (readonly string[])[] = input.running.map((id) =>
     byId.get(id)?.owned_files ?? []
   );
@@ -81,7 +93,9 @@ export function scheduleTick(input: TickInput): TickDecision[] {
       });
       continue;
     }
-    if (!deps.every((d) => d.task !== undefined && DEPENDENCY_MET.has(d.task.status))) continue;
+    if (!deps.every((d) => d.task !== undefined && d.task.status === DEPENDENCY_SATISFIED)) {
+      continue;
+    }
     if ((input.notBefore.get(task.id) ?? 0) > input.nowMs) {
       decisions.push({ kind: "defer", taskId: task.id, reason: "backoff" });
       continue;

@@ -1,6 +1,11 @@
+/**
+ * When a run stops, as a pure function of a snapshot: quiescence (everything finished) or the
+ * zero-terminal backstop (nothing can finish and nothing changes). The run loop carries out
+ * what this decides (see stopping.ts).
+ */
 import { canonicalize } from "../canonical/mod.ts";
 import { sha256Hex } from "../crypto/mod.ts";
-import { DEAD_END, DEPENDENCY_MET } from "./scheduler.ts";
+import { DEAD_END_STATUSES, DEPENDENCY_SATISFIED } from "../tasks/mod.ts";
 
 /** Fields termination reads from each task. */
 export interface TerminationTask {
@@ -51,7 +56,19 @@ export type TerminationDecision =
   | { stop: "backstop"; failTaskIds: string[]; reason: string };
 
 // `done` is finished for its agent; its merge is counted by `pendingMerges`.
-const FINISHED = new Set([...DEPENDENCY_MET, "done", ...DEAD_END]);
+const FINISHED: ReadonlySet<string> = new Set([DEPENDENCY_SATISFIED, "done", ...DEAD_END_STATUSES]);
+
+/** True for a task that is merged or can never be: `closed` or a dead end. */
+export function isSettledStatus(status: string): boolean {
+  return status === DEPENDENCY_SATISFIED || DEAD_END.has(status);
+}
+
+const DEAD_END: ReadonlySet<string> = new Set(DEAD_END_STATUSES);
+
+/** True when nothing more happens to a task of this status (its merge aside, for `done`). */
+export function isFinishedStatus(status: string): boolean {
+  return FINISHED.has(status);
+}
 
 /** A stable digest of every task's id, status and version. */
 export function taskFingerprint(tasks: readonly TerminationTask[]): string {

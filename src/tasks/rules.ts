@@ -190,13 +190,19 @@ export function isReady(task: Task, lookup: TaskLookup): boolean {
  * Claim order: lower priority number first, then older. Ties (same millisecond) keep creation
  * order: every backend lists tasks in creation order and sorts stably.
  */
-export function compareClaimOrder(a: Task, b: Task): number {
+export function compareClaimOrder(
+  a: Pick<Task, "priority" | "created_at">,
+  b: Pick<Task, "priority" | "created_at">,
+): number {
   if (a.priority !== b.priority) return a.priority - b.priority;
   return compareCreationOrder(a, b);
 }
 
 /** Creation time order; ties keep creation order (stable sort over creation-ordered input). */
-export function compareCreationOrder(a: Task, b: Task): number {
+export function compareCreationOrder(
+  a: Pick<Task, "created_at">,
+  b: Pick<Task, "created_at">,
+): number {
   return a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0;
 }
 

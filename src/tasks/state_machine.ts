@@ -43,6 +43,12 @@ export const FINISHED_STATUSES: readonly TaskStatus[] = ["closed", "failed", "ca
 /** The status a dependency must reach before its dependents can be claimed (merged work). */
 export const DEPENDENCY_SATISFIED: TaskStatus = "closed";
 
+/**
+ * Statuses from which a task does not reach `closed` by itself: a task that depends on one
+ * can never be claimed, so the scheduler fails it.
+ */
+export const DEAD_END_STATUSES: readonly TaskStatus[] = ["failed", "cancelled", "orphaned"];
+
 /** True when `from → to` is a legal transition. */
 export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
   return TRANSITIONS[from].includes(to);

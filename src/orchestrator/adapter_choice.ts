@@ -1,0 +1,114 @@
+/**
+ * Which adapter and model run a task: the adapter by precedence (task, `--cli`, role policy,
+ * plan, configuration), cached per run, and the model and effort of an attempt, escalated on
+ * retries by the role's ladder or fallback model.
+ */
+import {
+  cliForRole,
+  type PathLookup,
+  resolveCli,
+  type ResolvedCli,
+  type ScriptedRuntime,
+} from "../adapters/mod.ts";
+import type { Config } from "../config/mod.ts";
+import type { Task } from "../tasks/mod.ts";
+
+/** What adapter resolution reads. */
+export interface CliChoiceContext {
+  /** Effective configuration (`cli`, `role_model_policy`, `adapters`). */
+  config: Config;
+  /** Where binaries are found. */
+  lookup: PathLookup;
+  /** `--cli`. */
+  cliOverride?: string;
+  /** The plan's `cli`. */
+  planCli?: string;
+  /** Scripted agent locator. */
+  scripted?: () => Promise<ScriptedRuntime>;
+}
+
+/**
+ * The adapter of a task, in precedence order: the task's own `cli`, `--cli`, the role's
+ * `role_model_policy.<role>.cli`, the plan's `cli`, the configured `cli` (`auto` by default).
+ * Unknown or missing adapters are refused with the list that would work.
+ */
+export async function resolveTaskCli(
+  task: Pick<Task, "cli" | "role" | "id">,
+  ctx: CliChoiceContext,
+): Promise<ResolvedCli> {
+  const { config } = ctx;
+  let requested: string;
+  let location: string;
+  if (task.cli) {
+    requested = task.cli;
+    location = `task ${task.id}: cli`;
+  } else if (ctx.cliOverride) {
+    requested = ctx.cliOverride;
+    location = "--cli";
+  } else if (config.role_model_policy?.[task.role]?.cli) {
+    ({ cli: requested, location } = cliForRole(config, task.role));
+  } else if (ctx.planCli) {
+    requested = ctx.planCli;
+    location = "plan: cli";
+  } else {
+    ({ cli: requested, location } = cliForRole(config, task.role));
+  }
+  return await resolveCli(requested, {
+    lookup: ctx.lookup,
+    settings: config.adapters,
+    scripted: ctx.scripted,
+    location,
+  });
+}
+
+/** Resolves adapters once per (task cli, role) for the whole run. */
+export class AdapterResolver {
+  readonly #ctx: CliChoiceContext;
+  readonly #resolved = new Map<string, ResolvedCli>();
+
+  constructor(ctx: CliChoiceContext) {
+    this.#ctx = ctx;
+  }
+
+  /** The adapter of a task; see {@linkcode resolveTaskCli}. */
+  async resolve(task: Pick<Task, "cli" | "role" | "id">): Promise<ResolvedCli> {
+    const key = `${task.cli ?? ""}\0${task.role}`;
+    const cached = this.#resolved.get(key);
+    if (cached) return cached;
+    const resolved = await resolveTaskCli(task, this.#ctx);
+    this.#resolved.set(key, resolved);
+    return resolved;
+  }
+}
+
+/** Model, effort and (on a ladder step) adapter of one attempt. */
+export interface ModelChoice {
+  /** Model or tier; undefined leaves the CLI's default. */
+  model?: string;
+  /** Reasoning effort. */
+  effort?: "low" | "medium" | "high" | "max";
+  /** The ladder step's adapter, replacing the task's. */
+  cli?: string;
+}
+
+/** Model and effort for an attempt: the role's ladder escalates on retries. */
+export function modelForAttempt(
+  task: Pick<Task, "role" | "model" | "effort" | "retry_count">,
+  config: Pick<Config, "role_model_policy">,
+  modelOverride: string | undefined,
+): ModelChoice {
+  const policy = config.role_model_policy?.[task.role];
+  const base: ModelChoice = {
+    model: task.model ?? modelOverride ?? policy?.model,
+    effort: task.effort ?? policy?.effort,
+    cli: undefined,
+  };
+  if (task.retry_count > 0 && policy?.ladder && policy.ladder.length > 0) {
+    const step = policy.ladder[Math.min(task.retry_count, policy.ladder.length) - 1];
+    return { model: step.model ?? base.model, effort: step.effort ?? base.effort, cli: step.cli };
+  }
+  if (task.retry_count > 0 && policy?.fallback_model) {
+    return { ...base, model: policy.fallback_model };
+  }
+  return base;
+}

@@ -1,0 +1,132 @@
+/**
+ * What an agent's exit means for its task. The exit is recorded (usage, cost, audit); a task
+ * the agent left active becomes `done` when it exited cleanly, else fails with a reason the
+ * ledger can name (`deadline`, `max-turns`, `rate-limited`, `agent-failed`); a task the agent
+ * already reported failed or blocked is recorded as such. A `done` task goes on to completion.
+ */
+import type { AgentResult } from "../adapters/mod.ts";
+import { agentDeadlineSeconds, type Config } from "../config/mod.ts";
+import type { TokenRegistry } from "../server/mod.ts";
+import type { Task, TaskStore } from "../tasks/mod.ts";
+import type { Completion } from "./completion.ts";
+import type { AgentExit } from "./executor.ts";
+import type { Recorder } from "./recorder.ts";
+import type { Retries } from "./retries.ts";
+import { isRateLimitReason } from "./scheduler.ts";
+import type { RunningSession, SessionTable } from "./sessions.ts";
+
+/**
+ * The ledger's name for why an agent's attempt failed: `deadline`, `max-turns` (the CLI's own
+ * turn limit), `rate-limited` (its reason says so; the retry then waits the cooldown) or
+ * `agent-failed`.
+ */
+export function failureCode(result: AgentResult, timedOut: boolean, reason: string): string {
+  if (timedOut) return "deadline";
+  if (result.subtype === "error_max_turns") return "max-turns";
+  if (isRateLimitReason(reason)) return "rate-limited";
+  return "agent-failed";
+}
+
+/** What exit handling works with. */
+export interface AgentExitDeps {
+  /** Effective configuration (deadlines). */
+  config: Pick<Config, "tuning">;
+  /** Task store. */
+  store: TaskStore;
+  /** Agent tokens (revoked at exit). */
+  tokens: Pick<TokenRegistry, "revoke">;
+  /** Where facts go. */
+  recorder: Recorder;
+  /** Live sessions. */
+  sessions: SessionTable;
+  /** Failure and retry. */
+  retries: Retries;
+  /** Checks of finished work. */
+  completion: Completion;
+}
+
+/** Turns agent exits into task outcomes. */
+export class AgentExits {
+  readonly #deps: AgentExitDeps;
+
+  constructor(deps: AgentExitDeps) {
+    this.#deps = deps;
+  }
+
+  /** Decides: done → signals → gates → merge; else fail/retry. */
+  async handle(s: RunningSession, exit: AgentExit): Promise<void> {
+    const { store, tokens, recorder } = this.#deps;
+    await tokens.revoke(s.session).catch(() => {});
+    await recorder.record({
+      kind: "agent.exited",
+      taskId: s.task.id,
+      session: s.session,
+      adapter: s.adapterName,
+      model: s.file.model,
+      exit,
+    });
+    s.state = "checking";
+    const current = await store.get(s.task.id) as Task;
+    const task = await this.#settle(s, current, exit);
+    if (task === undefined) return;
+    if (task.status !== "done") {
+      await this.#reportedByAgent(s, task, exit);
+      return;
+    }
+    await recorder.record({
+      kind: "task.done",
+      taskId: task.id,
+      summary: task.result_summary ?? "",
+    });
+    await this.#deps.completion.complete(s, task, exit.result.cost_usd);
+  }
+
+  /**
+   * A task the agent left active: `done` on a clean exit, else failed (undefined: handled).
+   * Any other status is the agent's own report and stays.
+   */
+  async #settle(s: RunningSession, task: Task, exit: AgentExit): Promise<Task | undefined> {
+    if (task.status !== "in_progress" && task.status !== "claimed") return task;
+    const { result, timedOut } = exit;
+    if (result.ok) {
+      return await this.#deps.store.transition(task.id, "done", {
+        actor: "orchestrator",
+        reason: "agent exited 0",
+        result_summary: result.summary || "(no summary)",
+      });
+    }
+    const deadlineS = agentDeadlineSeconds(this.#deps.config.tuning, task.scope);
+    const reason = timedOut
+      ? `deadline: killed after ${deadlineS}s (scope ${task.scope})`
+      : result.error ?? `agent exited ${result.exit_code}`;
+    await this.#deps.sessions.finish(s, "failed");
+    await this.#deps.retries.failTask(
+      task,
+      reason,
+      failureCode(result, timedOut, reason),
+      result.cost_usd,
+    );
+    return undefined;
+  }
+
+  /** The agent reported failure or a block itself. */
+  async #reportedByAgent(s: RunningSession, task: Task, exit: AgentExit): Promise<void> {
+    await this.#deps.sessions.finish(s, "failed");
+    if (task.status === "failed") {
+      const reason = task.terminal_reason ?? "agent reported failure";
+      await this.#deps.retries.afterFailure(
+        task,
+        reason,
+        failureCode(exit.result, exit.timedOut, reason),
+        exit.result.cost_usd,
+      );
+      return;
+    }
+    await this.#deps.recorder.record({
+      kind: "task.ended",
+      taskId: task.id,
+      status: task.status,
+      reason: task.terminal_reason ?? "",
+    });
+  }
+}

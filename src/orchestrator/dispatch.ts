@@ -1,0 +1,248 @@
+/**
+ * Dispatch: turns a task the scheduler chose into a running agent session. It picks the
+ * attempt's adapter and model (retry ladders included), claims the task in the store (the
+ * claim seam: a version check, so a task is never claimed twice), issues the agent's scoped
+ * token, resolves the spawn's attachments, builds the prompt (with the previous failure as
+ * context), and hands the request to the executor. A spawn that cannot start releases the
+ * token and goes to the retry policy.
+ */
+import { join } from "node:path";
+import { endpointForRole, type ResolvedCli } from "../adapters/mod.ts";
+import { agentDeadlineSeconds } from "../config/mod.ts";
+import type { Task } from "../tasks/mod.ts";
+import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
+import { DIRECT_SUBPROCESS } from "./agent_session.ts";
+import { sessionId } from "./agent_session.ts";
+import type { Execution, ExecutionRequest, Executor } from "./executor.ts";
+import type { MergeQueue } from "./merge_queue.ts";
+import { describeSignal } from "./planning.ts";
+import { buildPromptBody } from "./prompt.ts";
+import type { Recorder } from "./recorder.ts";
+import type { Retries } from "./retries.ts";
+import type { RunContext, SpawnAttachments } from "./run_context.ts";
+import { saveSessionFile, type SessionFile } from "./run_state.ts";
+import type { RunningSession, SessionTable } from "./sessions.ts";
+
+/** What dispatch works with. */
+export interface DispatchDeps {
+  /** The run's context (store, tokens, server, config, attachments …). */
+  ctx: RunContext;
+  /** Adapter resolution, cached for the run. */
+  adapters: AdapterResolver;
+  /** Starts agents. */
+  executor: Executor;
+  /** Where facts go. */
+  recorder: Recorder;
+  /** Live sessions. */
+  sessions: SessionTable;
+  /** Failure and retry. */
+  retries: Retries;
+  /** Owner of the base commit (HEAD between merges). */
+  merges: MergeQueue;
+}
+
+/** One attempt of one task, as decided before the claim. */
+interface Attempt {
+  task: Task;
+  attempt: number;
+  session: string;
+  choice: ModelChoice;
+  cli: ResolvedCli;
+}
+
+/** Spawns agents for the tasks the scheduler chose. */
+export class Dispatcher {
+  readonly #deps: DispatchDeps;
+
+  constructor(deps: DispatchDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Claims the task and starts its agent; the new session, or undefined when the task was not
+   * claimed or its agent did not start (already recorded and handed to the retry policy).
+   */
+  async spawn(task: Task): Promise<RunningSession | undefined> {
+    const attempt = await this.#plan(task);
+    if (attempt === undefined) return undefined;
+    const claimed = await this.#claim(attempt);
+    if (claimed === undefined) return undefined;
+    try {
+      return await this.#start({ ...attempt, task: claimed });
+    } catch (error) {
+      await this.#deps.ctx.tokens.revoke(attempt.session).catch(() => {});
+      await this.#deps.retries.spawnFailed(claimed, attempt.session, error as Error);
+      return undefined;
+    }
+  }
+
+  /** Session, adapter and model of this attempt; undefined when no adapter can run it. */
+  async #plan(task: Task): Promise<Attempt | undefined> {
+    const { ctx, adapters, retries } = this.#deps;
+    const attempt = task.retry_count + 1;
+    // The run id's hex tail plus the resume count: unique per run and per resume.
+    const runTag = `${ctx.runId.split("-").pop()}${ctx.runAttempt > 1 ? `r${ctx.runAttempt}` : ""}`;
+    const session = sessionId(task.id, attempt, runTag);
+    const choice = modelForAttempt(task, ctx.config, ctx.modelOverride);
+    try {
+      const cli = await adapters.resolve({ ...task, cli: choice.cli ?? task.cli });
+      return { task, attempt, session, choice, cli };
+    } catch (error) {
+      await retries.failTask(task, `adapter: ${(error as Error).message}`, "infra-error");
+      return undefined;
+    }
+  }
+
+  /** The claim seam: open → claimed at the version the scheduler saw. */
+  async #claim(a: Attempt): Promise<Task | undefined> {
+    const { ctx, recorder } = this.#deps;
+    let claimed: Task;
+    try {
+      claimed = await ctx.store.claim(a.task.id, {
+        agent: a.session,
+        expectedVersion: a.task.version,
+        actor: "orchestrator",
+        reason: `spawn ${a.session}`,
+      });
+    } catch (error) {
+      await recorder.warn(`claim of ${a.task.id} refused: ${(error as Error).message}`);
+      return undefined;
+    }
+    await recorder.record({
+      kind: "task.claimed",
+      taskId: a.task.id,
+      session: a.session,
+      attempt: a.attempt,
+      adapter: a.cli.adapter.name,
+    });
+    return claimed;
+  }
+
+  /** Token, attachments, prompt, executor; then the session is live and recorded. */
+  async #start(a: Attempt): Promise<RunningSession> {
+    const { ctx, executor, retries, sessions } = this.#deps;
+    const token = await ctx.tokens.issueAgentToken({
+      session: a.session,
+      agent_id: a.session,
+      task_ids: [a.task.id],
+      can_create_tasks: a.task.role === "manager",
+    });
+    const attachments = await this.#attachments(a);
+    const request = await this.#request(a, token.token, attachments);
+    const execution = await executor.start(request);
+    const running = await ctx.store.transition(a.task.id, "in_progress", {
+      actor: "orchestrator",
+      reason: `agent ${a.session} started (pid ${execution.pid})`,
+    });
+    const file = this.#sessionFile(a, execution, attachments);
+    await saveSessionFile(ctx.sdd, file);
+    const session: RunningSession = {
+      session: a.session,
+      task: running,
+      execution,
+      adapterName: a.cli.adapter.name,
+      agentId: file.agent_id,
+      startedMs: ctx.clock.monotonicMs(),
+      file,
+      worktree: execution.worktree,
+      branch: execution.branch,
+      baseSha: execution.baseSha,
+      state: "running",
+    };
+    sessions.add(session);
+    retries.spawned(a.task.id);
+    await this.#recordSpawn(a, execution, file);
+    return session;
+  }
+
+  async #attachments(a: Attempt): Promise<SpawnAttachments | undefined> {
+    const { ctx } = this.#deps;
+    if (!ctx.attachments) return undefined;
+    return await ctx.attachments.forSpawn(a.task, {
+      session: a.session,
+      worktreeRelative: join(".sdd", "worktrees", a.session),
+      turnSeq: 0,
+      adapter: a.cli.adapter.name,
+      spawnPath: (ctx.spawnPath ?? DIRECT_SUBPROCESS).name,
+    });
+  }
+
+  /** What the executor runs: prompt, model, env with the server and token, deadline. */
+  async #request(
+    a: Attempt,
+    token: string,
+    attachments: SpawnAttachments | undefined,
+  ): Promise<ExecutionRequest> {
+    const { ctx, retries, merges } = this.#deps;
+    const body = buildPromptBody({
+      taskId: a.task.id,
+      title: a.task.title,
+      description: a.task.description,
+      role: a.task.role,
+      ownedFiles: a.task.owned_files,
+      signals: a.task.completion_signals.map(describeSignal),
+      goal: ctx.goal,
+      failureContext: retries.failureContext(a.task.id),
+      attempt: a.attempt,
+    });
+    const tuning = ctx.config.tuning;
+    return {
+      session: a.session,
+      taskId: a.task.id,
+      cli: a.cli,
+      model: a.choice.model,
+      effort: a.choice.effort,
+      maxTurns: tuning.agent.max_turns,
+      endpoint: endpointForRole(ctx.config, a.task.role),
+      settings: ctx.config.adapters?.[a.cli.adapter.name],
+      prompt: attachments ? attachments.compose(body) : body,
+      env: {
+        BERNSTEIN_SERVER_URL: ctx.server.url,
+        BERNSTEIN_TASK_TOKEN: token,
+        BERNSTEIN_TASK_ID: a.task.id,
+        BERNSTEIN_AGENT_ID: a.session,
+      },
+      deadlineMs: agentDeadlineSeconds(tuning, a.task.scope) * 1000,
+      killGraceMs: tuning.agent.kill_grace_s * 1000,
+      isRoot: ctx.isRoot,
+      baseSha: await merges.head(),
+    };
+  }
+
+  #sessionFile(
+    a: Attempt,
+    execution: Execution,
+    attachments: SpawnAttachments | undefined,
+  ): SessionFile {
+    return {
+      session: a.session,
+      task_id: a.task.id,
+      adapter: a.cli.adapter.name,
+      model: a.choice.model ?? null,
+      agent_id: `${a.cli.adapter.name}:${a.session}`,
+      worktree: execution.worktree,
+      branch: execution.branch,
+      base_sha: execution.baseSha,
+      pid: execution.pid,
+      started_at: new Date(this.#deps.ctx.clock.nowMs()).toISOString(),
+      state: "running",
+      attachment_digests: attachments?.digests ?? [],
+    };
+  }
+
+  async #recordSpawn(a: Attempt, execution: Execution, file: SessionFile): Promise<void> {
+    await this.#deps.recorder.record({
+      kind: "agent.spawned",
+      taskId: a.task.id,
+      session: a.session,
+      adapter: a.cli.adapter.name,
+      model: a.choice.model ?? null,
+      attempt: a.attempt,
+      pid: execution.pid,
+      argv0: execution.argv0,
+      promptChannel: execution.promptChannel,
+      attachmentDigests: file.attachment_digests,
+      notes: execution.notes,
+    });
+  }
+}

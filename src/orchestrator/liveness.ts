@@ -1,0 +1,102 @@
+/**
+ * Liveness: an agent silent for the stall threshold (no output and no heartbeat) is stopped,
+ * its exit then fails the task like any other; a manager alive past its threshold without
+ * having created a single task aborts the run, leaving a diagnostic file.
+ */
+import { join } from "node:path";
+import type { JsonObject } from "../canonical/mod.ts";
+import type { Task } from "../tasks/mod.ts";
+import type { Recorder } from "./recorder.ts";
+import type { RunContext } from "./run_context.ts";
+import type { RunningSession, SessionTable } from "./sessions.ts";
+
+/** What the liveness checks work with. */
+export interface LivenessDeps {
+  /** Run context (config thresholds, server heartbeats, clock, paths). */
+  ctx: Pick<RunContext, "config" | "server" | "clock" | "sdd" | "runId">;
+  /** Where facts go. */
+  recorder: Recorder;
+  /** Live sessions. */
+  sessions: SessionTable;
+}
+
+/** A manager that created no task in time: why the run stops. */
+export interface StalledManager {
+  /** The outcome's reason. */
+  reason: string;
+}
+
+/** Watches running agents for silence and the manager for progress. */
+export class Liveness {
+  readonly #deps: LivenessDeps;
+
+  constructor(deps: LivenessDeps) {
+    this.#deps = deps;
+  }
+
+  /** Stops agents with no output and no heartbeat for the stall threshold. */
+  async checkAgents(): Promise<void> {
+    const { ctx } = this.#deps;
+    const thresholdMs = ctx.config.tuning.agent.stall_threshold_s * 1000;
+    const beats = new Map(ctx.server.agents().map((a) => [a.agent_id, a]));
+    for (const s of this.#deps.sessions.all()) {
+      if (s.state !== "running" || s.execution === undefined) continue;
+      const beat = beats.get(s.session);
+      const beatAge = beat ? ctx.clock.nowMs() - Date.parse(beat.last_heartbeat_at) : Infinity;
+      const outputAge = ctx.clock.monotonicMs() - s.execution.lastOutputMs();
+      if (outputAge > thresholdMs && beatAge > thresholdMs) await this.#stop(s, outputAge);
+    }
+  }
+
+  async #stop(s: RunningSession, silentMs: number): Promise<void> {
+    const { ctx, recorder } = this.#deps;
+    await recorder.record({
+      kind: "agent.stalled",
+      taskId: s.task.id,
+      session: s.session,
+      silentS: Math.round(silentMs / 1000),
+    });
+    void s.execution?.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
+  }
+
+  /** A manager alive past the threshold with no child task: recorded; why the run stops. */
+  async stalledManager(tasks: readonly Task[]): Promise<StalledManager | undefined> {
+    const { ctx } = this.#deps;
+    const limitMs = ctx.config.tuning.orchestrator.stalled_manager_threshold_s * 1000;
+    for (const s of this.#deps.sessions.all()) {
+      if (s.task.role !== "manager" || s.state !== "running") continue;
+      const children = tasks.filter((t) => t.parent_task_id === s.task.id).length;
+      const aliveMs = ctx.clock.monotonicMs() - s.startedMs;
+      if (children === 0 && aliveMs >= limitMs) return await this.#abort(s, aliveMs);
+    }
+    return undefined;
+  }
+
+  async #abort(s: RunningSession, aliveMs: number): Promise<StalledManager> {
+    const { ctx, recorder } = this.#deps;
+    const dir = join(ctx.sdd, "runs", ctx.runId);
+    const diagnostic = join(dir, "manager_stalled.json");
+    await Deno.mkdir(dir, { recursive: true });
+    const aliveS = Math.round(aliveMs / 1000);
+    const report: JsonObject = {
+      run_id: ctx.runId,
+      task_id: s.task.id,
+      session: s.session,
+      adapter: s.adapterName,
+      alive_s: aliveS,
+      threshold_s: ctx.config.tuning.orchestrator.stalled_manager_threshold_s,
+      children: 0,
+      last_output: s.execution?.lastText() ?? "",
+      log: s.execution?.logPath ?? "",
+    };
+    await Deno.writeTextFile(diagnostic, JSON.stringify(report, null, 2) + "\n");
+    await recorder.record({
+      kind: "run.manager_stalled",
+      runId: ctx.runId,
+      report,
+      aliveS,
+      diagnostic,
+    });
+    return { reason: `manager stalled: no child task after ${aliveS}s; see ${diagnostic}` };
+  }
+}

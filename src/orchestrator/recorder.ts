@@ -1,0 +1,594 @@
+/**
+ * The recorder: the one place a fact of the run becomes its records. Each domain fact (an
+ * agent spawned, a gate failed, a merge landed, a task retried …) maps, by the pure
+ * `recordsOf`, to at most one audit event (the HMAC chain), one work-ledger row, one progress
+ * event (live view, `--json` stream) and, for a refused merge, one line of
+ * `refused_merges.jsonl`. `Recorder.record` writes them and then tells its subscribers: the
+ * event seam for notifications, dashboards and the run's own outcome tally. Task status
+ * changes are not facts here: the task store records those itself.
+ */
+import type { AuditEventInput, AuditSink } from "../audit/mod.ts";
+import type { JsonObject } from "../canonical/mod.ts";
+import type { LedgerEntryInput } from "../ledger/mod.ts";
+import type { AgentExit } from "./executor.ts";
+import type { GateResult } from "./gates.ts";
+import type { RunEvent, RunReporter } from "./reporter.ts";
+import type { RunEnd, RunOutcome } from "./outcome.ts";
+import { recordRefusedMerge, type RefusedMerge } from "./run_state.ts";
+
+/** Something that happened in a run, worth recording. */
+export type RunFact =
+  | {
+    kind: "run.started";
+    runId: string;
+    branch: string;
+    attempt: number;
+    source: JsonObject;
+    sourceKind: string;
+    host: string;
+    maxAgents: number;
+  }
+  | {
+    kind: "run.resumed";
+    runId: string;
+    branch: string;
+    /** The branch the run was started on (the ledger's). */
+    runBranch: string;
+    attempt: number;
+    source: JsonObject;
+    host: string;
+  }
+  | { kind: "task.scheduled"; taskId: string; title: string; role: string }
+  | { kind: "run.planned"; runId: string; tasks: number; source: string; branch: string }
+  | { kind: "run.recovered"; runId: string; open: number }
+  | { kind: "run.finished"; runId: string; end: RunEnd; reason: string }
+  | { kind: "warning"; message: string }
+  | { kind: "task.claimed"; taskId: string; session: string; attempt: number; adapter: string }
+  | {
+    kind: "agent.spawned";
+    taskId: string;
+    session: string;
+    adapter: string;
+    model: string | null;
+    attempt: number;
+    pid: number;
+    argv0: string;
+    promptChannel: string;
+    attachmentDigests: readonly string[];
+    notes: readonly string[];
+  }
+  | {
+    kind: "agent.spawn_failed";
+    taskId: string;
+    session: string;
+    reason: string;
+    failures: number;
+  }
+  | {
+    kind: "agent.exited";
+    taskId: string;
+    session: string;
+    adapter: string;
+    model: string | null;
+    exit: AgentExit;
+  }
+  | { kind: "agent.stalled"; taskId: string; session: string; silentS: number }
+  | { kind: "task.done"; taskId: string; summary: string }
+  | {
+    kind: "task.failed";
+    taskId: string;
+    /** The ledger's name for the failure (`agent-failed`, `deadline`, `gate-failed` …). */
+    code: string;
+    /** The ledger's detail. */
+    detail: string;
+    /** The progress line's reason. */
+    message: string;
+    /** Present for a failed attempt: its cost, and its usage goes into the ledger row. */
+    cost?: { usd: number | null };
+  }
+  | { kind: "task.ended"; taskId: string; status: string; reason: string }
+  | { kind: "task.retry"; taskId: string; attempt: number; delayS: number; rateLimited: boolean }
+  | { kind: "task.abandoned"; taskId: string; reason: string; detail?: string }
+  | { kind: "gate.result"; taskId: string; session: string; gate: GateResult }
+  | { kind: "gate.failed"; taskId: string; gate: string; reason: string }
+  | { kind: "task.unchanged"; taskId: string; costUsd: number | null }
+  | {
+    kind: "merge.completed";
+    taskId: string;
+    session: string;
+    branch: string;
+    sha: string;
+    files: string[];
+    costUsd: number | null;
+  }
+  | { kind: "merge.refused"; refused: RefusedMerge }
+  | { kind: "branch.kept"; taskId: string; branch: string; reason: string }
+  | {
+    kind: "run.manager_stalled";
+    runId: string;
+    report: JsonObject;
+    aliveS: number;
+    diagnostic: string;
+  }
+  | { kind: "run.stop_requested"; runId: string; reason: string; force: boolean; running: number }
+  | { kind: "run.backstop"; runId: string; reason: string; tasks: string[] };
+
+/** The records of one fact. */
+export interface FactRecords {
+  /** Audit event (HMAC chain). */
+  audit?: AuditEventInput;
+  /** Work-ledger row. */
+  ledger?: LedgerEntryInput;
+  /** Progress event (live view, `--json`). */
+  progress?: RunEvent;
+  /** Line of `refused_merges.jsonl`. */
+  refusedMerge?: RefusedMerge;
+}
+
+/** Usage of a task's last agent run (turns, tokens), carried into its ledger rows. */
+export type TaskUsage = JsonObject;
+
+function orchestratorEvent(
+  event_type: string,
+  resource_type: string,
+  resource_id: string,
+  details: JsonObject,
+): AuditEventInput {
+  return { actor: "orchestrator", event_type, resource_type, resource_id, details };
+}
+
+function warning(message: string): RunEvent {
+  return { type: "run.warning", message };
+}
+
+/** The records of a run-level fact (start, resume, plan, end). */
+function runRecords(fact: RunFact): FactRecords | undefined {
+  switch (fact.kind) {
+    case "run.started":
+      return {
+        audit: orchestratorEvent("run.started", "run", fact.runId, {
+          branch: fact.branch,
+          attempt: fact.attempt,
+          source: fact.source,
+        }),
+        ledger: {
+          kind: "run.open",
+          payload: {
+            branch: fact.branch,
+            host: fact.host,
+            source: fact.sourceKind,
+            max_agents: fact.maxAgents,
+          },
+        },
+      };
+    case "run.resumed":
+      return {
+        audit: orchestratorEvent("run.resumed", "run", fact.runId, {
+          branch: fact.branch,
+          attempt: fact.attempt,
+          source: fact.source,
+        }),
+        ledger: {
+          kind: "run.resumed",
+          payload: { attempt: fact.attempt, host: fact.host, branch: fact.runBranch },
+        },
+        progress: { type: "run.resumed", run_id: fact.runId, attempt: fact.attempt },
+      };
+    case "task.scheduled":
+      return {
+        ledger: {
+          kind: "task.scheduled",
+          task_id: fact.taskId,
+          payload: { title: fact.title, role: fact.role },
+        },
+      };
+    case "run.planned":
+      return {
+        progress: {
+          type: "run.started",
+          run_id: fact.runId,
+          tasks: fact.tasks,
+          source: fact.source,
+          branch: fact.branch,
+        },
+      };
+    case "run.recovered":
+      return { progress: { type: "run.recovered", run_id: fact.runId, open: fact.open } };
+    case "run.finished":
+      return {
+        ledger: { kind: "run.closed", payload: { reason: fact.end, detail: fact.reason } },
+        audit: orchestratorEvent("run.finished", "run", fact.runId, {
+          end: fact.end,
+          reason: fact.reason,
+        }),
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** The records of an agent fact (claim, spawn, exit, stall). */
+function agentRecords(fact: RunFact): FactRecords | undefined {
+  switch (fact.kind) {
+    case "task.claimed":
+      return {
+        audit: orchestratorEvent("scheduler.claim", "task", fact.taskId, {
+          session: fact.session,
+          attempt: fact.attempt,
+          adapter: fact.adapter,
+        }),
+      };
+    case "agent.spawned":
+      return {
+        audit: orchestratorEvent("agent.spawned", "agent", fact.session, {
+          task_id: fact.taskId,
+          adapter: fact.adapter,
+          model: fact.model,
+          pid: fact.pid,
+          argv0: fact.argv0,
+          prompt_channel: fact.promptChannel,
+          attachment_digests: [...fact.attachmentDigests],
+          // What the adapter could not honour or chose (root permission mode, ignored effort).
+          notes: [...fact.notes],
+        }),
+        ledger: {
+          kind: "task.started",
+          task_id: fact.taskId,
+          payload: {
+            session: fact.session,
+            adapter: fact.adapter,
+            model: fact.model,
+            attempt: fact.attempt,
+          },
+        },
+        progress: {
+          type: "task.spawned",
+          task_id: fact.taskId,
+          session: fact.session,
+          adapter: fact.adapter,
+          model: fact.model,
+          attempt: fact.attempt,
+        },
+      };
+    case "agent.spawn_failed":
+      return {
+        audit: orchestratorEvent("agent.spawn_failed", "task", fact.taskId, {
+          session: fact.session,
+          reason: fact.reason,
+          failures: fact.failures,
+        }),
+      };
+    case "agent.exited": {
+      const { result, timedOut, signal } = fact.exit;
+      return {
+        audit: orchestratorEvent("agent.exited", "agent", fact.session, {
+          task_id: fact.taskId,
+          exit_code: result.exit_code,
+          signal,
+          timed_out: timedOut,
+          ok: result.ok,
+          turns: result.turns,
+          cost_usd: result.cost_usd,
+          tokens_in: result.tokens?.input ?? null,
+          tokens_out: result.tokens?.output ?? null,
+          subtype: result.subtype,
+          error: result.error,
+        }),
+      };
+    }
+    case "agent.stalled":
+      return {
+        audit: orchestratorEvent("agent.stalled", "agent", fact.session, {
+          task_id: fact.taskId,
+          silent_s: fact.silentS,
+        }),
+        progress: warning(
+          `${fact.taskId}: agent ${fact.session} stalled (no output or heartbeat for ${fact.silentS}s); stopping it`,
+        ),
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** The records of a task outcome (done, failed, retried, abandoned). */
+function taskRecords(fact: RunFact, usage: TaskUsage | undefined): FactRecords | undefined {
+  switch (fact.kind) {
+    case "task.done":
+      return { progress: { type: "task.done", task_id: fact.taskId, summary: fact.summary } };
+    case "task.failed":
+      return {
+        ledger: {
+          kind: "task.failed",
+          task_id: fact.taskId,
+          payload: fact.cost === undefined
+            ? { reason: fact.code, detail: fact.detail }
+            : { reason: fact.code, detail: fact.detail, cost_usd: fact.cost.usd, ...usage },
+        },
+        progress: { type: "task.failed", task_id: fact.taskId, reason: fact.message },
+      };
+    case "task.ended":
+      return {
+        progress: {
+          type: "task.failed",
+          task_id: fact.taskId,
+          reason: `${fact.status}: ${fact.reason}`,
+        },
+      };
+    case "task.retry":
+      return {
+        progress: {
+          type: "task.retry",
+          task_id: fact.taskId,
+          attempt: fact.attempt,
+          delay_s: fact.delayS,
+          ...(fact.rateLimited ? { cooldown: "rate-limit" } : {}),
+        },
+      };
+    case "task.abandoned":
+      return {
+        ledger: {
+          kind: "task.abandoned",
+          task_id: fact.taskId,
+          payload: fact.detail === undefined
+            ? { reason: fact.reason }
+            : { reason: fact.reason, detail: fact.detail },
+        },
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** The records of a check or merge fact (gates, merges, refusals). */
+function mergeRecords(fact: RunFact, usage: TaskUsage | undefined): FactRecords | undefined {
+  switch (fact.kind) {
+    case "gate.result":
+      return {
+        audit: orchestratorEvent("gate.result", "task", fact.taskId, {
+          gate: fact.gate.gate,
+          ok: fact.gate.ok,
+          reason: fact.gate.reason,
+          session: fact.session,
+          output_tail: (fact.gate.output ?? "").slice(-2000),
+        }),
+      };
+    case "gate.failed":
+      return {
+        progress: {
+          type: "gate.failed",
+          task_id: fact.taskId,
+          gate: fact.gate,
+          reason: fact.reason,
+        },
+      };
+    case "task.unchanged":
+      return {
+        ledger: {
+          kind: "task.completed",
+          task_id: fact.taskId,
+          payload: { merged: false, cost_usd: fact.costUsd, files: 0, ...usage },
+        },
+        progress: { type: "task.closed", task_id: fact.taskId, reason: "no changes" },
+      };
+    case "merge.completed":
+      return {
+        audit: orchestratorEvent("merge.completed", "task", fact.taskId, {
+          session: fact.session,
+          branch: fact.branch,
+          sha: fact.sha,
+          files: fact.files,
+        }),
+        ledger: {
+          kind: "task.completed",
+          task_id: fact.taskId,
+          payload: {
+            merged: true,
+            cost_usd: fact.costUsd,
+            files: fact.files.length,
+            sha: fact.sha,
+            ...usage,
+          },
+        },
+        progress: {
+          type: "task.merged",
+          task_id: fact.taskId,
+          files: fact.files.length,
+          sha: fact.sha,
+        },
+      };
+    case "merge.refused": {
+      const r = fact.refused;
+      return {
+        refusedMerge: r,
+        audit: orchestratorEvent("merge.refused", "task", r.task_id, {
+          session: r.session,
+          branch: r.branch,
+          reason: r.reason,
+          detail: r.detail,
+        }),
+        progress: {
+          type: "merge.refused",
+          task_id: r.task_id,
+          reason: `${r.reason}: ${r.detail}`,
+          branch: r.branch,
+        },
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The records of a stop (manager stall, operator stop, backstop). */
+function stopRecords(fact: RunFact): FactRecords | undefined {
+  switch (fact.kind) {
+    case "run.manager_stalled":
+      return {
+        audit: orchestratorEvent("run.manager_stalled", "run", fact.runId, fact.report),
+        progress: {
+          type: "run.stopping",
+          reason: `the manager created no task in ${fact.aliveS}s (diagnostic: ${fact.diagnostic})`,
+        },
+      };
+    case "run.stop_requested":
+      return {
+        audit: {
+          actor: "operator",
+          event_type: "run.stop_requested",
+          resource_type: "run",
+          resource_id: fact.runId,
+          details: { reason: fact.reason, force: fact.force, running: fact.running },
+        },
+        progress: { type: "run.stopping", reason: fact.reason },
+      };
+    case "run.backstop":
+      return {
+        audit: orchestratorEvent("run.backstop", "run", fact.runId, {
+          reason: fact.reason,
+          tasks: fact.tasks,
+        }),
+        progress: {
+          type: "run.stopping",
+          reason: `backstop: ${fact.reason}; the goal was not met`,
+        },
+      };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The records of one fact, as a pure function. `usage` is the task's last agent usage
+ * (turns, tokens), added to the ledger rows that close an attempt.
+ */
+export function recordsOf(fact: RunFact, usage?: TaskUsage): FactRecords {
+  if (fact.kind === "warning") return { progress: warning(fact.message) };
+  return runRecords(fact) ?? agentRecords(fact) ?? taskRecords(fact, usage) ??
+    mergeRecords(fact, usage) ?? stopRecords(fact) ?? {};
+}
+
+/** Receives each fact after its records are written. */
+export type FactListener = (fact: RunFact) => void;
+
+/** Where the recorder writes. */
+export interface RecorderOptions {
+  /** Audit chain. */
+  audit: AuditSink;
+  /** Work ledger. */
+  ledger: { append(input: LedgerEntryInput): Promise<unknown> };
+  /** Live view / event stream. */
+  reporter: RunReporter;
+  /** `.sdd/` (for `runtime/refused_merges.jsonl`). */
+  sdd: string;
+}
+
+/**
+ * Writes each fact's records (audit and ledger together: separate files), then its progress
+ * event, then tells subscribers.
+ *
+ * @example
+ * ```ts
+ * const recorder = new Recorder({ audit, ledger, reporter, sdd });
+ * const off = recorder.on((fact) => { if (fact.kind === "merge.completed") notify(fact); });
+ * await recorder.record({ kind: "task.done", taskId: "t1", summary: "added the parser" });
+ * off();
+ * ```
+ */
+export class Recorder {
+  readonly #options: RecorderOptions;
+  readonly #listeners = new Set<FactListener>();
+  readonly #usage = new Map<string, TaskUsage>();
+
+  constructor(options: RecorderOptions) {
+    this.#options = options;
+  }
+
+  /** Subscribes to facts; returns the unsubscriber. */
+  on(listener: FactListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Records one fact. */
+  async record(fact: RunFact): Promise<void> {
+    if (fact.kind === "agent.exited") this.#usage.set(fact.taskId, usageOf(fact.exit));
+    const taskId = "taskId" in fact ? fact.taskId : undefined;
+    const records = recordsOf(fact, taskId === undefined ? undefined : this.#usage.get(taskId));
+    const { audit, ledger, sdd } = this.#options;
+    await Promise.all([
+      records.refusedMerge && recordRefusedMerge(sdd, records.refusedMerge),
+      records.audit && audit.append(records.audit),
+      records.ledger && ledger.append(records.ledger),
+    ]);
+    if (records.progress) this.#options.reporter.event(records.progress);
+    for (const listener of this.#listeners) this.#tell(listener, fact);
+  }
+
+  /** Records a warning (progress only). */
+  async warn(message: string): Promise<void> {
+    await this.record({ kind: "warning", message });
+  }
+
+  #tell(listener: FactListener, fact: RunFact): void {
+    try {
+      listener(fact);
+    } catch (error) {
+      // A subscriber (notification, dashboard) never stops the run.
+      this.#options.reporter.event(warning(`a run subscriber failed: ${(error as Error).message}`));
+    }
+  }
+}
+
+function usageOf(exit: AgentExit): TaskUsage {
+  const { result } = exit;
+  return {
+    turns: result.turns,
+    tokens_in: result.tokens?.input ?? null,
+    tokens_out: result.tokens?.output ?? null,
+  };
+}
+
+/** Adds a fact to the run's outcome (merges, refusals, kept branches, costs). */
+export function tallyOutcome(outcome: RunOutcome, fact: RunFact): void {
+  switch (fact.kind) {
+    case "agent.exited": {
+      const { result } = fact.exit;
+      outcome.costs.push({
+        adapter: fact.adapter,
+        model: fact.model ?? "default",
+        cost_usd: result.cost_usd,
+        tokens: result.tokens === null ? null : result.tokens.input + result.tokens.output,
+        turns: result.turns,
+      });
+      break;
+    }
+    case "merge.completed":
+      outcome.merges.push({
+        task_id: fact.taskId,
+        session: fact.session,
+        files: fact.files,
+        sha: fact.sha,
+      });
+      break;
+    case "merge.refused": {
+      const r = fact.refused;
+      outcome.refused.push({
+        task_id: r.task_id,
+        branch: r.branch,
+        reason: r.reason,
+        detail: r.detail,
+      });
+      break;
+    }
+    case "branch.kept":
+      outcome.keptBranches.push({
+        task_id: fact.taskId,
+        branch: fact.branch,
+        reason: fact.reason,
+      });
+      break;
+    default:
+      break;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Between runs and after a crash: a fresh run moves the previous run's task log under its run
+ * folder; a resumed run kills agents the dead orchestrator left running, keeps their partial
+ * work on their branches, puts interrupted tasks back to open, and sends tasks whose agents
+ * had finished (`done`) straight to checks and merge — no task runs twice.
+ */
+import { join } from "node:path";
+import type { Task, TaskStore } from "../tasks/mod.ts";
+import type { Git } from "./git.ts";
+import type { Recorder } from "./recorder.ts";
+import { listSessionFiles, saveSessionFile, type SessionFile } from "./run_state.ts";
+import type { SessionRecord } from "./session.ts";
+
+/** A fresh run starts with an empty task log: the previous run's log is moved under its run. */
+export async function archivePreviousRun(
+  runtimeDir: string,
+  previous: SessionRecord | undefined,
+): Promise<void> {
+  const log = join(runtimeDir, "tasks.jsonl");
+  const exists = await Deno.stat(log).then(() => true, () => false);
+  if (!exists) return;
+  const target = join(runtimeDir, "..", "runs", previous?.run_id ?? `unknown-${Date.now()}`);
+  await Deno.mkdir(target, { recursive: true });
+  await Deno.rename(log, join(target, "tasks.jsonl"));
+  await Deno.remove(join(runtimeDir, "sessions"), { recursive: true }).catch(() => {});
+}
+
+/** What crash recovery works with. */
+export interface RecoveryDeps {
+  /** `.sdd/` folder. */
+  sdd: string;
+  /** Task store. */
+  store: TaskStore;
+  /** Git of the root. */
+  git: Git;
+  /** Where facts go. */
+  recorder: Recorder;
+  /** Takes a task whose agent finished before the crash to checks and merge. */
+  adoptDone: (task: Task, file: SessionFile) => void;
+}
+
+/** Recovers a crashed run; the number of tasks still to do. */
+export async function recoverAfterCrash(deps: RecoveryDeps): Promise<number> {
+  const { sdd, store, git } = deps;
+  const files = await listSessionFiles(sdd);
+  const tasks = new Map((await store.list({})).map((t) => [t.id, t]));
+  for (const file of files) {
+    if (file.state !== "running") continue;
+    killLeftover(file.pid);
+    const task = tasks.get(file.task_id);
+    if (task?.status === "done") {
+      deps.adoptDone(task, file);
+      continue;
+    }
+    await keepPartialWork(deps, file);
+  }
+  await git.pruneWorktrees().catch(() => {});
+  await store.releaseStaleClaims({
+    olderThanMs: 0,
+    actor: "orchestrator",
+    reason: "resumed after an orchestrator crash",
+  });
+  return (await store.list({ status: ["open", "planned"] })).length;
+}
+
+function killLeftover(pid: number): void {
+  try {
+    Deno.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/** An interrupted session: its work committed on its branch, its worktree removed. */
+async function keepPartialWork(deps: RecoveryDeps, file: SessionFile): Promise<void> {
+  const exists = await Deno.stat(file.worktree).then(() => true, () => false);
+  if (exists) {
+    await deps.git.commitAll(
+      file.worktree,
+      `partial work of ${file.session} (interrupted by an orchestrator crash)`,
+    ).catch(() => undefined);
+    await deps.git.removeWorktree(file.worktree, true).catch(() => {});
+  }
+  await saveSessionFile(deps.sdd, { ...file, state: "abandoned" });
+  await deps.recorder.warn(
+    `${file.task_id}: session ${file.session} was interrupted; its partial work is on ${file.branch}`,
+  );
+}

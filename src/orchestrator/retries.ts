@@ -1,0 +1,197 @@
+/**
+ * Failure and retry: a failed task is recorded and, while its retry budget and the run allow,
+ * put back to `open` with the failure as context for the next prompt and a backoff before the
+ * next spawn (at least the rate-limit cooldown after a rate limit). A spawn that could not
+ * start backs off on its own count and turns into an infrastructure failure after three tries.
+ * A task whose dependency can never finish fails at once.
+ */
+import type { Config } from "../config/mod.ts";
+import { BernsteinError } from "../errors/mod.ts";
+import type { Clock } from "../io/mod.ts";
+import type { Task, TaskStore } from "../tasks/mod.ts";
+import type { Recorder } from "./recorder.ts";
+import { retryDelayMs, spawnBackoffMs } from "./scheduler.ts";
+
+/** Consecutive spawn failures after which a task fails as an infrastructure error. */
+const MAX_SPAWN_FAILURES = 3;
+
+/** What the retry policy works with. */
+export interface RetryDeps {
+  /** Task store. */
+  store: TaskStore;
+  /** Clock (backoff deadlines). */
+  clock: Clock;
+  /** `tuning.spawn` (backoff, rate-limit cooldown). */
+  config: Pick<Config, "tuning">;
+  /** Where facts go. */
+  recorder: Recorder;
+  /** True once the operator asked the run to stop (no more retries). */
+  isStopping: () => boolean;
+}
+
+/** First line of a reason, at most 500 characters (ledger detail, terminal reason). */
+export function shortReason(reason: string): string {
+  return reason.split("\n")[0].slice(0, 500);
+}
+
+/** Failure bookkeeping of one run: backoff deadlines, failure context, spawn failures. */
+export class Retries {
+  readonly #deps: RetryDeps;
+  readonly #notBefore = new Map<string, number>();
+  readonly #failureContext = new Map<string, string>();
+  readonly #spawnFailures = new Map<string, number>();
+
+  constructor(deps: RetryDeps) {
+    this.#deps = deps;
+  }
+
+  /** Task id → earliest spawn time (ms), a copy for the scheduler. */
+  notBefore(): Map<string, number> {
+    return new Map(this.#notBefore);
+  }
+
+  /** What the next prompt of a task says about its previous failure. */
+  failureContext(taskId: string): string | undefined {
+    return this.#failureContext.get(taskId);
+  }
+
+  /** A spawn of the task started: its spawn-failure count starts over. */
+  spawned(taskId: string): void {
+    this.#spawnFailures.delete(taskId);
+  }
+
+  /** An open task whose dependency can never finish: failed, no retry. */
+  async failDependent(taskId: string, reason: string): Promise<void> {
+    await this.#deps.store.transition(taskId, "failed", {
+      actor: "orchestrator",
+      reason,
+      terminal_reason: reason,
+    });
+    await this.#deps.recorder.record({
+      kind: "task.failed",
+      taskId,
+      code: "dependency-failed",
+      detail: reason,
+      message: reason,
+    });
+  }
+
+  /**
+   * Fails a task (from any active or done state; a failed one stays failed), keeps its branch
+   * when given, and retries it when its budget allows.
+   */
+  async failTask(
+    task: Task,
+    reason: string,
+    code: string,
+    costUsd: number | null = null,
+    branch?: string,
+  ): Promise<void> {
+    const short = shortReason(reason);
+    let failed = task;
+    if (task.status !== "failed") {
+      failed = await this.#deps.store.transition(task.id, "failed", {
+        actor: "orchestrator",
+        reason: short,
+        terminal_reason: short,
+      });
+    }
+    if (branch) {
+      await this.#deps.recorder.record({
+        kind: "branch.kept",
+        taskId: task.id,
+        branch,
+        reason: short,
+      });
+    }
+    await this.afterFailure(failed, reason, code, costUsd);
+  }
+
+  /** Records a task already `failed` and puts it back to `open` when it may retry. */
+  async afterFailure(
+    task: Task,
+    reason: string,
+    code: string,
+    costUsd: number | null,
+  ): Promise<void> {
+    const short = shortReason(reason);
+    await this.#deps.recorder.record({
+      kind: "task.failed",
+      taskId: task.id,
+      code,
+      detail: short,
+      message: short,
+      cost: { usd: costUsd },
+    });
+    if (task.retry_count < task.max_retries && !this.#deps.isStopping()) {
+      await this.#retry(task, reason, code === "rate-limited");
+    }
+  }
+
+  async #retry(task: Task, reason: string, rateLimited: boolean): Promise<void> {
+    const { store, clock, config, recorder } = this.#deps;
+    this.#failureContext.set(task.id, `The previous attempt failed: ${reason.slice(0, 4000)}`);
+    // A rate-limited attempt waits at least the cooldown: the normal backoff would hit it again.
+    const delay = retryDelayMs(task.retry_count + 1, config.tuning.spawn, rateLimited);
+    this.#notBefore.set(task.id, clock.nowMs() + delay);
+    await store.transition(task.id, "open", {
+      actor: "orchestrator",
+      reason: `retry ${task.retry_count + 1} of ${task.max_retries}: ${shortReason(reason)}`,
+    });
+    await recorder.record({
+      kind: "task.retry",
+      taskId: task.id,
+      attempt: task.retry_count + 2,
+      delayS: delay / 1000,
+      rateLimited,
+    });
+  }
+
+  /**
+   * A claimed task whose agent could not start: back to `open` after a backoff, or failed when
+   * the cause will not change (an attachment refusal) or it kept failing.
+   */
+  async spawnFailed(task: Task, session: string, error: Error): Promise<void> {
+    const { store, recorder } = this.#deps;
+    const failures = (this.#spawnFailures.get(task.id) ?? 0) + 1;
+    this.#spawnFailures.set(task.id, failures);
+    const reason = `spawn failed: ${error.message}`;
+    await recorder.record({
+      kind: "agent.spawn_failed",
+      taskId: task.id,
+      session,
+      reason,
+      failures,
+    });
+    // An attachment refusal will not change on retry; a spawn that keeps failing is infra.
+    const attachment = error instanceof BernsteinError && error.code.startsWith("attach.");
+    if (attachment || failures >= MAX_SPAWN_FAILURES) {
+      await store.transition(task.id, "failed", {
+        actor: "orchestrator",
+        reason,
+        terminal_reason: reason,
+      });
+      await recorder.record({
+        kind: "task.failed",
+        taskId: task.id,
+        code: attachment ? "attachment-refused" : "infra-error",
+        detail: attachment ? error.message : reason,
+        message: reason,
+      });
+      return;
+    }
+    await this.#backOffSpawn(task, reason, failures);
+  }
+
+  async #backOffSpawn(task: Task, reason: string, failures: number): Promise<void> {
+    const { store, clock, config, recorder } = this.#deps;
+    const tuning = config.tuning.spawn;
+    const delay = spawnBackoffMs(failures, tuning.spawn_backoff_base_s, tuning.spawn_backoff_max_s);
+    this.#notBefore.set(task.id, clock.nowMs() + delay);
+    await store.transition(task.id, "open", {
+      actor: "orchestrator",
+      reason: `${reason}; retrying in ${delay / 1000}s`,
+    });
+    await recorder.warn(`${task.id}: ${reason}; retrying in ${delay / 1000}s`);
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * What the parts of the run loop share: the context the `run` command wires (stores, task
+ * server, audit chain, ledger, lineage, clock, executor …) and the attachment seam. Types only.
+ */
+import type { PathLookup, ScriptedRuntime } from "../adapters/mod.ts";
+import type { AuditSink } from "../audit/mod.ts";
+import type { SpawnPath } from "../attachments/mod.ts";
+import type { Config } from "../config/mod.ts";
+import type { Clock, EnvReader } from "../io/mod.ts";
+import type { LedgerWriter } from "../ledger/mod.ts";
+import type { LineageStore } from "../lineage/store/mod.ts";
+import type { TaskServer, TokenRegistry } from "../server/mod.ts";
+import type { HoldStore, Task, TaskStore } from "../tasks/mod.ts";
+import type { SpawnPathWrapper } from "./agent_session.ts";
+import type { Executor } from "./executor.ts";
+import type { Git } from "./git.ts";
+import type { Recorder } from "./recorder.ts";
+import type { RunReporter } from "./reporter.ts";
+
+/** Attachments of one spawn, already stored in CAS and attested in the audit chain. */
+export interface SpawnAttachments {
+  /** SHA-256 digests of the attached bytes, in declaration order. */
+  digests: string[];
+  /** The prompt with the attachment blocks at its head (FORMATS.md §7). */
+  compose(body: string): string;
+}
+
+/** Provides each spawn's attachments (run-wide `--attach` plus the task's own). */
+export interface AttachmentProvider {
+  /** Resolves, stores and attests the attachments of one spawn. */
+  forSpawn(
+    task: Task,
+    spawn: {
+      session: string;
+      worktreeRelative: string;
+      turnSeq: number;
+      /** Adapter of this spawn (a retry ladder may change it). */
+      adapter: string;
+      /** How the agent starts: only "direct-subprocess" carries attachments. */
+      spawnPath: SpawnPath;
+    },
+  ): Promise<SpawnAttachments | undefined>;
+}
+
+/** Everything the loop works with; the command wires the real ones, tests may fake some. */
+export interface RunContext {
+  /** Run id. */
+  runId: string;
+  /** Repository root. */
+  root: string;
+  /** `.sdd/` folder. */
+  sdd: string;
+  /** Branch merges go into. */
+  branch: string;
+  /** Effective configuration. */
+  config: Config;
+  /** Git of the root. */
+  git: Git;
+  /** Task store. */
+  store: TaskStore;
+  /** Holds (suppress termination). */
+  holds: HoldStore;
+  /** Task server. */
+  server: TaskServer;
+  /** Agent tokens. */
+  tokens: TokenRegistry;
+  /** Audit chain. */
+  audit: AuditSink;
+  /** Work ledger. */
+  ledger: Pick<LedgerWriter, "append">;
+  /** Lineage store. */
+  lineage: LineageStore;
+  /** Clock. */
+  clock: Clock;
+  /** Environment. */
+  env: EnvReader;
+  /** Where binaries are found. */
+  lookup: PathLookup;
+  /** Scripted agent locator (tests inject it; default: the source checkout). */
+  scripted?: () => Promise<ScriptedRuntime>;
+  /** Command that runs bernstein itself (agents' `bernstein task …` shim). */
+  selfCommand: readonly string[];
+  /** Environment that command needs (module cache of a source run). */
+  selfEnv?: Readonly<Record<string, string>>;
+  /** Live view / event stream. */
+  reporter: RunReporter;
+  /** `--cli`: overrides the configured default adapter (not a task's own `cli`). */
+  cliOverride?: string;
+  /** `--model`: overrides the model of every task without its own. */
+  modelOverride?: string;
+  /** Plan-level default adapter. */
+  planCli?: string;
+  /** Agents at once. */
+  maxAgents: number;
+  /** The run's goal, for prompts. */
+  goal?: string;
+  /** 1 for a fresh run, n for the n-th resume. */
+  runAttempt: number;
+  /** The orchestrator runs as root. */
+  isRoot: boolean;
+  /** Attachments per task (run-wide + step), resolved and attested at spawn. */
+  attachments?: AttachmentProvider;
+  /** How agent command lines start (default: the direct subprocess). */
+  spawnPath?: SpawnPathWrapper;
+  /** Starts agents (default: real processes in worktrees of `root`; tests pass a fake). */
+  executor?: Executor;
+  /** Where facts go (default: a recorder over `audit`, `ledger` and `reporter`). */
+  recorder?: Recorder;
+}

@@ -1,0 +1,134 @@
+/**
+ * The durable pieces a run opens and must close: the audit chain (and its key), the task
+ * store and holds (whose changes are recorded in that chain), agent tokens, the task server,
+ * the run's work ledger and the lineage store.
+ */
+import { join } from "node:path";
+import { type AuditKey, AuditLog, ensureAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
+import type { JsonObject } from "../canonical/mod.ts";
+import type { Config } from "../config/mod.ts";
+import type { Clock, EnvReader, Random } from "../io/mod.ts";
+import { LedgerWriter } from "../ledger/mod.ts";
+import { type LineageStore, openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
+import { startTaskServer, type TaskServer, TokenRegistry } from "../server/mod.ts";
+import {
+  type HoldStore,
+  openHoldStore,
+  openTaskStore,
+  type TaskEvent,
+  type TaskEventSink,
+  type TaskStore,
+} from "../tasks/mod.ts";
+
+/** The run's open stores. */
+export interface RunStores {
+  /** Audit key (attachment resolvers authenticate the chain with it). */
+  auditKey: AuditKey;
+  /** Audit chain. */
+  audit: AuditLog;
+  /** Task store. */
+  store: TaskStore;
+  /** Orchestrator holds. */
+  holds: HoldStore;
+  /** Agent tokens. */
+  tokens: TokenRegistry;
+  /** Task server. */
+  server: TaskServer;
+  /** Work ledger of the run. */
+  ledger: LedgerWriter;
+  /** Lineage store. */
+  lineage: LineageStore;
+  /** Stops the server, closes the store and the audit chain (errors ignored). */
+  close(): Promise<void>;
+}
+
+/** What the stores are opened from. */
+export interface OpenRunStoresOptions {
+  /** `.sdd/` folder. */
+  sdd: string;
+  /** Run id. */
+  runId: string;
+  /** Effective configuration. */
+  config: Config;
+  /** Environment (audit key, operator key). */
+  env: EnvReader;
+  /** Clock. */
+  clock: Clock;
+  /** Randomness (keys, tokens, ids). */
+  random: Random;
+  /** Lineage warnings. */
+  warn: (message: string) => void;
+}
+
+/** Task store and hold changes become audit events. */
+export function auditSink(audit: AuditLog): TaskEventSink {
+  return {
+    append: async (e: TaskEvent) => {
+      await audit.append({
+        actor: e.actor,
+        event_type: e.type,
+        resource_type: e.resource_type,
+        resource_id: e.resource_id,
+        details: {
+          reason: e.reason,
+          from: e.from,
+          to: e.to,
+          version: e.version,
+          at: e.at,
+          ...e.details,
+        } as JsonObject,
+      });
+    },
+  };
+}
+
+/** The audit chain of a project (its key created on first use). */
+export async function openAudit(
+  sdd: string,
+  env: EnvReader,
+  clock: Clock,
+  random: Random,
+): Promise<{ audit: AuditLog; auditKey: AuditKey }> {
+  const keyLocation = resolveAuditKeyPath(env);
+  const auditKey = await ensureAuditKey(keyLocation.path, random);
+  return { auditKey, audit: new AuditLog(join(sdd, "audit"), auditKey, { clock }) };
+}
+
+/** Opens the stores of a run behind an already open audit chain. */
+export async function openRunStores(
+  opened: { audit: AuditLog; auditKey: AuditKey },
+  options: OpenRunStoresOptions,
+): Promise<RunStores> {
+  const { sdd, config, clock, random } = options;
+  const { audit } = opened;
+  const runtimeDir = join(sdd, "runtime");
+  const sink = auditSink(audit);
+  const store = await openTaskStore({ config, runtimeDir, clock, random, sink });
+  const holds = await openHoldStore(join(runtimeDir, "holds.json"), { clock, random, sink });
+  const tokens = await TokenRegistry.open(runtimeDir, { random });
+  const server = await startTaskServer({ store, holds, tokens, runtimeDir, config, clock });
+  const ledger = await LedgerWriter.open(sdd, options.runId, { clock });
+  const lineage = openLineageStore({
+    sdd,
+    operatorKey: () => resolveOperatorKey({ env: options.env, createWith: random }),
+    strict: config.lineage.strict,
+    enabled: config.lineage.enabled,
+    clock,
+    random,
+    warn: (w) => options.warn(w.message),
+  });
+  return {
+    ...opened,
+    store,
+    holds,
+    tokens,
+    server,
+    ledger,
+    lineage,
+    async close() {
+      await server.close().catch(() => {});
+      await store.close().catch(() => {});
+      await audit.close().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * The end-of-run record: `summary.json` (how the run ended, its health, tasks by status,
+ * merges, refusals, kept branches, cost by adapter and model, the scorecard) and
+ * `decisions.json` (every non-trivial scheduling tick, for replay), under
+ * `.sdd/runs/<run-id>/`.
+ */
+import { join } from "node:path";
+import type { JsonObject, JsonValue } from "../canonical/mod.ts";
+import { writeFileAtomic } from "../io/mod.ts";
+import { DEAD_END_STATUSES, type Task } from "../tasks/mod.ts";
+import type { RunEnd, RunOutcome } from "./outcome.ts";
+
+/** End-of-run report (`.sdd/runs/<run-id>/summary.json`). */
+export interface RunSummary extends JsonObject {
+  /** Run id. */
+  run_id: string;
+  /** How it ended. */
+  end: RunEnd;
+  /** HEALTHY only when every task merged (or had nothing to merge) and nothing was refused. */
+  health: "HEALTHY" | "UNHEALTHY";
+  /** In words. */
+  reason: string;
+  /** Branch merges went into. */
+  branch: string;
+  /** Tasks by status. */
+  tasks: JsonObject;
+  /** Merged tasks. */
+  merges: JsonValue[];
+  /** Refused merges. */
+  refused_merges: JsonValue[];
+  /** Branches kept with the work of failed tasks. */
+  kept_branches: JsonValue[];
+  /** Cost by adapter and model (USD where reported). */
+  cost: JsonObject;
+  /** Scorecard file and digest. */
+  scorecard: JsonObject;
+  /** Summary file path. */
+  path: string;
+}
+
+/** The scorecard as written by the ledger. */
+export interface ScorecardRef {
+  /** File. */
+  path: string;
+  /** Its hex SHA-256. */
+  sha256: string;
+  /** Its content. */
+  content: JsonObject;
+}
+
+interface CostTotal {
+  adapter: string;
+  model: string;
+  runs: number;
+  cost_usd: number | null;
+  tokens: number | null;
+  turns: number | null;
+}
+
+/** Cost rows summed by adapter and model. */
+function costByAdapterModel(outcome: RunOutcome): CostTotal[] {
+  const costs = new Map<string, CostTotal>();
+  for (const c of outcome.costs) {
+    const key = `${c.adapter}\0${c.model}`;
+    const row = costs.get(key) ??
+      { adapter: c.adapter, model: c.model, runs: 0, cost_usd: null, tokens: null, turns: null };
+    row.runs++;
+    if (c.cost_usd !== null) row.cost_usd = (row.cost_usd ?? 0) + c.cost_usd;
+    if (c.tokens !== null) row.tokens = (row.tokens ?? 0) + c.tokens;
+    if (c.turns !== null) row.turns = (row.turns ?? 0) + c.turns;
+    costs.set(key, row);
+  }
+  return [...costs.values()];
+}
+
+// A run is unhealthy while any task ended here: it will not merge by itself.
+const UNHEALTHY: ReadonlySet<string> = new Set([...DEAD_END_STATUSES, "blocked"]);
+
+/** The summary of a finished run. */
+export function buildSummary(
+  run: { runId: string; branch: string; sdd: string },
+  outcome: RunOutcome,
+  tasks: readonly Task[],
+  scorecard: ScorecardRef,
+): RunSummary {
+  const byStatus: Record<string, number> = {};
+  for (const t of tasks) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
+  const costs = costByAdapterModel(outcome);
+  const totalUsd = costs.reduce((sum, r) => sum + (r.cost_usd ?? 0), 0);
+  const failed = tasks.filter((t) => UNHEALTHY.has(t.status)).length;
+  const healthy = outcome.end === "quiescent" && outcome.refused.length === 0 && failed === 0;
+  return {
+    run_id: run.runId,
+    end: outcome.end,
+    health: healthy ? "HEALTHY" : "UNHEALTHY",
+    reason: outcome.reason,
+    branch: run.branch,
+    tasks: { total: tasks.length, ...byStatus },
+    merges: outcome.merges as unknown as JsonValue[],
+    refused_merges: outcome.refused as unknown as JsonValue[],
+    kept_branches: outcome.keptBranches as unknown as JsonValue[],
+    cost: {
+      total_usd: Math.round(totalUsd * 1e6) / 1e6,
+      by_adapter_model: costs as unknown as JsonValue[],
+    },
+    scorecard: {
+      path: scorecard.path,
+      sha256: scorecard.sha256,
+      outcome: scorecard.content.outcome ?? null,
+    },
+    path: join(run.sdd, "runs", run.runId, "summary.json"),
+  };
+}
+
+/** Writes `summary.json` and `decisions.json` of the run. */
+export async function writeRunRecord(
+  sdd: string,
+  summary: RunSummary,
+  decisions: readonly unknown[],
+): Promise<void> {
+  await Deno.mkdir(join(sdd, "runs", summary.run_id), { recursive: true });
+  await writeFileAtomic(summary.path, JSON.stringify(summary, null, 2) + "\n");
+  await writeFileAtomic(
+    join(sdd, "runs", summary.run_id, "decisions.json"),
+    JSON.stringify(decisions) + "\n",
+  );
+}

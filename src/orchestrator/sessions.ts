@@ -1,0 +1,130 @@
+/**
+ * Who is working right now: the table of live agent sessions (spawned and not yet merged,
+ * refused or failed), each with its task, execution and session file, and the background work
+ * (agent watches, merges, clean-ups) the loop waits for before it may stop.
+ */
+import type { Task } from "../tasks/mod.ts";
+import type { Execution } from "./executor.ts";
+import type { AgentRow } from "./reporter.ts";
+import { saveSessionFile, type SessionFile } from "./run_state.ts";
+
+/** One agent session from spawn to merge (or refusal). */
+export interface RunningSession {
+  /** Session id. */
+  session: string;
+  /** The task as of the spawn. */
+  task: Task;
+  /** The live agent; absent for a session adopted on resume (its agent already finished). */
+  execution?: Execution;
+  /** Adapter name. */
+  adapterName: string;
+  /** Lineage identity of the agent (`<adapter>:<session>`). */
+  agentId: string;
+  /** Monotonic time of the spawn (ms). */
+  startedMs: number;
+  /** The persisted session file. */
+  file: SessionFile;
+  /** Worktree path. */
+  worktree: string;
+  /** Agent branch. */
+  branch: string;
+  /** Commit the worktree started from. */
+  baseSha: string;
+  /** Where it is: the agent runs, its work is checked, or it waits for / is in its merge. */
+  state: "running" | "checking" | "merging";
+}
+
+/** The live sessions of a run, by session id. */
+export class SessionTable {
+  readonly #sdd: string;
+  readonly #sessions = new Map<string, RunningSession>();
+
+  constructor(sdd: string) {
+    this.#sdd = sdd;
+  }
+
+  /** Sessions alive now. */
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** Adds a session. */
+  add(session: RunningSession): void {
+    this.#sessions.set(session.session, session);
+  }
+
+  /** Every live session, in spawn order. */
+  all(): RunningSession[] {
+    return [...this.#sessions.values()];
+  }
+
+  /** Ids of the tasks with a live session, sorted (the scheduler's `running`). */
+  taskIds(): string[] {
+    return this.all().map((s) => s.task.id).sort();
+  }
+
+  /** Ends a session: drops it and saves its file with its final state. */
+  async finish(session: RunningSession, state: string): Promise<void> {
+    this.#sessions.delete(session.session);
+    session.file.state = state;
+    await saveSessionFile(this.#sdd, session.file);
+  }
+
+  /** Lines of the live view. */
+  rows(nowMonotonicMs: number): AgentRow[] {
+    return this.all().map((s) => ({
+      adapter: s.adapterName,
+      model: s.file.model ?? "default",
+      task: s.task.id,
+      elapsedS: Math.round((nowMonotonicMs - s.startedMs) / 1000),
+      state: s.state,
+      last: s.execution?.lastText() ?? "",
+    }));
+  }
+}
+
+/**
+ * Background work the loop must see finish: each tracked promise is counted until it settles;
+ * a failure is reported, never thrown; every settle wakes the loop.
+ */
+export class BackgroundWork {
+  readonly #inFlight = new Set<Promise<void>>();
+  #waiting = 0;
+  readonly #onError: (error: Error) => void;
+  readonly #onSettled: () => void;
+
+  constructor(onError: (error: Error) => void, onSettled: () => void) {
+    this.#onError = onError;
+    this.#onSettled = onSettled;
+  }
+
+  /** Pieces of work not settled yet. */
+  get size(): number {
+    return this.#inFlight.size;
+  }
+
+  /** True while some tracked work is in progress here (not only waiting on an agent). */
+  get busy(): boolean {
+    return this.#inFlight.size > this.#waiting;
+  }
+
+  /** Marks tracked work as waiting on the outside world (an agent's exit) until `p` settles. */
+  waiting<T>(p: Promise<T>): Promise<T> {
+    this.#waiting++;
+    return p.finally(() => this.#waiting--);
+  }
+
+  /** Tracks one piece of work. */
+  track(work: Promise<void>): void {
+    const wrapped = work.catch((error) => this.#onError(error as Error)).finally(() => {
+      this.#inFlight.delete(wrapped);
+      this.#onSettled();
+    });
+    this.#inFlight.add(wrapped);
+  }
+
+  /** Resolves when everything tracked so far has settled. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#inFlight]);
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Stopping a run: an operator's stop request (running agents drain within the drain timeout,
+ * or are killed at once with `--force`), the zero-terminal backstop (every unfinished task
+ * fails), and the kill of every live agent both use. Agents killed here end their tasks as
+ * abandoned in the ledger; nothing merged is undone.
+ */
+import type { TaskStore } from "../tasks/mod.ts";
+import { CLAIMED_STATUSES } from "../tasks/mod.ts";
+import type { MergeQueue } from "./merge_queue.ts";
+import type { Recorder } from "./recorder.ts";
+import type { RunEnd } from "./outcome.ts";
+import type { RunContext } from "./run_context.ts";
+import type { BackgroundWork, SessionTable } from "./sessions.ts";
+import { isSettledStatus } from "./termination.ts";
+
+/** What stopping works with. */
+export interface StoppingDeps {
+  /** Run context (config timeouts, clock, run id). */
+  ctx: Pick<RunContext, "config" | "clock" | "runId">;
+  /** Task store. */
+  store: TaskStore;
+  /** Where facts go. */
+  recorder: Recorder;
+  /** Live sessions. */
+  sessions: SessionTable;
+  /** Background work (agent watches, merges). */
+  work: BackgroundWork;
+  /** The merge queue (a stop waits for merges in progress). */
+  merges: MergeQueue;
+  /** Wakes the loop. */
+  wake: () => void;
+}
+
+/** How a run ended and why. */
+export interface RunStop {
+  /** End kind. */
+  end: RunEnd;
+  /** In words. */
+  reason: string;
+}
+
+const ACTIVE: ReadonlySet<string> = new Set(CLAIMED_STATUSES);
+
+/** Stop requests, draining, killing and the backstop. */
+export class Stopping {
+  readonly #deps: StoppingDeps;
+  #requested: string | undefined;
+  #force = false;
+
+  constructor(deps: StoppingDeps) {
+    this.#deps = deps;
+  }
+
+  /** True once a stop was requested. */
+  get requested(): boolean {
+    return this.#requested !== undefined;
+  }
+
+  /** Asks the run to stop: no new spawns; running agents drain (or are killed with `force`). */
+  request(reason: string, force = false): void {
+    this.#requested ??= reason;
+    this.#force ||= force;
+    this.#deps.wake();
+  }
+
+  /** Carries out the requested stop: drain (or kill), wait for merges in progress. */
+  async drain(): Promise<RunStop> {
+    const { ctx, recorder, sessions, work } = this.#deps;
+    const reason = this.#requested ?? "stop";
+    await recorder.record({
+      kind: "run.stop_requested",
+      runId: ctx.runId,
+      reason,
+      force: this.#force,
+      running: sessions.size,
+    });
+    if (this.#force) {
+      await this.killAll(`stopped: ${reason}`);
+    } else if (sessions.size + work.size > 0) {
+      await this.#drainAgents(reason);
+    }
+    await this.#deps.merges.drained();
+    return { end: "stopped", reason: `stopped: ${reason}` };
+  }
+
+  async #drainAgents(reason: string): Promise<void> {
+    const { ctx, sessions, work } = this.#deps;
+    const drainMs = ctx.config.tuning.orchestrator.drain_timeout_s * 1000;
+    const deadline = ctx.clock.monotonicMs() + drainMs;
+    while (sessions.size + work.size > 0 && ctx.clock.monotonicMs() < deadline) {
+      await Promise.race([work.settled(), ctx.clock.sleep(500)]);
+    }
+    if (sessions.size > 0) {
+      await this.killAll(`stopped after the ${drainMs / 1000}s drain: ${reason}`);
+    }
+  }
+
+  /** Kills every live agent, waits for their exits, and abandons what is still active. */
+  async killAll(reason: string): Promise<void> {
+    const { ctx, store, recorder, sessions, work } = this.#deps;
+    const grace = ctx.config.tuning.agent.kill_grace_s * 1000;
+    await Promise.all(sessions.all().map((s) => s.execution?.terminate(grace)));
+    await work.settled();
+    for (const s of sessions.all()) {
+      const task = await store.get(s.task.id);
+      if (task && ACTIVE.has(task.status)) {
+        await store.transition(task.id, "failed", {
+          actor: "orchestrator",
+          reason,
+          terminal_reason: reason,
+        }).catch(() => {});
+        await recorder.record({ kind: "task.abandoned", taskId: task.id, reason });
+      }
+      await sessions.finish(s, "abandoned");
+    }
+  }
+
+  /** The zero-terminal backstop: fail every unfinished task and stop. */
+  async backstop(taskIds: readonly string[], reason: string): Promise<RunStop> {
+    const { ctx, store, recorder } = this.#deps;
+    await this.killAll(`backstop: ${reason}`);
+    for (const id of taskIds) {
+      const task = await store.get(id);
+      if (!task || isSettledStatus(task.status)) continue;
+      await store.transition(id, "failed", {
+        actor: "orchestrator",
+        reason: `backstop: ${reason}`,
+        terminal_reason: `backstop: ${reason}`,
+      }).catch(() => {});
+      await recorder.record({
+        kind: "task.abandoned",
+        taskId: id,
+        reason: "backstop",
+        detail: reason,
+      });
+    }
+    await recorder.record({ kind: "run.backstop", runId: ctx.runId, reason, tasks: [...taskIds] });
+    return { end: "backstop", reason: `backstop: ${reason}` };
+  }
+}

@@ -1,0 +1,369 @@
+// The run loop in process under the fake clock: a fake executor stands in for agent processes
+// (it makes the real worktree, writes the agent's files, and exits when the test says), while
+// git, the task store, lineage and the recorder are the real ones. Time moves only when the
+// loop sleeps and the test advances the clock, so every timing decision (backoff, stall,
+// backstop) is reproducible; nothing waits on the wall clock.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { AgentResult } from "../../src/adapters/mod.ts";
+import { MemoryAuditSink } from "../../src/audit/mod.ts";
+import { type Config, requireConfig } from "../../src/config/mod.ts";
+import { FakeClock, mapEnv, SeededRandom } from "../../src/io/mod.ts";
+import type { LedgerEntryInput } from "../../src/ledger/mod.ts";
+import { openLineageStore } from "../../src/lineage/store/mod.ts";
+import {
+  type AgentExit,
+  type Execution,
+  type ExecutionRequest,
+  type Executor,
+  Git,
+  type RunEvent,
+  type RunFact,
+  RunLoop,
+  type RunOutcome,
+} from "../../src/orchestrator/mod.ts";
+import { EventHub, type ServerEvent, TokenRegistry } from "../../src/server/mod.ts";
+import {
+  createMemoryTaskStore,
+  type HoldStore,
+  type TaskDraft,
+  type TaskStore,
+} from "../../src/tasks/mod.ts";
+import { makeRepo, withTempDir } from "../_helpers/temp.ts";
+
+/** What one fake agent attempt does. */
+interface AgentScript {
+  /** Files it writes in its worktree. */
+  files?: Record<string, string>;
+  /** It exits with this result (default: ok). */
+  fail?: string;
+  /** It never exits by itself (only when terminated). */
+  hang?: boolean;
+  /** Something it reports through the store before exiting. */
+  report?: (store: TaskStore, taskId: string, session: string) => Promise<void>;
+}
+
+function result(ok: boolean, error: string | null, code = ok ? 0 : 1): AgentResult {
+  return {
+    ok,
+    summary: ok ? "did it" : "",
+    turns: 1,
+    tokens: null,
+    cost_usd: null,
+    error,
+    subtype: null,
+    session_id: null,
+    exit_code: code,
+  };
+}
+
+/**
+ * Starts fake agents: one worktree each, files written. An agent that does not hang exits when
+ * the driver releases it at the next idle point, so its exit has a definite fake time.
+ */
+class FakeExecutor implements Executor {
+  /** Each start: task, session, fake time. */
+  readonly starts: {
+    taskId: string;
+    session: string;
+    atMs: number;
+    prompt: string;
+    baseSha: string;
+  }[] = [];
+  /** Sessions terminated, with the fake time. */
+  readonly terminated: { session: string; atMs: number }[] = [];
+  /** Agents ready to exit, waiting for the driver. */
+  #ready: (() => Promise<AgentExit>)[] = [];
+  readonly #scripts: (taskId: string, attempt: number) => AgentScript;
+  readonly #ctx: { git: Git; sdd: string; clock: FakeClock; store: TaskStore };
+
+  constructor(
+    ctx: { git: Git; sdd: string; clock: FakeClock; store: TaskStore },
+    scripts: (taskId: string, attempt: number) => AgentScript,
+  ) {
+    this.#ctx = ctx;
+    this.#scripts = scripts;
+  }
+
+  async start(request: ExecutionRequest): Promise<Execution> {
+    const { git, sdd, clock, store } = this.#ctx;
+    const attempt = this.starts.filter((s) => s.taskId === request.taskId).length + 1;
+    this.starts.push({
+      taskId: request.taskId,
+      session: request.session,
+      atMs: clock.nowMs(),
+      prompt: request.prompt,
+      baseSha: request.baseSha,
+    });
+    const worktree = join(sdd, "worktrees", request.session);
+    const branch = `agent/${request.session}`;
+    await git.addWorktree(worktree, branch, request.baseSha);
+    const script = this.#scripts(request.taskId, attempt);
+    for (const [path, text] of Object.entries(script.files ?? {})) {
+      await Deno.writeTextFile(join(worktree, path), text);
+    }
+    let finish: (exit: AgentExit) => void = () => {};
+    const exit = new Promise<AgentExit>((resolve) => (finish = resolve));
+    if (!script.hang) {
+      this.#ready.push(async () => {
+        await script.report?.(store, request.taskId, request.session);
+        finish({
+          result: result(!script.fail, script.fail ?? null),
+          timedOut: false,
+          signal: null,
+        });
+        return await exit;
+      });
+    }
+    const startedMs = clock.monotonicMs();
+    return {
+      session: request.session,
+      worktree,
+      branch,
+      baseSha: request.baseSha,
+      pid: 4242,
+      logPath: join(sdd, "runtime", `${request.session}.log`),
+      argv0: "fake-agent",
+      promptChannel: "stdin",
+      notes: [],
+      lastOutputMs: () => startedMs,
+      lastText: () => "",
+      terminate: (_graceMs: number) => {
+        this.terminated.push({ session: request.session, atMs: clock.nowMs() });
+        finish({ result: result(false, "terminated", 143), timedOut: false, signal: "SIGTERM" });
+        return Promise.resolve();
+      },
+      exit,
+    };
+  }
+
+  /** Lets every agent that is ready exit; true when there was one. */
+  async release(): Promise<boolean> {
+    const ready = this.#ready;
+    this.#ready = [];
+    for (const exit of ready) await exit();
+    return ready.length > 0;
+  }
+}
+
+const NO_HOLDS: HoldStore = {
+  add: () => Promise.reject(new Error("no holds in this test")),
+  list: () => Promise.resolve([]),
+  release: () => Promise.reject(new Error("no holds in this test")),
+};
+
+interface Harness {
+  loop: RunLoop;
+  clock: FakeClock;
+  store: TaskStore;
+  executor: FakeExecutor;
+  audit: MemoryAuditSink;
+  ledger: LedgerEntryInput[];
+  events: RunEvent[];
+  facts: RunFact[];
+  git: Git;
+}
+
+async function harness(
+  dir: string,
+  drafts: TaskDraft[],
+  scripts: (taskId: string, attempt: number) => AgentScript,
+  tune: (config: Config) => void = () => {},
+): Promise<Harness> {
+  await makeRepo(dir);
+  const env = mapEnv({ PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: dir });
+  const loaded = await requireConfig({ cwd: dir, env });
+  const config = structuredClone(loaded.config) as Config;
+  config.tuning.orchestrator.tick_interval_s = 1;
+  tune(config);
+  const clock = new FakeClock();
+  const random = new SeededRandom(7);
+  const audit = new MemoryAuditSink({ clock });
+  const store = createMemoryTaskStore({ clock, random });
+  await store.createMany(drafts, { actor: "test" });
+  const sdd = join(dir, ".sdd");
+  const runtimeDir = join(sdd, "runtime");
+  await Deno.mkdir(runtimeDir, { recursive: true });
+  const git = new Git(dir, { env });
+  const executor = new FakeExecutor({ git, sdd, clock, store }, scripts);
+  const ledger: LedgerEntryInput[] = [];
+  const events: RunEvent[] = [];
+  const serverEvents = new EventHub<ServerEvent>();
+  const loop = new RunLoop({
+    runId: "calm-otter-0a1b2c",
+    root: dir,
+    sdd,
+    branch: "feature",
+    config,
+    git,
+    store,
+    holds: NO_HOLDS,
+    server: {
+      url: "http://127.0.0.1:9",
+      port: 9,
+      events: serverEvents,
+      agents: () => [],
+      close: () => Promise.resolve(),
+    },
+    tokens: await TokenRegistry.open(runtimeDir, { random }),
+    audit,
+    ledger: {
+      append: (input) => {
+        ledger.push(input);
+        return Promise.resolve({} as never);
+      },
+    },
+    lineage: openLineageStore({ sdd, operatorKey: new Uint8Array(32).fill(3), clock, random }),
+    clock,
+    env,
+    lookup: { which: () => Promise.resolve(undefined) },
+    scripted: () => Promise.resolve({ ok: true, deno: "deno", script: "agent.ts" }),
+    selfCommand: ["true"],
+    reporter: { event: (e) => events.push(e) },
+    cliOverride: "scripted",
+    maxAgents: 4,
+    runAttempt: 1,
+    isRoot: false,
+    executor,
+  });
+  const facts: RunFact[] = [];
+  loop.recorder.on((f) => facts.push(f));
+  return { loop, clock, store, executor, audit, ledger, events, facts, git };
+}
+
+/**
+ * Runs the loop to its end. Whenever it is idle, agents that are ready exit (no time passes);
+ * when none is, the fake clock moves by `stepMs`.
+ */
+async function drive(h: Harness, stepMs = 1000, maxSteps = 10_000): Promise<RunOutcome> {
+  let ended = false;
+  const run = h.loop.run().finally(() => (ended = true));
+  for (let step = 0; !ended; step++) {
+    assert.ok(step < maxSteps, "the run did not end");
+    await Promise.race([h.loop.whenIdle(), run]);
+    if (!ended && !(await h.executor.release())) h.clock.advance(stepMs);
+  }
+  return await run;
+}
+
+function draft(id: string, extra: Partial<TaskDraft> = {}): TaskDraft {
+  return { id, title: `task ${id}`, role: "backend", max_retries: 0, ...extra };
+}
+
+Deno.test("run loop: dependents start only after their dependency merged; all merge in order", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("a"), draft("b", { depends_on: ["a"] }), draft("c", { depends_on: ["b"] })],
+      (taskId) => ({ files: { [`${taskId}.txt`]: `work of ${taskId}\n` } }),
+    );
+    const outcome = await drive(h);
+    assert.equal(outcome.end, "quiescent");
+    assert.deepEqual(outcome.merges.map((m) => m.task_id), ["a", "b", "c"]);
+    assert.deepEqual(h.executor.starts.map((s) => s.taskId), ["a", "b", "c"]);
+    // b started from the commit that merged a, c from the one that merged b.
+    const merged = new Map(outcome.merges.map((m) => [m.task_id, m.sha]));
+    for (const [dep, task] of [["a", "b"], ["b", "c"]]) {
+      const started = h.executor.starts.find((s) => s.taskId === task);
+      assert.equal(started?.baseSha, merged.get(dep), `${task} worked on top of ${dep}'s merge`);
+    }
+    for (const id of ["a", "b", "c"]) {
+      assert.equal((await h.store.get(id))?.status, "closed");
+      assert.equal(await Deno.readTextFile(join(dir, `${id}.txt`)), `work of ${id}\n`);
+    }
+    // One fact, three records: the audit chain, the ledger and the progress stream agree.
+    assert.equal(h.audit.ofType("merge.completed").length, 3);
+    assert.deepEqual(
+      h.ledger.filter((r) => r.kind === "task.completed").map((r) => r.task_id),
+      ["a", "b", "c"],
+    );
+    assert.deepEqual(h.events.filter((e) => e.type === "task.merged").map((e) => e.task_id), [
+      "a",
+      "b",
+      "c",
+    ]);
+    assert.equal(h.facts.filter((f) => f.kind === "merge.completed").length, 3);
+    assert.equal(h.loop.decisions.length, 3, "one spawn decision per task");
+  });
+});
+
+Deno.test("run loop: a failed attempt is retried after the backoff the fake clock measures, with the failure in its prompt", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("flaky", { max_retries: 2 })],
+      (_taskId, attempt) =>
+        attempt === 1
+          ? { fail: "tool crashed: segfault in parser" }
+          : { files: { "fixed.txt": "ok\n" } },
+    );
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "quiescent");
+    assert.equal(h.executor.starts.length, 2);
+    const [first, second] = h.executor.starts;
+    // Retry 1 waits spawn_backoff_base_s (5 s) after the failure, measured on the fake clock.
+    assert.equal(second.atMs - first.atMs, 5000);
+    assert.match(second.prompt, /The previous attempt failed: tool crashed: segfault in parser/);
+    assert.equal((await h.store.get("flaky"))?.status, "closed");
+    const failed = h.ledger.find((r) => r.kind === "task.failed");
+    assert.equal(failed?.payload?.reason, "agent-failed");
+    assert.deepEqual(h.events.filter((e) => e.type === "task.retry").map((e) => e.delay_s), [5]);
+  });
+});
+
+Deno.test("run loop: an agent silent past the stall threshold is stopped and its task fails", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("quiet")],
+      () => ({ hang: true }),
+      (config) => (config.tuning.agent.stall_threshold_s = 30),
+    );
+    const outcome = await drive(h, 1000);
+    assert.equal(h.executor.terminated.length, 1);
+    // The first tick with more than 30 s of silence (ticks are 1 s apart) stops it.
+    assert.equal(h.executor.terminated[0].atMs - h.executor.starts[0].atMs, 31_000);
+    const stalled = h.audit.ofType("agent.stalled");
+    assert.equal(stalled.length, 1);
+    assert.equal(stalled[0].details.task_id, "quiet");
+    assert.equal((await h.store.get("quiet"))?.status, "failed");
+    assert.equal(outcome.end, "quiescent");
+    assert.deepEqual(outcome.merges, []);
+  });
+});
+
+Deno.test("run loop: tasks stuck behind a blocked one end in the zero-terminal backstop", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("stuck"), draft("after", { depends_on: ["stuck"] })],
+      () => ({
+        report: async (store, taskId, session) => {
+          await store.transition(taskId, "blocked", {
+            actor: `agent:${session}`,
+            reason: "needs a credential nobody has",
+          });
+        },
+      }),
+      (config) => {
+        config.tuning.orchestrator.stalled_run_grace_s = 20;
+        config.tuning.orchestrator.stalled_run_ticks = 3;
+      },
+    );
+    const startMs = h.clock.nowMs();
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "backstop");
+    // The grace period on the fake clock, not the machine, decided when.
+    assert.equal(h.clock.nowMs() - startMs, 20_000);
+    assert.match(outcome.reason, /^backstop: no task finished and nothing changed for 20s/);
+    assert.equal(h.executor.starts.length, 1, "the dependent never started");
+    for (const id of ["stuck", "after"]) assert.equal((await h.store.get(id))?.status, "failed");
+    const backstop = h.audit.ofType("run.backstop");
+    assert.equal(backstop.length, 1);
+    assert.deepEqual(backstop[0].details.tasks, ["after", "stuck"]);
+    assert.deepEqual(
+      h.ledger.filter((r) => r.kind === "task.abandoned").map((r) => r.task_id).sort(),
+      ["after", "stuck"],
+    );
+  });
+});
