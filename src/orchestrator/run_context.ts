@@ -60,8 +60,8 @@ export interface RunContext {
   store: TaskStore;
   /** Holds (suppress termination). */
   holds: HoldStore;
-  /** Task server. */
-  server: TaskServer;
+  /** Task server: its URL (for agents), its events (wake the loop) and agents' heartbeats. */
+  server: Pick<TaskServer, "url" | "events" | "agents">;
   /** Agent tokens. */
   tokens: TokenRegistry;
   /** Audit chain. */

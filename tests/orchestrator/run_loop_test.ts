@@ -198,13 +198,7 @@ async function harness(
     git,
     store,
     holds: NO_HOLDS,
-    server: {
-      url: "http://127.0.0.1:9",
-      port: 9,
-      events: serverEvents,
-      agents: () => [],
-      close: () => Promise.resolve(),
-    },
+    server: { url: "http://127.0.0.1:9", events: serverEvents, agents: () => [] },
     tokens: await TokenRegistry.open(runtimeDir, { random }),
     audit,
     ledger: {
