@@ -5,6 +5,13 @@ if (Deno.args.length === 1 && (Deno.args[0] === "--version" || Deno.args[0] === 
   console.log(`${MAIN_BINARY} ${VERSION}`);
   Deno.exit(0);
 }
+// Inside an agent's sandbox: the network init that starts the agent (src/sandbox/net_init.ts).
+// A computed specifier, as below: `--version` never loads it.
+if (Deno.args[0] === "__sandbox-init") {
+  const SANDBOX_MODULE = "./src/sandbox/mod.ts";
+  const { runSandboxInit } = await import(SANDBOX_MODULE) as typeof import("./src/sandbox/mod.ts");
+  Deno.exit(await runSandboxInit(Deno.args.slice(1)));
+}
 // A computed specifier: `deno run` loads every literal import, dynamic ones included, before
 // the first line runs (~12 ms for the command table's graph, which `--version` never needs).
 // `deno compile` is told to include it (scripts/runtime_flags.ts).

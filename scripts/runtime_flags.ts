@@ -10,6 +10,6 @@ export { RUNTIME_V8_FLAGS, v8FlagsArg } from "../src/meta/mod.ts";
  * that `--version` does not load the whole command table's module graph first).
  */
 export const COMPILE_INCLUDES: Readonly<Record<string, readonly string[]>> = {
-  "main.ts": ["src/cli/mod.ts", "src/verify/_gate_worker.ts"],
+  "main.ts": ["src/cli/mod.ts", "src/sandbox/mod.ts", "src/verify/_gate_worker.ts"],
   "verify.ts": ["src/verify/_gate_worker.ts"],
 };

@@ -9,6 +9,11 @@ export interface SelfCommand {
   argv: string[];
   /** Environment the child needs to find its module cache (source runs only). */
   env: Record<string, string>;
+  /**
+   * What a sandbox must show read-only for this command to run: the compiled binary, or the
+   * source checkout and Deno's module cache.
+   */
+  readOnly: string[];
 }
 
 /** `deno run` of one of this checkout's entry points, as its compiled binary would run. */
@@ -34,13 +39,14 @@ function sourceRun(
     ],
     // An agent's `bernstein task …` must not make deno check for updates over the network.
     env: { ...(denoDir ? { DENO_DIR: denoDir } : {}), DENO_NO_UPDATE_CHECK: "1" },
+    readOnly: [exec, root.replace(/\/$/, ""), ...(denoDir ? [denoDir] : [])],
   };
 }
 
 /** The command that re-runs bernstein: the compiled binary itself, or `deno run … main.ts`. */
 export function selfCommand(env: EnvReader): SelfCommand {
   const exec = Deno.execPath();
-  if (!/^deno(\.exe)?$/.test(basename(exec))) return { argv: [exec], env: {} };
+  if (!/^deno(\.exe)?$/.test(basename(exec))) return { argv: [exec], env: {}, readOnly: [exec] };
   return sourceRun(exec, "main.ts", "bernstein", env);
 }
 
@@ -52,7 +58,8 @@ export function verifyCommand(env: EnvReader): SelfCommand {
   const exec = Deno.execPath();
   if (!/^deno(\.exe)?$/.test(basename(exec))) {
     const name = exec.endsWith(".exe") ? "bernstein-verify.exe" : "bernstein-verify";
-    return { argv: [join(dirname(exec), name)], env: {} };
+    const path = join(dirname(exec), name);
+    return { argv: [path], env: {}, readOnly: [path] };
   }
   return sourceRun(exec, "verify.ts", "verify", env);
 }

@@ -82,7 +82,7 @@ Deno.test("bernstein is compiled with exactly the declared permission set", asyn
     deepStrictEqual(main.allow_run, declared.run === true ? [] : declared.run);
     deepStrictEqual(main.allow_env, declared.env.allow);
     deepStrictEqual(main.ignore_env, declared.env.ignore);
-    deepStrictEqual(main.allow_net, declared.net);
+    deepStrictEqual(main.allow_net, declared.net === true ? [] : declared.net);
     deepStrictEqual(main.allow_sys, declared.sys);
     strictEqual(main.allow_ffi, null);
     strictEqual(main.prompt, false);
