@@ -27,6 +27,12 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   },
   { name: "BERNSTEIN_CLI", path: ["cli"], kind: "string", help: "default adapter" },
   {
+    name: "BERNSTEIN_ISOLATION",
+    path: ["isolation"],
+    kind: "string",
+    help: "agent isolation: auto, sandbox or none",
+  },
+  {
     name: "BERNSTEIN_MAX_TURNS",
     path: ["tuning", "agent", "max_turns"],
     kind: "positive-int",

@@ -54,8 +54,15 @@ export const PROJECT_TEMPLATE =
 #     effort: high
 #     ladder: [{ model: opus }]
 
+# isolation: auto      # agents in a sandbox where one works (bwrap, sandbox-exec); sandbox | none
+# network:
+#   egress: ["pypi.org", "*.npmjs.org"]   # more hosts agents may reach through the egress proxy
+# sandbox:
+#   read_only: ["/srv/tools"]             # more folders agents see read-only
+
 # quality_gates:
 #   run_config: true   # refuse diffs that touch bernstein's own config
+#   secrets: true      # refuse diffs that carry a token, key or private key block
 #   tests: { command: ["deno", "task", "test"], timeout_s: 600 }
 #   lint: { command: ["deno", "lint"] }
 

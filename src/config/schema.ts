@@ -168,9 +168,19 @@ export const ConfigSchema = z.object({
   }).strict().optional(),
   network: z.object({
     allowed_ips: z.array(z.string().min(1)),
+    // Hosts agents may reach through the sandbox's egress proxy besides their model endpoint
+    // and the task server (host, host:port, *.suffix or a URL).
+    egress: z.array(z.string().min(1)).optional(),
   }).strict(),
+  // How agents are isolated: auto (the sandbox where it works), sandbox (required), none.
+  isolation: z.enum(["auto", "sandbox", "none"]),
+  sandbox: z.object({
+    // More absolute paths agents see read-only (tools outside the system folders).
+    read_only: z.array(z.string().min(1).regex(/^\//, "must be an absolute path")),
+  }).strict().optional(),
   quality_gates: z.object({
     run_config: z.boolean(),
+    secrets: z.boolean(),
     tests: GateCommand.optional(),
     lint: GateCommand.optional(),
   }).strict(),

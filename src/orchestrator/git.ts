@@ -40,6 +40,14 @@ export interface ChangedPath {
   path: string;
 }
 
+/** One changed path with its modes (`git diff --raw`). */
+export interface DiffEntry extends ChangedPath {
+  /** Mode before (`000000` when added), e.g. `100644`, `100755`, `120000` (symlink). */
+  oldMode: string;
+  /** Mode after (`000000` when deleted). */
+  newMode: string;
+}
+
 /** Result of a merge attempt. */
 export type MergeOutcome =
   | { ok: true; sha: string }
@@ -49,9 +57,66 @@ export type MergeOutcome =
 const GIT_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "SYSTEMROOT"];
 
 /**
- * A small argv-only wrapper over the git CLI for one repository. bernstein's own commits and
- * merges run without hooks (`core.hooksPath=/dev/null`): the quality gates are the configured
- * checks, and a repository hook must not run unsupervised inside an orchestrated merge.
+ * The environment every git call of bernstein's gets on top of PATH/HOME/locale: no system or
+ * global config (a planted `~/.gitconfig` or `/etc/gitconfig` setting is never read), no system
+ * attributes, no replace refs or grafts (an agent's `refs/replace/*` must not change what a
+ * merge reads), no prompts, pagers or editors.
+ */
+export const SAFE_GIT_ENV: Readonly<Record<string, string>> = {
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_ATTR_NOSYSTEM: "1",
+  GIT_NO_REPLACE_OBJECTS: "1",
+  GIT_GRAFT_FILE: "/dev/null",
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_ASKPASS: "/bin/false",
+  SSH_ASKPASS: "/bin/false",
+  GIT_EDITOR: "true",
+  GIT_SEQUENCE_EDITOR: "true",
+  GIT_PAGER: "cat",
+  GIT_PROTOCOL_FROM_USER: "0",
+  LC_ALL: "C",
+};
+
+/**
+ * `-c` settings before every git call of bernstein's. Command-line settings win over every
+ * config file (includes too), so a setting an agent planted in the repository's `.git/config`
+ * that would run a program — fsmonitor, hooks, a pager, an editor, gpg, ssh, a credential
+ * helper, an external diff, a pack hook — never runs inside the orchestrator. Transport is off
+ * entirely (bernstein never fetches), so `protocol.file.allow` and friends cannot matter.
+ * Attribute-driven filter, diff and merge drivers are named by the repository itself; they are
+ * kept out by the repository-state check (git_guard.ts) and, under the sandbox, by a
+ * read-only `.git`.
+ */
+export const SAFE_GIT_CONFIG: readonly string[] = [
+  "core.fsmonitor=false",
+  "core.hooksPath=/dev/null",
+  "core.pager=cat",
+  "core.editor=true",
+  "core.askPass=/bin/false",
+  "core.sshCommand=/bin/false",
+  "core.gitProxy=",
+  "core.alternateRefsCommand=",
+  "core.untrackedCache=false",
+  "core.splitIndex=false",
+  "sequence.editor=true",
+  "commit.gpgsign=false",
+  "tag.gpgsign=false",
+  "gpg.program=/bin/false",
+  "credential.helper=",
+  "diff.external=",
+  "uploadpack.packObjectsHook=",
+  "protocol.allow=never",
+  "submodule.recurse=false",
+  "fetch.recurseSubmodules=false",
+];
+
+/**
+ * A small argv-only wrapper over the git CLI for one repository. Every call runs with
+ * {@linkcode SAFE_GIT_ENV} and {@linkcode SAFE_GIT_CONFIG}, so nothing the repository's config
+ * (or an agent that wrote it) names is executed by bernstein; commits and merges run without
+ * hooks: the quality gates are the configured checks, and a repository hook must not run
+ * unsupervised inside an orchestrated merge.
  */
 export class Git {
   /** Repository (or worktree) root the commands run in by default. */
@@ -63,9 +128,22 @@ export class Git {
 
   constructor(root: string, options: GitOptions) {
     this.root = root;
-    this.#env = buildChildEnv(GIT_ENV, options.env, { GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" });
+    this.#env = buildChildEnv(GIT_ENV, options.env, SAFE_GIT_ENV);
     this.#identity = options.identity ?? { name: "bernstein", email: "bernstein@localhost" };
     this.#timeoutMs = options.timeoutMs ?? 120_000;
+  }
+
+  /** The argv of one call: the fixed safe settings, bernstein's identity, then `args`. */
+  argv(args: readonly string[]): string[] {
+    return [
+      "git",
+      ...SAFE_GIT_CONFIG.flatMap((setting) => ["-c", setting]),
+      "-c",
+      `user.name=${this.#identity.name}`,
+      "-c",
+      `user.email=${this.#identity.email}`,
+      ...args,
+    ];
   }
 
   /** Runs `git ARGS` in `cwd` (default: the root); throws {@linkcode GitError} on failure. */
@@ -73,19 +151,7 @@ export class Git {
     args: readonly string[],
     options: { cwd?: string; allowFailure?: boolean } = {},
   ): Promise<ProcessResult> {
-    const argv = [
-      "git",
-      "-c",
-      `user.name=${this.#identity.name}`,
-      "-c",
-      `user.email=${this.#identity.email}`,
-      "-c",
-      "core.hooksPath=/dev/null",
-      "-c",
-      "commit.gpgsign=false",
-      ...args,
-    ];
-    const result = await runProcess(argv, {
+    const result = await runProcess(this.argv(args), {
       cwd: options.cwd ?? this.root,
       env: this.#env,
       timeoutMs: this.#timeoutMs,
@@ -99,6 +165,22 @@ export class Git {
       );
     }
     return result;
+  }
+
+  /**
+   * One value of the operator's global git config (`~/.gitconfig`), which every other call
+   * ignores. Reading config runs nothing, so this is the one call that may see it.
+   */
+  async globalConfig(key: string): Promise<string | undefined> {
+    const env = { ...this.#env };
+    delete env.GIT_CONFIG_GLOBAL;
+    const r = await runProcess(["git", "config", "--global", "--get", key], {
+      cwd: this.root,
+      env,
+      timeoutMs: this.#timeoutMs,
+    });
+    const value = outputText(r.stdout).trim();
+    return r.code === 0 && value !== "" ? value : undefined;
   }
 
   /** Trimmed stdout of a git command. */
@@ -135,10 +217,9 @@ export class Git {
     const configured = await this.run(["config", "--get", "init.defaultBranch"], {
       allowFailure: true,
     });
-    const name = outputText(configured.stdout).trim();
-    if (configured.code === 0 && name !== "" && (await this.refExists(`refs/heads/${name}`))) {
-      return name;
-    }
+    const name = (configured.code === 0 ? outputText(configured.stdout).trim() : "") ||
+      (await this.globalConfig("init.defaultBranch") ?? "");
+    if (name !== "" && (await this.refExists(`refs/heads/${name}`))) return name;
     for (const candidate of ["main", "master"]) {
       if (await this.refExists(`refs/heads/${candidate}`)) return candidate;
     }
@@ -237,6 +318,21 @@ export class Git {
     return changes;
   }
 
+  /** Changed paths with their modes between `base` and `head` (merge-base diff, no renames). */
+  async diffEntries(base: string, head: string): Promise<DiffEntry[]> {
+    const out = outputText(
+      (await this.run([
+        "diff",
+        "--raw",
+        "--no-renames",
+        "--no-abbrev",
+        "-z",
+        `${base}...${head}`,
+      ])).stdout,
+    );
+    return parseRawDiff(out);
+  }
+
   /** The bytes of `path` at `ref`. */
   async showFile(ref: string, path: string): Promise<Uint8Array> {
     return (await this.run(["show", `${ref}:${path}`])).stdout;
@@ -273,4 +369,16 @@ export class Git {
   async deleteBranch(branch: string, force = false): Promise<void> {
     await this.run(["branch", force ? "-D" : "-d", branch]);
   }
+}
+
+/** Parses `git diff --raw -z` output: `:old new oldsha newsha status\0path\0` per entry. */
+export function parseRawDiff(out: string): DiffEntry[] {
+  const parts = out.split("\0");
+  const entries: DiffEntry[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const m = /^:(\d{6}) (\d{6}) [0-9a-f]+ [0-9a-f]+ ([A-Z])\d*$/.exec(parts[i]);
+    if (m === null) continue;
+    entries.push({ oldMode: m[1], newMode: m[2], status: m[3], path: parts[i + 1] });
+  }
+  return entries;
 }

@@ -21,12 +21,44 @@ export {
 } from "./agent_session.ts";
 export {
   type ChangedPath,
+  type DiffEntry,
   Git,
   GitError,
   type GitIdentity,
   type GitOptions,
   type MergeOutcome,
+  parseRawDiff,
+  SAFE_GIT_CONFIG,
+  SAFE_GIT_ENV,
 } from "./git.ts";
+export {
+  type GitStateChange,
+  gitStateChanges,
+  gitStateGate,
+  type GitStateSnapshot,
+  restoreGitState,
+  snapshotGitState,
+} from "./git_guard.ts";
+export {
+  attributeDrivers,
+  type BlobReader,
+  gitmodulesProblems,
+  gitSafetyGate,
+  type GitSafetyInput,
+  HOOK_FOLDERS,
+  isDotGitSegment,
+  isLocalUrl,
+  isUnderGitDir,
+  symlinkProblem,
+} from "./merge_safety.ts";
+export {
+  findSecrets,
+  MIN_SECRET_LENGTH,
+  type Secret,
+  secretNeedles,
+  secretsGate,
+  type SecretsGateInput,
+} from "./secrets_gate.ts";
 export {
   commandGate,
   type CommandGateOptions,
