@@ -1,9 +1,11 @@
-// Task server latency under 50 concurrent clients: GET /tasks/{id} (read) and
-// POST /tasks/{id}/progress (an fsynced write), against a server in its own process.
+// Task server latency under 50 and 200 concurrent clients: GET /tasks/{id} (read) and
+// POST /tasks/{id}/progress (an fsynced write), against a server in its own process, while
+// 1,000 idle connections are held open against it (the server closes idle ones to make room
+// for working clients at its connection cap; none of the working clients may fail).
 import { fileURLToPath } from "node:url";
 import { report } from "./_report.ts";
 
-const CLIENTS = 50;
+const IDLE = 1000;
 const child = new Deno.Command(Deno.execPath(), {
   args: [
     "run",
@@ -36,11 +38,37 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** Idle connections: opened, never used; counts the ones the server closed. */
+async function holdIdle(n: number): Promise<{ closed: () => number; release: () => void }> {
+  const port = Number(new URL(setup.url).port);
+  const conns: Deno.Conn[] = [];
+  let closed = 0;
+  for (let i = 0; i < n; i++) {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    conns.push(conn);
+    conn.read(new Uint8Array(1)).then(() => closed++, () => closed++);
+  }
+  return {
+    closed: () => closed,
+    release: () => {
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch {
+          // Closed by the server.
+        }
+      }
+    },
+  };
+}
+
 async function load(
   name: string,
+  clients: number,
   perClient: number,
   request: (client: number, i: number) => Promise<Response>,
 ): Promise<void> {
+  const CLIENTS = clients;
   // Warm-up: connections, JIT.
   await Promise.all(
     Array.from({ length: CLIENTS }, (_, c) => request(c, 0).then((r) => r.body?.cancel())),
@@ -62,18 +90,23 @@ async function load(
   latencies.sort((a, b) => a - b);
   report("server", `${name} p50 (${CLIENTS} clients)`, percentile(latencies, 50), "ms");
   report("server", `${name} p99 (${CLIENTS} clients)`, percentile(latencies, 99), "ms");
-  report("server", `${name} throughput`, latencies.length / seconds, "req/s");
+  report("server", `${name} throughput (${CLIENTS} clients)`, latencies.length / seconds, "req/s");
 }
 
+const idle = await holdIdle(IDLE);
 try {
-  await load(
-    "GET /tasks/{id}",
-    200,
-    (c, i) =>
-      fetch(`${setup.url}/tasks/${setup.read[(c * 200 + i) % setup.read.length]}`, { headers }),
-  );
+  for (const clients of [50, 200]) {
+    await load(
+      "GET /tasks/{id}",
+      clients,
+      10_000 / clients,
+      (c, i) =>
+        fetch(`${setup.url}/tasks/${setup.read[(c * 200 + i) % setup.read.length]}`, { headers }),
+    );
+  }
   await load(
     "POST /tasks/{id}/progress",
+    50,
     60,
     (c, i) =>
       fetch(`${setup.url}/tasks/${setup.write[(c + i) % setup.write.length]}/progress`, {
@@ -101,7 +134,9 @@ try {
       "ms",
     );
   }
+  report("server", `idle connections held (of ${IDLE})`, IDLE - idle.closed(), "conns");
 } finally {
+  idle.release();
   await child.stdin.close();
   await child.status;
 }

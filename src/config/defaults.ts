@@ -78,6 +78,14 @@ export interface ServerTuning {
   hold_default_ttl_s: number;
   /** Longest hold accepted, so a forgotten hold cannot keep a run alive for ever. */
   hold_max_ttl_s: number;
+  /** Connections served at once; one more is answered 503 and closed. */
+  max_connections: number;
+  /** Seconds a connection may sit idle between requests before it is closed. */
+  idle_timeout_s: number;
+  /** Seconds from a request's first byte until its head and body must have arrived. */
+  request_timeout_s: number;
+  /** Deepest JSON nesting a request body may have (checked before parsing; 400 past it). */
+  max_json_depth: number;
 }
 
 /** Task defaults and the embedded task store. */
@@ -164,6 +172,10 @@ export const DEFAULT_TUNING: Tuning = {
     client_retry_base_ms: 100,
     hold_default_ttl_s: 600,
     hold_max_ttl_s: 86400,
+    max_connections: 512,
+    idle_timeout_s: 60,
+    request_timeout_s: 30,
+    max_json_depth: 64,
   },
   tasks: {
     default_priority: 2,

@@ -46,6 +46,10 @@ export const TuningSchema = z.object({
     client_retry_base_ms: nonNegative,
     hold_default_ttl_s: positive,
     hold_max_ttl_s: positive,
+    max_connections: positiveInt,
+    idle_timeout_s: positive,
+    request_timeout_s: positive,
+    max_json_depth: positiveInt,
   }).strict(),
   tasks: z.object({
     default_priority: positiveInt,

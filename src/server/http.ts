@@ -11,6 +11,8 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   "server.invalid_json": 400,
   "server.invalid_body": 400,
   "server.invalid_query": 400,
+  "server.json_too_deep": 400,
+  "server.bad_request": 400,
   "task.invalid": 400,
   "task.unknown_reference": 400,
   "auth.missing_token": 401,
@@ -29,6 +31,8 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   "task.not_active": 409,
   "task.claim_lost": 409,
   "server.body_too_large": 413,
+  "server.head_too_large": 431,
+  "server.too_many_connections": 503,
   "task.store_unavailable": 503,
 };
 
@@ -86,26 +90,63 @@ export async function readBodyLimited(req: Request, limit: number): Promise<Uint
   return parts.length === 0 ? new Uint8Array() : concatBytes(parts, total);
 }
 
+/** Limits on a JSON request body. */
+export interface JsonLimits {
+  /** Largest body in bytes (413 past it). */
+  maxBytes: number;
+  /** Deepest nesting of arrays and objects (400 past it, checked before parsing). */
+  maxDepth: number;
+}
+
+/**
+ * The nesting depth of JSON text, counted without parsing (brackets outside strings). Stops
+ * as soon as `limit` is passed, so a hostile body costs one linear scan, never a deep parse.
+ */
+export function jsonDepthExceeds(bytes: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c) i++; // backslash: skip the escaped byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (b === 0x5d || b === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** Parses a JSON body (empty = `{}`) within the limits; a bad body is a 400 naming why. */
+export async function readJsonValue(req: Request, limits: JsonLimits): Promise<unknown> {
+  const bytes = await readBodyLimited(req, limits.maxBytes);
+  if (bytes.length === 0) return {};
+  if (jsonDepthExceeds(bytes, limits.maxDepth)) {
+    throw new HttpError(
+      400,
+      "server.json_too_deep",
+      `body nests arrays/objects deeper than ${limits.maxDepth} levels`,
+    );
+  }
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (error) {
+    throw new HttpError(
+      400,
+      "server.invalid_json",
+      `body is not JSON: ${(error as Error).message}`,
+    );
+  }
+}
+
 /** Parses a JSON body (empty = `{}`) and validates it; errors name the field. */
 export async function readJsonBody<S extends z.ZodTypeAny>(
   req: Request,
-  limit: number,
+  limits: JsonLimits,
   schema: S,
 ): Promise<z.output<S>> {
-  const bytes = await readBodyLimited(req, limit);
-  let value: unknown = {};
-  if (bytes.length > 0) {
-    try {
-      value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-    } catch (error) {
-      throw new HttpError(
-        400,
-        "server.invalid_json",
-        `body is not JSON: ${(error as Error).message}`,
-      );
-    }
-  }
-  return validate(schema, value, "server.invalid_body");
+  return validate(schema, await readJsonValue(req, limits), "server.invalid_body");
 }
 
 /** Validates `value` with `schema`, or throws a 400 naming the first bad field. */

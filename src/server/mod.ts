@@ -1,6 +1,7 @@
 /**
- * The task server: a loopback HTTP API over the task store (Deno.serve on 127.0.0.1) with
- * per-session bearer tokens, `network.allowed_ips`, zod-validated bodies with a size limit,
+ * The task server: a loopback HTTP API over the task store (its own HTTP/1.1 listener on
+ * 127.0.0.1 with a connection cap, idle and request timeouts) with per-session bearer tokens,
+ * `network.allowed_ips`, zod-validated bodies with size and nesting limits,
  * Prometheus `/metrics`, and an event hub the run loop listens on; plus its client, used by
  * `bernstein task …`.
  *
@@ -44,7 +45,15 @@ export {
   type DashboardRouteOptions,
   DashboardRoutes,
 } from "./dashboard.ts";
-export { errorResponse, jsonResponse, readBodyLimited, STATUS_BY_CODE } from "./http.ts";
+export {
+  errorResponse,
+  jsonDepthExceeds,
+  type JsonLimits,
+  jsonResponse,
+  readBodyLimited,
+  STATUS_BY_CODE,
+} from "./http.ts";
+export { type Http1Limits, type Http1Options, type Http1Server, serveHttp1 } from "./http1.ts";
 export { compileAllowList, type IpAllowList } from "./ip_allow.ts";
 export {
   DURATION_BOUNDS,

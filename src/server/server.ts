@@ -1,5 +1,6 @@
-// The task server: Deno.serve on 127.0.0.1, bearer-token auth with per-session scopes, the
-// allow list, body limits, the REST routes over a TaskStore and HoldStore, /metrics, and an
+// The task server: an HTTP/1.1 listener on 127.0.0.1 (http1.ts: connection cap, idle and
+// request timeouts, accept errors survived), bearer-token auth with per-session scopes, the
+// allow list, body size and JSON depth limits, the REST routes over a TaskStore and HoldStore, /metrics, and an
 // event hub the run loop listens on.
 import { join } from "node:path";
 import { z } from "zod";
@@ -20,7 +21,8 @@ import {
 import { DashboardRoutes } from "./dashboard.ts";
 import { HttpError, ServerStartError } from "./errors.ts";
 import { type AgentLiveness, EventHub, type ServerEvent } from "./events.ts";
-import { errorResponse, jsonResponse, readBodyLimited, readJsonBody, validate } from "./http.ts";
+import { errorResponse, jsonResponse, readJsonBody, readJsonValue, validate } from "./http.ts";
+import { serveHttp1 } from "./http1.ts";
 import { compileAllowList, type IpAllowList } from "./ip_allow.ts";
 import {
   type MetricFamily,
@@ -49,6 +51,8 @@ export interface TaskServerOptions {
   clock: Clock;
   /** The live dashboard at `/` (src/server/dashboard.ts); absent: no dashboard routes. */
   dashboard?: { source: DashboardSource; random: Random };
+  /** Told when accepting a connection fails (out of descriptors); the server carries on. */
+  onAcceptError?: (error: Error) => void;
 }
 
 /** A running task server. */
@@ -170,7 +174,7 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
   const metrics = new RequestMetrics();
   const agents = new Map<string, AgentLiveness>();
   const startedMs = clock.nowMs();
-  const limit = tuning.max_body_bytes;
+  const limit = { maxBytes: tuning.max_body_bytes, maxDepth: tuning.max_json_depth };
 
   const now = () => isoTime(clock.nowMs());
 
@@ -200,19 +204,7 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
   );
 
   route("POST", "/tasks", async ({ req, scope, actor }) => {
-    const bytes = await readBodyLimited(req, limit);
-    let draft: unknown = {};
-    if (bytes.length > 0) {
-      try {
-        draft = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-      } catch (error) {
-        throw new HttpError(
-          400,
-          "server.invalid_json",
-          `body is not JSON: ${(error as Error).message}`,
-        );
-      }
-    }
+    let draft = await readJsonValue(req, limit);
     if (scope.kind === "agent") draft = scopedDraft(scope, draft);
     const task = await store.create(draft as Parameters<TaskStore["create"]>[0], { actor });
     events.emit({ type: "task.created", task, actor });
@@ -514,7 +506,7 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
 
   async function handle(
     req: Request,
-    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+    info: { remoteAddr: Deno.NetAddr },
   ): Promise<Response> {
     const started = clock.monotonicMs();
     const url = new URL(req.url);
@@ -570,9 +562,19 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     return response;
   }
 
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let server: ReturnType<typeof serveHttp1>;
   try {
-    server = Deno.serve({ hostname: "127.0.0.1", port: tuning.port, onListen: () => {} }, handle);
+    server = serveHttp1({
+      port: tuning.port,
+      handler: handle,
+      refusal: (status, code, message) => errorResponse(new HttpError(status, code, message)),
+      maxConnections: tuning.max_connections,
+      idleTimeoutMs: tuning.idle_timeout_s * 1000,
+      requestTimeoutMs: tuning.request_timeout_s * 1000,
+      maxHeadBytes: 64 * 1024,
+      maxBodyBytes: tuning.max_body_bytes,
+      onAcceptError: options.onAcceptError,
+    });
   } catch (error) {
     if (error instanceof Deno.errors.AddrInUse) {
       throw new ServerStartError(
