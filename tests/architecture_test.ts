@@ -92,6 +92,7 @@ const RANK: Record<string, number> = {
   crypto: 2,
   io: 2,
   config: 3,
+  tlog: 3,
   audit: 4,
   cas: 4,
   lineage: 5,

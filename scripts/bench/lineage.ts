@@ -4,7 +4,7 @@
 // Goal (issue 3): gate verification of 100 000 entries under 10 s and under 200 MB.
 import { join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { generateTree } from "../../tests/_helpers/lineage_tree.ts";
+import { checkpointTree, generateTree } from "../../tests/_helpers/lineage_tree.ts";
 import { defaultGateWorkers } from "../../src/verify/mod.ts";
 import { v8FlagsArg } from "../runtime_flags.ts";
 import { report, timeCommand } from "./_report.ts";
@@ -92,7 +92,20 @@ try {
   report("lineage", `generate ${ENTRIES} entries`, performance.now() - t0, "ms");
   const logBytes = (await Deno.stat(join(gateDir, ".sdd/lineage/log.jsonl"))).size;
   report("lineage", "log size", logBytes / 1024 / 1024, "MiB");
-  for (const workers of ["default", "0"]) {
+  // The gate once without a checkpoint, then (after the tree is checkpointed, as every run
+  // ends) with the default workers and on one thread: the difference is the checkpoint check.
+  for (const workers of ["default:no checkpoint", "checkpoint", "default", "0"]) {
+    if (workers === "checkpoint") {
+      const t1 = performance.now();
+      const r = await checkpointTree(gateDir);
+      report(
+        "lineage",
+        `checkpoint ${r.checkpoint.size} entries (writer)`,
+        performance.now() - t1,
+        "ms",
+      );
+      continue;
+    }
     const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
     report("lineage", `load average before gate (workers=${workers})`, Number(load), "");
     const gated = await measure([
@@ -106,12 +119,12 @@ try {
       join(root, "main.ts"),
       "lineage",
       "gate",
-      ...(workers === "default" ? [] : [`--workers=${workers}`]),
+      ...(workers.startsWith("default") ? [] : [`--workers=${workers}`]),
     ], { cwd: gateDir, env });
     if (gated.code !== 0) throw new Error(`gate exited ${gated.code} on a valid tree`);
     const label = `gate ${ENTRIES} entries workers=${
-      workers === "default" ? `${defaultGateWorkers()} (default)` : workers
-    }`;
+      workers.startsWith("default") ? `${defaultGateWorkers()} (default)` : workers
+    }${workers.includes("no checkpoint") ? " no checkpoint" : " + checkpoint"}`;
     report("lineage", `${label} wall`, gated.ms, "ms (goal < 10000)");
     report("lineage", `${label} CPU`, gated.cpuMs, "ms (user+sys, all threads)");
     report("lineage", `${label} throughput`, (ENTRIES / gated.ms) * 1000, "entries/s");

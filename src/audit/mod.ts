@@ -15,6 +15,12 @@
  *
  * @module
  */
+export {
+  type AuditCheckpointInput,
+  auditLogFiles,
+  checkpointAuditLog,
+  readAuditCheckpoints,
+} from "./checkpoint.ts";
 export { AuditError } from "./errors.ts";
 export {
   type AuditKey,
@@ -64,6 +70,7 @@ export {
 } from "./scan.ts";
 export { isSegmentName, listSegments, type SegmentEntry, segmentNameFor } from "./segments.ts";
 export {
+  type AuditCheckpointReport,
   type AuditIssue,
   type AuditSealedTear,
   type AuditSegmentSummary,

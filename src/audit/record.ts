@@ -229,7 +229,12 @@ export type AuditIssueCode =
   | "audit.line_too_long"
   | "audit.seal_mismatch"
   | "audit.unsealed_tear"
-  | "audit.segment_unreadable";
+  | "audit.segment_unreadable"
+  | "audit.checkpoint_mismatch"
+  | "audit.log_truncated"
+  | "audit.invalid_checkpoint"
+  | "audit.checkpoint_signature_invalid"
+  | "audit.checkpoint_signature_unverifiable";
 
 /** Result of {@linkcode checkRecordLine}. */
 export type LineCheck =

@@ -1,6 +1,13 @@
 // Full verification of the audit chain: every segment in name order, streamed line by line,
 // with one issue per problem at segment:line and sealed tears reported separately.
-import { sha256Hex } from "../crypto/mod.ts";
+import {
+  checkLogAgainstCheckpoints,
+  type CheckpointFileProblem,
+  type CheckpointUnderTest,
+  sha256,
+  sha256Hex,
+} from "../crypto/mod.ts";
+import type { AuditCheckpointInput } from "./checkpoint.ts";
 import type { AuditKey } from "./key.ts";
 import {
   type AuditChainKeys,
@@ -88,6 +95,24 @@ export interface AuditVerifyReport {
   tears: AuditSealedTear[];
   /** Unsealed torn tail of the newest segment, if any. */
   torn_tail: AuditTornTail | null;
+  /** The checkpoint check (FORMATS.md §8), or null when not asked for. */
+  checkpoint: AuditCheckpointReport | null;
+}
+
+/** What the audit verification found about checkpoints. */
+export interface AuditCheckpointReport {
+  /** Lines in `checkpoints.jsonl` (0 when there is none). */
+  checkpoints: number;
+  /** Checkpoint signatures that verified with the operator key. */
+  verified_signatures: number;
+  /** Checkpoints (own and external) that match the log. */
+  matched: number;
+  /** External checkpoints checked. */
+  external: number;
+  /** The latest checkpoint of the file. */
+  latest: { where: string; size: number; root: string; ts: string } | null;
+  /** Lines after the latest checkpoint: not yet checkpointed. */
+  not_checkpointed: number;
 }
 
 /** Options of {@linkcode verifyAuditLog}. */
@@ -96,6 +121,60 @@ export interface VerifyAuditOptions {
   maxIssues?: number;
   /** Read size. Default 1 MiB. */
   chunkSize?: number;
+  /** Check the log against its checkpoints (`readAuditCheckpoints`) and these external ones. */
+  checkpoints?: AuditCheckpointInput & {
+    external?: CheckpointUnderTest[];
+    externalProblems?: CheckpointFileProblem[];
+  };
+}
+
+const CHECKPOINT_CODES = {
+  "checkpoint mismatch": "audit.checkpoint_mismatch",
+  "log truncated": "audit.log_truncated",
+  "invalid checkpoint": "audit.invalid_checkpoint",
+  "checkpoint signature invalid": "audit.checkpoint_signature_invalid",
+  "checkpoint signature unverifiable": "audit.checkpoint_signature_unverifiable",
+} as const;
+
+/** The digests of the audit log's lines (the leaves of its checkpoint tree) with their places. */
+class AuditLeaves {
+  #buf = new Uint8Array(32 * 4096);
+  #count = 0;
+  #unknown: number[] = [];
+  #segments: { name: string; first: number; firstLine: number }[] = [];
+
+  add(segment: string, line: RawLine): void {
+    const last = this.#segments.at(-1);
+    if (last === undefined || last.name !== segment) {
+      this.#segments.push({ name: segment, first: this.#count, firstLine: line.number });
+    }
+    if (this.#buf.length < (this.#count + 1) * 32) {
+      const grown = new Uint8Array(this.#buf.length * 2);
+      grown.set(this.#buf);
+      this.#buf = grown;
+    }
+    if (line.bytes === undefined) this.#unknown.push(this.#count);
+    else this.#buf.set(sha256(line.bytes), this.#count * 32);
+    this.#count++;
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  where(index: number): string {
+    let seg = this.#segments[0];
+    for (const s of this.#segments) if (s.first <= index) seg = s;
+    return seg === undefined ? `leaf ${index}` : `${seg.name}:${seg.firstLine + index - seg.first}`;
+  }
+
+  leaves() {
+    return {
+      digests: this.#buf.subarray(0, this.#count * 32),
+      count: this.#count,
+      unknown: this.#unknown,
+    };
+  }
 }
 
 interface PendingLine {
@@ -117,6 +196,7 @@ class Walk {
     issue_count: 0,
     tears: [],
     torn_tail: null,
+    checkpoint: null,
   };
   /** Stored hmac of the last line that had one (verified or not): what the next record names. */
   tip = GENESIS_HMAC;
@@ -303,8 +383,10 @@ export async function verifyAuditLog(
 ): Promise<AuditVerifyReport> {
   const walk = new Walk(auditChainKeys(key), options.maxIssues ?? 1000);
   const segments = await listSegments(dir);
+  const leaves = options.checkpoints === undefined ? undefined : new AuditLeaves();
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i];
+    const newest = i === segments.length - 1;
     const summary: AuditSegmentSummary = { name: segment.name, lines: 0, bytes: 0, records: 0 };
     walk.report.segments.push(summary);
     if (!segment.regular) {
@@ -334,9 +416,10 @@ export async function verifyAuditLog(
         summary.lines++;
         summary.bytes = line.offset + line.length + (line.terminated ? 1 : 0);
         walk.line(segment, line, summary);
+        // Every line is a leaf but the open tail of the newest segment (not a line yet).
+        if (leaves !== undefined && (line.terminated || !newest)) leaves.add(segment.name, line);
         lastLine = line;
       }
-      const newest = i === segments.length - 1;
       if (newest && (walk.pending.length > 0 || (lastLine && !lastLine.terminated))) {
         const start = walk.pending[0]?.line.offset ?? summary.bytes;
         walk.report.torn_tail = {
@@ -351,5 +434,56 @@ export async function verifyAuditLog(
     }
   }
   walk.report.tip = walk.tip;
+  if (leaves !== undefined && options.checkpoints !== undefined) {
+    walk.report.checkpoint = checkCheckpoints(walk, leaves, options.checkpoints);
+  }
   return walk.report;
+}
+
+function checkCheckpoints(
+  walk: Walk,
+  leaves: AuditLeaves,
+  input: NonNullable<VerifyAuditOptions["checkpoints"]>,
+): AuditCheckpointReport {
+  const file = "checkpoints.jsonl";
+  const issue = (kind: keyof typeof CHECKPOINT_CODES, message: string, where = file) => {
+    const colon = where.lastIndexOf(":");
+    const segment = colon > 0 && /^\d+$/.test(where.slice(colon + 1))
+      ? where.slice(0, colon)
+      : where;
+    const line = segment === where ? null : Number(where.slice(colon + 1));
+    walk.issue({
+      segment,
+      line,
+      code: CHECKPOINT_CODES[kind],
+      message: message.startsWith(`${where}: `) ? message.slice(where.length + 2) : message,
+    });
+  };
+  const review = input.review;
+  for (const p of [...(review?.problems ?? []), ...(input.externalProblems ?? [])]) {
+    const where = /^([^ ]+?): /.exec(p.message)?.[1] ?? file;
+    issue(p.kind, p.message, where);
+  }
+  const all = [...(review?.usable ?? []), ...(input.external ?? [])];
+  const log = leaves.leaves();
+  const result = checkLogAgainstCheckpoints(log, all, {
+    logName: "the audit log",
+    where: (i) => leaves.where(i),
+    committed: input.committed,
+  });
+  for (const f of result.findings) issue(f.kind, f.message, f.where);
+  const latest = review?.latest;
+  return {
+    checkpoints: review?.lines ?? 0,
+    verified_signatures: review?.verified ?? 0,
+    matched: result.matched,
+    external: input.external?.length ?? 0,
+    latest: latest === undefined ? null : {
+      where: latest.where,
+      size: latest.checkpoint.size,
+      root: latest.checkpoint.root,
+      ts: latest.checkpoint.ts,
+    },
+    not_checkpointed: Math.max(0, log.count - (latest?.checkpoint.size ?? 0)),
+  };
 }

@@ -1,6 +1,7 @@
 // `bernstein audit …`: verify the HMAC-chained audit log and show its authenticated records.
 import type { ScannedAuditRecord } from "../audit/mod.ts";
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
+import { CHECKPOINT_FLAG, EXPORT_FLAGS, OPERATOR_KEY_FLAG } from "./_checkpoint.ts";
 import type { CommandContext, CommandSpec, FlagSpec } from "./spec.ts";
 import { numberFlag, stringFlag, stringsFlag } from "./spec.ts";
 
@@ -28,11 +29,26 @@ async function loadKey(ctx: CommandContext) {
 async function verify(ctx: CommandContext): Promise<number> {
   const audit = await import("../audit/mod.ts");
   const { BernsteinError } = await import("../errors/mod.ts");
+  const { join } = await import("node:path");
+  const verifyLib = await import("../verify/mod.ts");
+  const checkpoints = await import("./_checkpoint.ts");
   const dir = await auditDir(ctx);
   const key = await loadKey(ctx);
-  const report = await audit.verifyAuditLog(dir, key);
+  const operator = await checkpoints.verificationKey(ctx, join(dir, ".."));
+  const external = (await checkpoints.externalCheckpointFiles(ctx)).map((e) =>
+    verifyLib.externalCheckpoint(e, { log: "audit", operatorPublicKey: operator.publicKey })
+  );
+  const report = await audit.verifyAuditLog(dir, key, {
+    checkpoints: {
+      ...await audit.readAuditCheckpoints(dir, operator.publicKey),
+      external: external.flatMap((e) => "checkpoint" in e ? [e.checkpoint] : []),
+      externalProblems: external.flatMap((e) => "problem" in e ? [e.problem] : []),
+    },
+  });
   if (ctx.json) {
-    ctx.out.json({ dir, key_path: key.path, ...report } as unknown as JsonValue);
+    ctx.out.json(
+      { dir, key_path: key.path, operator_key: operator.source, ...report } as unknown as JsonValue,
+    );
     return report.ok ? 0 : 1;
   }
   for (const issue of report.issues) {
@@ -80,7 +96,24 @@ async function verify(ctx: CommandContext): Promise<number> {
         report.issue_count === 1 ? "" : "s"
       }) ${dir}: ${summary}`,
   );
+  if (report.checkpoint !== null) {
+    ctx.out.line(checkpoints.checkpointSummary({ ...report.checkpoint, file: "" }, operator));
+  }
   return report.ok ? 0 : 1;
+}
+
+async function checkpoint(ctx: CommandContext): Promise<number> {
+  const { join } = await import("node:path");
+  const audit = await import("../audit/mod.ts");
+  const { writeCheckpointCommand } = await import("./_checkpoint.ts");
+  const dir = await auditDir(ctx);
+  return await writeCheckpointCommand(ctx, {
+    sdd: join(dir, ".."),
+    dir,
+    log: "audit",
+    logName: "the audit log",
+    write: (signer) => audit.checkpointAuditLog(dir, signer),
+  });
 }
 
 async function sinceMicros(text: string): Promise<bigint> {
@@ -177,16 +210,36 @@ export const AUDIT_COMMANDS: CommandSpec[] = [
       "Checks every line of every segment in name order: strict UTF-8, py-default byte binding\n" +
       "(`non-canonical line bytes`), `missing trailing newline`, `prev_hmac mismatch`, `HMAC\n" +
       "mismatch` and false predecessor claims (details.prev_chain_digest). Torn tails sealed by\n" +
-      "a matching chain.torn_record are warnings, not failures. Never creates a key.\n" +
+      "a matching chain.torn_record are warnings, not failures. Then the signed checkpoints\n" +
+      "(checkpoints.jsonl): a deleted, inserted, reordered or truncated line fails, naming the\n" +
+      "checkpoint and the first differing leaf; lines after the latest are counted as not yet\n" +
+      "checkpointed. Never creates a key.\n" +
       "Exit: 0 clean, 1 any issue, 3 audit key missing.\n" +
-      "JSON: {ok, dir, key_path, segments: [{name, lines, bytes, records}], records,\n" +
-      "legacy_records, tip, issues: [{segment, line, code, message}], issue_count,\n" +
+      "JSON: {ok, dir, key_path, operator_key, segments: [{name, lines, bytes, records}],\n" +
+      "records, legacy_records, tip, issues: [{segment, line, code, message}], issue_count,\n" +
       "tears: [{segment, first_line, last_line, region_offset, byte_offset, torn_bytes,\n" +
-      "tear_class, sealed_by_line}], torn_tail: {segment, byte_offset, bytes} | null}.",
-    flags: [DIR_FLAG],
+      "tear_class, sealed_by_line}], torn_tail: {segment, byte_offset, bytes} | null,\n" +
+      "checkpoint: {checkpoints, verified_signatures, matched, external, latest: {where, size,\n" +
+      "root, ts} | null, not_checkpointed}}.",
+    flags: [DIR_FLAG, OPERATOR_KEY_FLAG, CHECKPOINT_FLAG],
     json: true,
     examples: ["bernstein audit verify", "bernstein audit verify --json"],
     run: verify,
+  },
+  {
+    path: ["audit", "checkpoint"],
+    summary: "Sign a checkpoint of the audit log (RFC 9162 root of every line).",
+    description:
+      "Appends {log, root, size, ts}, signed by the operator key (.sdd/keys/operator.key,\n" +
+      "created when missing), to .sdd/audit/checkpoints.jsonl and the covered line digests to\n" +
+      "checkpoint-leaves.bin, under the chain lock. Nothing is written when the log has not\n" +
+      "grown. --out / --from as for 'bernstein lineage checkpoint'.\n" +
+      "JSON: {log, created, line, checkpoint: {log, root, size, ts, signature},\n" +
+      "operator_fingerprint, out, consistency_from: [size]}.",
+    flags: [...EXPORT_FLAGS, DIR_FLAG],
+    json: true,
+    examples: ["bernstein audit checkpoint --out audit-now.json"],
+    run: checkpoint,
   },
   {
     path: ["audit", "show"],

@@ -2,6 +2,7 @@
 // the steward identity, and reindexing of the projections.
 import type { JsonObject } from "../canonical/mod.ts";
 import type { LoggedEntry } from "../lineage/store/mod.ts";
+import { CHECKPOINT_FLAG, EXPORT_FLAGS, OPERATOR_KEY_FLAG } from "./_checkpoint.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
 
@@ -104,7 +105,15 @@ async function gate(ctx: CommandContext): Promise<number> {
     // A verifier never creates keys: a missing audit key is exit 3.
     operatorKey = await resolveOperatorKey({ env: ctx.env });
   }
-  const opened = await verify.openDirectoryGateInput({ logPath, cardsDir, operatorKey });
+  const checkpoints = await import("./_checkpoint.ts");
+  const key = await checkpoints.verificationKey(ctx, project.sdd);
+  const opened = await verify.openDirectoryGateInput({
+    logPath,
+    cardsDir,
+    operatorKey,
+    operatorPublicKey: key.publicKey,
+    externalCheckpoints: await checkpoints.externalCheckpointFiles(ctx),
+  });
   if (opened === undefined) {
     ctx.out.line(`SKIPPED: no lineage log at ${logPath}`);
     return 0;
@@ -122,6 +131,7 @@ async function gate(ctx: CommandContext): Promise<number> {
       skipped: false,
       log: logPath,
       cards_dir: cardsDir,
+      operator_key: key.source,
     });
   } else {
     for (const issue of result.issues) ctx.out.line(issue.message);
@@ -130,9 +140,24 @@ async function gate(ctx: CommandContext): Promise<number> {
         result.hmac_checked ? "checked" : "NOT checked (--skip-hmac)"
       }`,
     );
+    if (result.checkpoint !== null) {
+      ctx.out.line(checkpoints.checkpointSummary(result.checkpoint, key));
+    }
     ctx.out.line(verify.gateVerdict(result));
   }
   return result.ok ? 0 : 1;
+}
+
+async function checkpoint(ctx: CommandContext): Promise<number> {
+  const { project, store } = await projectStore(ctx);
+  const { writeCheckpointCommand } = await import("./_checkpoint.ts");
+  return await writeCheckpointCommand(ctx, {
+    sdd: project.sdd,
+    dir: store.paths.lineageDir,
+    log: "lineage",
+    logName: "log.jsonl",
+    write: (signer) => store.checkpoint(signer),
+  });
 }
 
 async function chain(ctx: CommandContext): Promise<number> {
@@ -254,12 +279,18 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
     summary: "Verify the lineage log, signatures and agent cards (CI gate).",
     description:
       "Checks, in order: trailing newline, canonical line bytes, entry rules, kid binding,\n" +
-      "signatures, operator HMAC, dangling parents, unresolved forks, conflicting cards.\n" +
-      "Prints one line per issue, then PASS or FAIL (n issues). Exit 0 pass (or no log:\n" +
-      "skipped), 1 fail, 3 no operator key (set BERNSTEIN_OPERATOR_SECRET or the audit key,\n" +
-      "or pass --skip-hmac).\n" +
+      "signatures, operator HMAC, dangling parents, unresolved forks, conflicting cards, then\n" +
+      "the signed checkpoints (checkpoints.jsonl next to the log): every one must match the\n" +
+      "log's lines (a deleted, inserted, reordered or truncated line fails, naming the\n" +
+      "checkpoint and the first differing leaf), and sidecars no line of the log has\n" +
+      "(orphaned signatures). Lines after the latest checkpoint are counted as not yet\n" +
+      "checkpointed. Prints one line per issue, then PASS or FAIL (n issues). Exit 0 pass\n" +
+      "(or no log: skipped), 1 fail, 3 no operator key (set BERNSTEIN_OPERATOR_SECRET or the\n" +
+      "audit key, or pass --skip-hmac).\n" +
       "JSON: {ok, verdict, skipped, lines, entries, artefacts, cards, hmac_checked, log,\n" +
-      "cards_dir, issues: [{kind, message, line, entry_hash, artefact, location}], foreign}.",
+      "cards_dir, operator_key, issues: [{kind, message, line, entry_hash, artefact,\n" +
+      "location}], foreign, checkpoint: {file, checkpoints, verified_signatures, matched,\n" +
+      "external, latest: {where, size, root, ts} | null, not_checkpointed}}.",
     flags: [
       {
         name: "log",
@@ -285,10 +316,36 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
         help:
           "Threads for the signature checks besides this one (default: one per spare core, max 3).",
       },
+      OPERATOR_KEY_FLAG,
+      CHECKPOINT_FLAG,
     ],
     json: true,
-    examples: ["bernstein lineage gate", "bernstein lineage gate --json --skip-hmac"],
+    examples: [
+      "bernstein lineage gate",
+      "bernstein lineage gate --json --skip-hmac",
+      "bernstein lineage gate --checkpoint auditor-copy.json",
+    ],
     run: gate,
+  },
+  {
+    path: ["lineage", "checkpoint"],
+    summary: "Sign a checkpoint of the lineage log (RFC 9162 root of every line).",
+    description:
+      "Appends {log, root, size, ts}, signed by the operator key (.sdd/keys/operator.key,\n" +
+      "created when missing), to .sdd/lineage/checkpoints.jsonl and the covered line digests\n" +
+      "to checkpoint-leaves.bin. Nothing is written when the log has not grown. Refuses when\n" +
+      "the log no longer holds what the last checkpoint committed to. --out writes the\n" +
+      "checkpoint document an auditor keeps; --from OLD adds the RFC 9162 consistency proof\n" +
+      "that OLD is a prefix of it ('bernstein-verify consistency OLD NEW' checks it).\n" +
+      "JSON: {log, created, line, checkpoint: {log, root, size, ts, signature},\n" +
+      "operator_fingerprint, out, consistency_from: [size]}.",
+    flags: EXPORT_FLAGS,
+    json: true,
+    examples: [
+      "bernstein lineage checkpoint",
+      "bernstein lineage checkpoint --out now.json --from auditor-copy.json",
+    ],
+    run: checkpoint,
   },
   {
     path: ["lineage", "chain"],

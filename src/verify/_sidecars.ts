@@ -123,3 +123,42 @@ export function sidecarReader(
     return readBounded(`${folder.dir}/${name}`, MAX_SIDECAR_BYTES);
   };
 }
+
+const TWO_HEX = /^[0-9a-f]{2}$/;
+const ARTEFACT_DIR = /^[0-9a-f]{64}$/;
+
+function listDir(dir: string): Deno.DirEntry[] {
+  try {
+    return [...Deno.readDirSync(dir)];
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return [];
+    }
+    throw error;
+  }
+}
+
+/**
+ * Every sidecar name under `<lineageDir>/signatures/<aa>/<H>/` (symlinked folders are not
+ * followed), with its entry digest and path relative to the lineage folder, sorted by path.
+ */
+export function listSidecars(lineageDir: string): { path: string; hash: string }[] {
+  const root = `${lineageDir.replace(/\/+$/, "")}/signatures`;
+  const out: { path: string; hash: string }[] = [];
+  for (const top of listDir(root)) {
+    if (!top.isDirectory || !TWO_HEX.test(top.name)) continue;
+    for (const art of listDir(`${root}/${top.name}`)) {
+      if (!art.isDirectory || !ARTEFACT_DIR.test(art.name) || !art.name.startsWith(top.name)) {
+        continue;
+      }
+      for (const f of listDir(`${root}/${top.name}/${art.name}`)) {
+        if (!SIDECAR_NAME.test(f.name)) continue;
+        out.push({
+          path: `signatures/${top.name}/${art.name}/${f.name}`,
+          hash: `sha256:${f.name.slice(0, 64)}`,
+        });
+      }
+    }
+  }
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}

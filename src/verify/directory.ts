@@ -1,8 +1,17 @@
 // Feeds the gate from a `.sdd/` tree: the log streamed from disk, sidecars read on demand, cards
 // walked in both layouts. Read-only: this runs inside the `bernstein-verify` sandbox too.
 import { join } from "node:path";
+import {
+  type CheckpointFileProblem,
+  type CheckpointLog,
+  type CheckpointUnderTest,
+  decodePublicKeyPem,
+  parseCheckpointDocument,
+  reviewCheckpointFile,
+  verifyCheckpointSignature,
+} from "../crypto/mod.ts";
 import { cardLayoutOf } from "../lineage/mod.ts";
-import type { CardFile, GateInput, SignatureFetch } from "./types.ts";
+import type { CardFile, GateCheckpointInput, GateInput, SignatureFetch } from "./types.ts";
 
 // A card is ~400 bytes; anything far larger is not read.
 const MAX_CARD_BYTES = 64 * 1024;
@@ -84,6 +93,15 @@ export interface DirectoryGateOptions {
   cardsDir: string;
   /** The operator key; absent skips the HMAC check. */
   operatorKey?: Uint8Array;
+  /**
+   * Check the log against its checkpoints (next to the log) and report orphaned sidecars
+   * (default true).
+   */
+  checkpoints?: boolean;
+  /** The operator's public key, to check checkpoint signatures with. */
+  operatorPublicKey?: Uint8Array;
+  /** Checkpoint documents kept elsewhere, to check the log against too. */
+  externalCheckpoints?: readonly { name: string; bytes: Uint8Array }[];
 }
 
 /** A gate input over files, and the handle to close when the gate is done. */
@@ -124,6 +142,13 @@ export async function openDirectoryGateInput(
       signatures: { directory: lineageDir },
       cards: readCardDirectory(options.cardsDir),
       operatorKey: options.operatorKey,
+      orphans: options.checkpoints !== false,
+      checkpoints: options.checkpoints === false ? undefined : readCheckpointInput({
+        dir: lineageDir,
+        log: "lineage",
+        operatorPublicKey: options.operatorPublicKey,
+        external: options.externalCheckpoints,
+      }),
     },
     close() {
       if (closed) return;
@@ -135,4 +160,84 @@ export async function openDirectoryGateInput(
       }
     },
   };
+}
+
+// The checkpoint files can be large (32 bytes a line for the leaf record) but never huge.
+const MAX_CHECKPOINTS_BYTES = 256 * 1024 * 1024;
+const MAX_LEAVES_BYTES = 2 * 1024 * 1024 * 1024 - 1;
+
+/** Options for {@linkcode readCheckpointInput}. */
+export interface CheckpointInputOptions {
+  /** The folder holding `checkpoints.jsonl` and `checkpoint-leaves.bin`. */
+  dir: string;
+  /** Which log they are of. */
+  log: CheckpointLog;
+  /** The operator's public key; absent: signatures are reported unverifiable. */
+  operatorPublicKey?: Uint8Array;
+  /** Checkpoint documents kept elsewhere (an auditor's copy), to check the log against too. */
+  external?: readonly { name: string; bytes: Uint8Array }[];
+}
+
+/**
+ * Reads a log folder's checkpoints for the gate (FORMATS.md §8): the reviewed
+ * `checkpoints.jsonl` (absent when there is none), the committed leaf record, and external
+ * checkpoint documents with their signatures checked against the operator key.
+ */
+export function readCheckpointInput(options: CheckpointInputOptions): GateCheckpointInput {
+  const fileName = "checkpoints.jsonl";
+  const input: GateCheckpointInput = { fileName, externalProblems: [], external: [] };
+  const file = readRegularFile(join(options.dir, fileName), MAX_CHECKPOINTS_BYTES);
+  if (file instanceof Uint8Array) {
+    input.review = reviewCheckpointFile(file, {
+      name: fileName,
+      log: options.log,
+      publicKey: options.operatorPublicKey,
+    });
+  } else if (file !== undefined) {
+    input.externalProblems?.push({
+      kind: "invalid checkpoint",
+      message: `${fileName}: invalid checkpoint: ${file.problem}`,
+    });
+  }
+  const leavesName = "checkpoint-leaves.bin";
+  const leaves = readRegularFile(join(options.dir, leavesName), MAX_LEAVES_BYTES);
+  input.committed = leaves instanceof Uint8Array
+    ? { name: leavesName, digests: leaves, count: Math.floor(leaves.length / 32) }
+    : { name: leavesName, problem: leaves === undefined ? "is missing" : leaves.problem };
+  for (const e of options.external ?? []) {
+    const checked = externalCheckpoint(e, options);
+    if ("problem" in checked) input.externalProblems?.push(checked.problem);
+    else input.external?.push(checked.checkpoint);
+  }
+  return input;
+}
+
+/** A checkpoint document from elsewhere, checked: well-formed, this log, signed by the key. */
+export function externalCheckpoint(
+  doc: { name: string; bytes: Uint8Array },
+  options: { log: CheckpointLog; operatorPublicKey?: Uint8Array },
+): { checkpoint: CheckpointUnderTest } | { problem: CheckpointFileProblem } {
+  const parsed = parseCheckpointDocument(doc.bytes);
+  const fail = (kind: CheckpointFileProblem["kind"], text: string) => ({
+    problem: { kind, message: `${doc.name}: ${kind}: ${text}` },
+  });
+  if (!parsed.ok) return fail("invalid checkpoint", parsed.problem);
+  const c = parsed.document.checkpoint;
+  if (c.log !== options.log) {
+    return fail("invalid checkpoint", `is a checkpoint of the ${c.log} log, not ${options.log}`);
+  }
+  let embedded: Uint8Array;
+  try {
+    embedded = decodePublicKeyPem(parsed.document.operator_public_key);
+  } catch (error) {
+    return fail("invalid checkpoint", `operator_public_key: ${(error as Error).message}`);
+  }
+  const key = options.operatorPublicKey ?? embedded;
+  if (!verifyCheckpointSignature({ checkpoint: c, jws: parsed.jws }, key)) {
+    return fail(
+      "checkpoint signature invalid",
+      `does not verify with ${options.operatorPublicKey ? "the operator key" : "its own key"}`,
+    );
+  }
+  return { checkpoint: { checkpoint: c, where: doc.name, label: `the checkpoint in ${doc.name}` } };
 }

@@ -3,7 +3,11 @@
 // every problem becomes one structured issue. Lines are parsed here, in log order, and feed
 // the order-dependent checks at once; the signature checks (the costly part) run in batches on
 // this thread or shared with workers, and their issues are put back in line order at the end.
-import { keyedHmacSha256Pure } from "../crypto/mod.ts";
+import {
+  checkLogAgainstCheckpoints,
+  type CheckpointUnderTest,
+  keyedHmacSha256Pure,
+} from "../crypto/mod.ts";
 import {
   AgentCardSet,
   chunksOf,
@@ -19,10 +23,12 @@ import {
   signatureJob,
 } from "./_line_check.ts";
 import { inlineRunner, pooledRunner, type SignatureBatchRunner } from "./_pool.ts";
-import { sidecarReader } from "./_sidecars.ts";
+import { LeafDigests } from "./_leaf_digests.ts";
+import { listSidecars, sidecarReader } from "./_sidecars.ts";
 import type {
   CardFile,
   ForeignAttestationReport,
+  GateCheckpointReport,
   GateInput,
   GateIssue,
   GateOptions,
@@ -117,6 +123,11 @@ export async function runLineageGate(
   let lines = 0;
   let entries = 0;
   let unterminated = false;
+  // Line digests for the checkpoint check (only when there are checkpoints to check).
+  const cp = input.checkpoints;
+  const leaves = cp === undefined
+    ? undefined
+    : new LeafDigests((cp.review?.usable.length ?? 0) + (cp.external?.length ?? 0) === 0);
   let jobs: SignatureJob[] = [];
   // The current batch's line bytes, copied back to back (one buffer a batch, not one a line).
   let batchBytes = new Uint8Array(BATCH_BYTES);
@@ -155,11 +166,11 @@ export async function runLineageGate(
     while (inFlight.length > MAX_IN_FLIGHT) await inFlight.shift();
   }
 
-  function onLine(line: number, bytes: Uint8Array, tooLong: boolean): void {
+  function onLine(line: number, bytes: Uint8Array, tooLong: boolean): string | undefined {
     const parsed = parseLine(line, bytes, tooLong, logName);
     if (parsed.issues !== null) lineIssues.push(...parsed.issues);
     const { entry, hash } = parsed;
-    if (entry === undefined || hash === undefined) return;
+    if (entry === undefined || hash === undefined) return undefined;
     entries++;
     // The line bytes may be a view into a chunk that is reused: the job keeps a copy.
     if (batchUsed + bytes.length > batchBytes.length) {
@@ -197,12 +208,15 @@ export async function runLineageGate(
       parent_hashes: entry.parent_hashes,
       content_hash: entry.content_hash,
     });
+    return hash;
   }
 
   const framer = new LineFramer((l) => {
     lines = l.line;
     if (!l.terminated) unterminated = true;
-    onLine(l.line, l.bytes, l.tooLong);
+    const hash = onLine(l.line, l.bytes, l.tooLong);
+    // A checkpoint covers terminated lines only: an open tail is not a line yet.
+    if (leaves !== undefined && l.terminated) leaves.add(hash, l.bytes, l.tooLong);
   }, { maxLineBytes: input.maxLineBytes });
   try {
     for await (const chunk of chunksOf(input.log)) {
@@ -259,6 +273,19 @@ export async function runLineageGate(
   for (const c of cards.issues()) {
     issues.push({ kind: c.kind, location: c.location, message: c.message });
   }
+  const checkpoint = leaves === undefined ? null : checkCheckpoints(input, leaves, logName, issues);
+  if (input.orphans === true && typeof lookup !== "function") {
+    for (const s of listSidecars(lookup.directory)) {
+      if (seen.has(s.hash)) continue;
+      issues.push({
+        kind: "orphaned signature",
+        entry_hash: s.hash,
+        location: s.path,
+        message:
+          `${s.path}: orphaned signature: no line of ${logName} is entry ${s.hash} (a deleted entry leaves its signature behind)`,
+      });
+    }
+  }
   const foreign: ForeignAttestationReport[] = (input.foreignAttestations ?? []).map((f) => {
     const content = attested.get(f.entry_hash);
     const verdict = content === undefined
@@ -283,5 +310,46 @@ export async function runLineageGate(
     hmac_checked: input.operatorKey !== undefined,
     issues,
     foreign,
+    checkpoint,
+  };
+}
+
+/** Checks the log's line digests against its checkpoints; adds issues, returns the report. */
+function checkCheckpoints(
+  input: GateInput,
+  leaves: LeafDigests,
+  logName: string,
+  issues: GateIssue[],
+): GateCheckpointReport {
+  const cp = input.checkpoints;
+  const review = cp?.review;
+  for (const p of review?.problems ?? []) {
+    issues.push({ kind: p.kind, location: cp?.fileName, message: p.message });
+  }
+  for (const p of cp?.externalProblems ?? []) issues.push({ kind: p.kind, message: p.message });
+  const all: CheckpointUnderTest[] = [...(review?.usable ?? []), ...(cp?.external ?? [])];
+  const log = leaves.leaves();
+  const result = checkLogAgainstCheckpoints(log, all, {
+    logName,
+    where: (i) => `${logName}:${i + 1}`,
+    committed: cp?.committed,
+  });
+  for (const f of result.findings) {
+    issues.push({ kind: f.kind, location: f.where, message: f.message });
+  }
+  const latest = review?.latest;
+  return {
+    file: cp?.fileName ?? "",
+    checkpoints: review?.lines ?? 0,
+    verified_signatures: review?.verified ?? 0,
+    matched: result.matched,
+    external: cp?.external?.length ?? 0,
+    latest: latest === undefined ? null : {
+      where: latest.where,
+      size: latest.checkpoint.size,
+      root: latest.checkpoint.root,
+      ts: latest.checkpoint.ts,
+    },
+    not_checkpointed: Math.max(0, log.count - (latest?.checkpoint.size ?? 0)),
   };
 }

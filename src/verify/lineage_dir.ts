@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { parseCanonicalLine } from "../canonical/mod.ts";
 import {
+  artefactDigest,
   entryHashOfBytes,
   LineageAnalyzer,
   type LineageEntry,
@@ -11,9 +12,49 @@ import {
   parseEntry,
   streamLines,
 } from "../lineage/mod.ts";
+import { decodePublicKeyPem } from "../crypto/mod.ts";
 import { openDirectoryGateInput } from "./directory.ts";
 import { runLineageGate } from "./gate.ts";
 import type { VerifyIssue } from "./pack.ts";
+import { operatorFingerprint } from "./pack_format.ts";
+import type { GateCheckpointReport } from "./types.ts";
+
+/** The key checkpoint signatures are checked with, how it is pinned, or why there is none. */
+function chainOperatorKey(options: ChainOptions, result: LineageDirResult): Uint8Array | undefined {
+  if (options.operatorPublicKey !== undefined) {
+    result.stats.operator_pinned = "key";
+    return options.operatorPublicKey;
+  }
+  const path = join(options.lineageDir, "..", "keys", "operator.pub");
+  let published: Uint8Array | undefined;
+  try {
+    published = decodePublicKeyPem(new TextDecoder().decode(Deno.readFileSync(path)));
+  } catch {
+    published = undefined;
+  }
+  if (options.operatorFingerprint !== undefined) {
+    result.stats.operator_pinned = "fingerprint";
+    if (published === undefined || operatorFingerprint(published) !== options.operatorFingerprint) {
+      result.errors.push({
+        kind: "operator key mismatch",
+        message: `${path}: operator key mismatch: ${
+          published === undefined
+            ? "no usable key there"
+            : `it is ${operatorFingerprint(published)}`
+        }, --operator-fingerprint is ${options.operatorFingerprint}`,
+      });
+      return undefined;
+    }
+    return published;
+  }
+  result.stats.operator_pinned = null;
+  if (published !== undefined) {
+    result.notes.push(
+      `operator key not pinned: checkpoint signatures were checked with ${path}; pass --operator-fingerprint HEX (from the operator, out of band) to check who signed them`,
+    );
+  }
+  return published;
+}
 
 /** The verdict on one artefact's lineage. */
 export interface LineageDirResult {
@@ -30,6 +71,8 @@ export interface LineageDirResult {
     log_lines: number;
     cards?: number;
     hmac_checked: false;
+    checkpoint?: GateCheckpointReport | null;
+    operator_pinned?: "key" | "fingerprint" | null;
   };
   /** Every failed check. */
   errors: VerifyIssue[];
@@ -43,6 +86,15 @@ export interface ChainOptions {
   lineageDir: string;
   /** The agent cards folder (default: `agents/` next to the lineage folder). */
   cardsDir?: string;
+  /**
+   * The operator's public key for checkpoint signatures, obtained out of band. Default: the
+   * published `keys/operator.pub` next to the lineage folder (not pinned: a note says so).
+   */
+  operatorPublicKey?: Uint8Array;
+  /** With no key given: the fingerprint (64 hex) the published key must have. */
+  operatorFingerprint?: string;
+  /** Checkpoint documents kept elsewhere: the log must still match them. */
+  externalCheckpoints?: readonly { name: string; bytes: Uint8Array }[];
 }
 
 function emptyResult(artefact: string, log: string): LineageDirResult {
@@ -87,9 +139,15 @@ export async function verifyChain(
   const logPath = join(options.lineageDir, LOG_FILE);
   const cardsDir = options.cardsDir ?? join(options.lineageDir, "..", "agents");
   const result = emptyResult(artefact, logPath);
+  const operatorPublicKey = chainOperatorKey(options, result);
   let opened;
   try {
-    opened = await openDirectoryGateInput({ logPath, cardsDir });
+    opened = await openDirectoryGateInput({
+      logPath,
+      cardsDir,
+      operatorPublicKey,
+      externalCheckpoints: options.externalCheckpoints,
+    });
   } catch (error) {
     result.errors.push({
       kind: "unreadable log",
@@ -121,14 +179,30 @@ export async function verifyChain(
   result.stats.agents = agents.size;
   result.stats.log_lines = gate.lines;
   result.stats.cards = gate.cards;
+  const sidecars = `signatures/${artefactDigest(artefact).slice(0, 2)}/${
+    artefactDigest(artefact)
+  }/`;
   for (const issue of gate.issues) {
-    // Issues of other artefacts' entries are theirs; lines that did not parse and card
-    // problems could concern anyone, so they count here too.
+    // Issues of other artefacts' entries are theirs; lines that did not parse, card problems
+    // and checkpoint mismatches could concern anyone, so they count here too.
     if (issue.artefact !== undefined && issue.artefact !== artefact) continue;
+    // An orphaned sidecar is filed under its artefact's folder.
+    if (issue.kind === "orphaned signature" && !issue.location?.startsWith(sidecars)) continue;
     result.errors.push({ kind: issue.kind, message: issue.message });
   }
   result.stats.unresolved_forks =
     gate.issues.filter((i) => i.kind === "unresolved fork" && i.artefact === artefact).length;
+  result.stats.checkpoint = gate.checkpoint;
+  const cp = gate.checkpoint;
+  if (cp !== null && cp.not_checkpointed > 0) {
+    result.notes.push(
+      `${cp.not_checkpointed} line${cp.not_checkpointed === 1 ? "" : "s"} of ${LOG_FILE} ${
+        cp.not_checkpointed === 1 ? "is" : "are"
+      } not yet checkpointed (${
+        cp.latest === null ? "there is no checkpoint" : `after ${cp.latest.where}`
+      }): a deleted line among them would show only as an orphaned signature`,
+    );
+  }
   if (result.stats.entries === 0) noEntries(result, artefact, logPath);
   result.notes.push(
     "operator HMACs were not checked (they need the operator's secret; bernstein lineage gate checks them)",

@@ -16,17 +16,29 @@
  * @module
  */
 export {
+  type CheckpointInputOptions,
   type DirectoryGateInput,
   type DirectoryGateOptions,
+  externalCheckpoint,
   openDirectoryGateInput,
   readCardDirectory,
+  readCheckpointInput,
 } from "./directory.ts";
+export {
+  checkpointDocumentBytes,
+  type CheckpointSource,
+  type ConsistencyOptions,
+  type ConsistencyResult,
+  verifyCheckpointConsistency,
+} from "./consistency.ts";
 export { defaultGateWorkers, runLineageGate } from "./gate.ts";
 export {
   type CardFile,
   type ForeignAttestationInput,
   type ForeignAttestationReport,
   GATE_ISSUE_KINDS,
+  type GateCheckpointInput,
+  type GateCheckpointReport,
   type GateInput,
   type GateIssue,
   type GateIssueKind,
@@ -69,7 +81,9 @@ export {
   memberSegment,
   normalizeFingerprint,
   operatorFingerprint,
+  PACK_CHECKPOINT_MEMBER,
   PACK_FORMAT_VERSION,
+  PACK_INCLUSION_MEMBER,
   PACK_LIMITS,
   PACK_MEMBERS,
   PACK_SCHEMA,

@@ -29,15 +29,25 @@ export const PACK_MEMBERS = {
   manifestSignature: "pack-manifest.json.sig",
 } as const;
 
+/** The checkpoint document a pack carries (pack format 3, FORMATS.md §8). */
+export const PACK_CHECKPOINT_MEMBER = "checkpoint.json";
+
+/** The batch inclusion proof of the window's entries in that checkpoint (pack format 3). */
+export const PACK_INCLUSION_MEMBER = "inclusion-proof.json";
+
 /** What a member of a pack is, by its name. */
 export type PackMemberKind =
   | keyof typeof PACK_MEMBERS
   | "signature"
-  | "card";
+  | "card"
+  | "checkpoint"
+  | "inclusion";
 
-const FIXED = new Map<string, PackMemberKind>(
-  Object.entries(PACK_MEMBERS).map(([kind, name]) => [name, kind as PackMemberKind]),
-);
+const FIXED = new Map<string, PackMemberKind>([
+  ...Object.entries(PACK_MEMBERS).map(([kind, name]) => [name, kind as PackMemberKind] as const),
+  [PACK_CHECKPOINT_MEMBER, "checkpoint"],
+  [PACK_INCLUSION_MEMBER, "inclusion"],
+]);
 const SIGNATURE_MEMBER = /^signatures\/[0-9a-f]{64}\.jws$/;
 const SAFE_SEGMENT = /^[A-Za-z0-9._-]+$/;
 
@@ -101,6 +111,8 @@ export const PACK_LIMITS = {
     manifestSignature: 4 * KiB,
     signature: 4 * KiB,
     card: 64 * KiB,
+    checkpoint: 1 * MiB,
+    inclusion: 256 * MiB,
   } satisfies Record<PackMemberKind, number>,
   /** Members of unknown kind are refused anyway; this bounds what is read to name them. */
   unknown: 64 * KiB,

@@ -13,7 +13,9 @@ export function gateVerdict(result: GateResult): string {
 /**
  * The result as JSON: `{ok, verdict, lines, entries, artefacts, cards, hmac_checked,
  * issues: [{kind, message, line, entry_hash, artefact, location}], foreign: [{entry_hash,
- * location, verdict, verified, trust_class, reason}]}`; absent values are `null`.
+ * location, verdict, verified, trust_class, reason}], checkpoint: {file, checkpoints,
+ * verified_signatures, matched, external, latest: {where, size, root, ts} | null,
+ * not_checkpointed} | null}`; absent values are `null`.
  */
 export function gateResultToJson(result: GateResult): JsonObject {
   return {
@@ -40,5 +42,9 @@ export function gateResultToJson(result: GateResult): JsonObject {
       trust_class: f.trust_class,
       reason: f.reason,
     })),
+    checkpoint: result.checkpoint === null ? null : {
+      ...result.checkpoint,
+      latest: result.checkpoint.latest === null ? null : { ...result.checkpoint.latest },
+    },
   };
 }

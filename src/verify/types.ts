@@ -1,13 +1,22 @@
 // The gate's public types: its input (log, signature lookup, cards), its issues and result.
 import type { JsonValue } from "../canonical/mod.ts";
 import type {
+  CheckpointFileProblem,
+  CheckpointFileReview,
+  CheckpointUnderTest,
+  CommittedLeaves,
+} from "../crypto/mod.ts";
+import type {
   AgentCardSet,
   ByteSource,
   ForeignAttestationResult,
   LineageEntry,
 } from "../lineage/mod.ts";
 
-/** The failure words of FORMATS.md §4, plus the two card/entry problems they do not name. */
+/**
+ * The failure words of FORMATS.md §4, plus the two card/entry problems they do not name, and
+ * the checkpoint and sidecar words of FORMATS.md §8.
+ */
 export const GATE_ISSUE_KINDS = [
   "missing trailing newline",
   "non-canonical line bytes",
@@ -20,6 +29,12 @@ export const GATE_ISSUE_KINDS = [
   "unresolved fork",
   "conflicting agent cards",
   "invalid agent card",
+  "checkpoint mismatch",
+  "log truncated",
+  "invalid checkpoint",
+  "checkpoint signature invalid",
+  "checkpoint signature unverifiable",
+  "orphaned signature",
 ] as const;
 
 /** One of {@linkcode GATE_ISSUE_KINDS}. */
@@ -76,6 +91,38 @@ export interface ForeignAttestationReport extends ForeignAttestationResult {
   location: string;
 }
 
+/** The log's checkpoints (FORMATS.md §8) for the gate to check the log against. */
+export interface GateCheckpointInput {
+  /** The checkpoints file's name in messages (`checkpoints.jsonl`). */
+  fileName: string;
+  /** The file, reviewed (`reviewCheckpointFile`); absent when the log has no checkpoints file. */
+  review?: CheckpointFileReview;
+  /** The committed leaf record, to name the first differing leaf of a mismatch. */
+  committed?: CommittedLeaves;
+  /** Checkpoints kept elsewhere (an auditor's copy, a pack's), their signatures checked. */
+  external?: CheckpointUnderTest[];
+  /** Problems with those external checkpoints (each becomes an issue). */
+  externalProblems?: CheckpointFileProblem[];
+}
+
+/** What the gate found about checkpoints. */
+export interface GateCheckpointReport {
+  /** The checkpoints file's name. */
+  file: string;
+  /** Lines in it (0 when there is none). */
+  checkpoints: number;
+  /** Checkpoint signatures that verified with the operator key. */
+  verified_signatures: number;
+  /** Checkpoints (own and external) that match the log. */
+  matched: number;
+  /** External checkpoints checked. */
+  external: number;
+  /** The latest checkpoint of the file. */
+  latest: { where: string; size: number; root: string; ts: string } | null;
+  /** Log lines after the latest checkpoint: not yet checkpointed, so not covered by it. */
+  not_checkpointed: number;
+}
+
 /** Everything the gate reads; a directory reader and an archive reader both produce this. */
 export interface GateInput {
   /** The log bytes, whole or as a stream of chunks. */
@@ -93,6 +140,13 @@ export interface GateInput {
   operatorKey?: Uint8Array;
   /** Foreign attestations to classify; they never change `ok`. */
   foreignAttestations?: readonly ForeignAttestationInput[];
+  /** The log's checkpoints; absent: not checked (and not reported). */
+  checkpoints?: GateCheckpointInput;
+  /**
+   * Report sidecars under the signatures folder that no entry of the log has (a deleted
+   * entry leaves its signature behind). Only for a folder lookup.
+   */
+  orphans?: boolean;
   /** Longest log line accepted (default 1 MiB). */
   maxLineBytes?: number;
   /**
@@ -126,6 +180,8 @@ export interface GateResult {
   issues: GateIssue[];
   /** Foreign attestation verdicts (informational only). */
   foreign: ForeignAttestationReport[];
+  /** The checkpoint check, or null when no checkpoint input was given. */
+  checkpoint: GateCheckpointReport | null;
 }
 
 /** Options for `runLineageGate`. */

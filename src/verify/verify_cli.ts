@@ -6,6 +6,11 @@ import { decodePublicKeyPem } from "../crypto/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
 import { VERIFY_BINARY, VERSION } from "../meta/mod.ts";
 import { FileReadError, openFileBytes } from "./file_bytes.ts";
+import {
+  checkpointDocumentBytes,
+  type ConsistencyResult,
+  verifyCheckpointConsistency,
+} from "./consistency.ts";
 import { type LineageDirResult, verifyChain, verifyForks } from "./lineage_dir.ts";
 import { type PackVerifyResult, type VerifyIssue, verifyPack } from "./pack.ts";
 import { normalizeFingerprint } from "./pack_format.ts";
@@ -25,8 +30,10 @@ Read-only: it never writes, extracts, opens the network, reads the environment o
 
 Usage:
   ${VERIFY_BINARY} pack <pack.zip> [--operator-key PEM | --operator-fingerprint HEX]
-  ${VERIFY_BINARY} chain <artefact> --lineage-dir DIR [--cards DIR]
+  ${VERIFY_BINARY} chain <artefact> --lineage-dir DIR [--cards DIR] [--checkpoint FILE]
+                         [--operator-key PEM | --operator-fingerprint HEX]
   ${VERIFY_BINARY} forks <artefact> --lineage-dir DIR
+  ${VERIFY_BINARY} consistency <OLD> <NEW> [--operator-key PEM | --operator-fingerprint HEX]
   ${VERIFY_BINARY} --version | --help
 
 pack    Checks a compliance pack without extracting it: archive structure (zip-slip names,
@@ -36,9 +43,20 @@ pack    Checks a compliance pack without extracting it: archive structure (zip-s
         and kid binding, conflicting cards); period, entry count, CSV and Article 12 figures.
         --operator-key PEM          the operator's public key (operator.pub) obtained out of band
         --operator-fingerprint HEX  SHA-256 of that key's DER, as the operator handed it over
+        A pack of format 3 also carries the operator's signed checkpoint of the whole log and a
+        batch inclusion proof that places every entry of the window in it.
 chain   Verifies one artefact's entries in DIR/log.jsonl (signatures, kid binding, parents,
-        forks); cards default to DIR/../agents.
+        forks); cards default to DIR/../agents. Then the log's signed checkpoints
+        (DIR/checkpoints.jsonl): a deleted, inserted, reordered or truncated line fails,
+        naming the checkpoint and the first differing leaf; lines after the latest checkpoint
+        are counted; sidecars no line has are reported (orphaned signatures). The operator
+        key defaults to DIR/../keys/operator.pub (unpinned).
+        --checkpoint FILE  an older checkpoint kept elsewhere (document or pack): must match too
 forks   Lists unresolved forks of one artefact (structural; signatures are not checked).
+consistency  Checks that the checkpoint NEW extends OLD (each a checkpoint document or a
+        pack): both signed by the operator key, same log, and NEW's RFC 9162 consistency
+        proof from OLD's size bridges the roots. A rewritten, re-signed history fails as a
+        "fork of history".
 
 Output: "PASS <kind>: …" or "FAIL <kind>: N errors" and one line per error on stdout;
 one JSON object {ok, kind, stats, errors: [{kind, message}]} on stderr.
@@ -53,8 +71,12 @@ interface Parsed {
 
 const COMMANDS: Record<string, { flags: string[]; positionals: string[] }> = {
   pack: { flags: ["operator-key", "operator-fingerprint"], positionals: ["pack.zip"] },
-  chain: { flags: ["lineage-dir", "cards"], positionals: ["artefact"] },
+  chain: {
+    flags: ["lineage-dir", "cards", "checkpoint", "operator-key", "operator-fingerprint"],
+    positionals: ["artefact"],
+  },
   forks: { flags: ["lineage-dir"], positionals: ["artefact"] },
+  consistency: { flags: ["operator-key", "operator-fingerprint"], positionals: ["OLD", "NEW"] },
 };
 
 /** A command line the verifier cannot run. */
@@ -68,7 +90,7 @@ function parse(argv: readonly string[]): Parsed {
     throw new VerifyUsageError(
       `unknown command ${JSON.stringify(command)}${
         near ? ` (did you mean '${near}'?)` : ""
-      }; commands: pack, chain, forks`,
+      }; commands: pack, chain, forks, consistency`,
     );
   }
   const positionals: string[] = [];
@@ -139,9 +161,55 @@ function readOperatorKey(path: string): Uint8Array {
   }
 }
 
+/** `--operator-key` / `--operator-fingerprint`: at most one, checked. */
+function operatorPin(
+  parsed: Parsed,
+): { operatorPublicKey?: Uint8Array; operatorFingerprint?: string } {
+  const keyPath = parsed.flags.get("operator-key");
+  const fpText = parsed.flags.get("operator-fingerprint");
+  if (keyPath !== undefined && fpText !== undefined) {
+    throw new VerifyUsageError(
+      `${parsed.command}: pass --operator-key or --operator-fingerprint, not both`,
+    );
+  }
+  const operatorPublicKey = keyPath === undefined ? undefined : readOperatorKey(keyPath);
+  let operatorFingerprint: string | undefined;
+  if (fpText !== undefined) {
+    operatorFingerprint = normalizeFingerprint(fpText);
+    if (operatorFingerprint === undefined) {
+      throw new VerifyUsageError(
+        `--operator-fingerprint: ${JSON.stringify(fpText)} is not 64 hex characters`,
+      );
+    }
+  }
+  return { operatorPublicKey, operatorFingerprint };
+}
+
+// A checkpoint document is a few KiB; a pack is read whole only to take its checkpoint.
+const MAX_INPUT_BYTES = 4 * 1024 * 1024 * 1024 - 1;
+
+/** Reads a checkpoint document or pack given on the command line. */
+function readInput(path: string): Uint8Array {
+  const file = openFileBytes(path);
+  try {
+    if (file.size > MAX_INPUT_BYTES) throw new FileReadError(`${path}: too large`);
+    return file.read(0, file.size).slice();
+  } finally {
+    file.close();
+  }
+}
+
+/** The checkpoint document of `--checkpoint FILE` (a pack gives its `checkpoint.json`). */
+function externalDocument(path: string): Uint8Array {
+  const doc = checkpointDocumentBytes(readInput(path));
+  if (typeof doc === "string") throw new VerifyUsageError(`--checkpoint ${path}: ${doc}`);
+  return doc;
+}
+
 type Outcome =
   | { kind: "pack"; result: PackVerifyResult; subject: string }
-  | { kind: "chain" | "forks"; result: LineageDirResult; subject: string };
+  | { kind: "chain" | "forks"; result: LineageDirResult; subject: string }
+  | { kind: "consistency"; result: ConsistencyResult; subject: string };
 
 const MAX_ERROR_LINES = 1000;
 
@@ -154,7 +222,19 @@ function report(io: VerifyCliIo, outcome: Outcome): number {
       io.stdout(`PASS pack: ${s.entries} entries, ${s.agents} agents`);
     } else if (outcome.kind === "chain") {
       const s = outcome.result.stats;
-      io.stdout(`PASS chain ${outcome.subject}: ${s.entries} entries, ${s.agents} agents`);
+      const cp = s.checkpoint?.latest;
+      io.stdout(
+        `PASS chain ${outcome.subject}: ${s.entries} entries, ${s.agents} agents${
+          cp
+            ? `; log matches ${s.checkpoint?.matched} checkpoint(s), latest covers ${cp.size} lines`
+            : ""
+        }`,
+      );
+    } else if (outcome.kind === "consistency") {
+      const s = outcome.result.stats;
+      io.stdout(
+        `PASS consistency: the ${s.log} log of ${outcome.subject} (size ${s.new?.size}, ${s.new?.ts}) extends the one of size ${s.old?.size} (${s.old?.ts}): it only grew`,
+      );
     } else {
       const s = outcome.result.stats;
       io.stdout(
@@ -164,7 +244,9 @@ function report(io: VerifyCliIo, outcome: Outcome): number {
       );
     }
   } else {
-    const where = outcome.kind === "pack" ? "pack" : `${outcome.kind} ${outcome.subject}`;
+    const where = outcome.kind === "pack" || outcome.kind === "consistency"
+      ? outcome.kind
+      : `${outcome.kind} ${outcome.subject}`;
     io.stdout(`FAIL ${where}: ${errors.length} error${errors.length === 1 ? "" : "s"}`);
     for (const e of errors.slice(0, MAX_ERROR_LINES)) io.stdout(e.message);
     if (errors.length > MAX_ERROR_LINES) {
@@ -224,38 +306,39 @@ export async function runVerifyCli(argv: readonly string[], io: VerifyCliIo): Pr
   }
   const [subject] = parsed.positionals;
   try {
+    const pin = operatorPin(parsed);
     if (parsed.command === "pack") {
-      const keyPath = parsed.flags.get("operator-key");
-      const fpText = parsed.flags.get("operator-fingerprint");
-      if (keyPath !== undefined && fpText !== undefined) {
-        throw new VerifyUsageError(
-          "pack: pass --operator-key or --operator-fingerprint, not both",
-        );
-      }
-      const operatorPublicKey = keyPath === undefined ? undefined : readOperatorKey(keyPath);
-      let operatorFingerprint: string | undefined;
-      if (fpText !== undefined) {
-        operatorFingerprint = normalizeFingerprint(fpText);
-        if (operatorFingerprint === undefined) {
-          throw new VerifyUsageError(
-            `--operator-fingerprint: ${JSON.stringify(fpText)} is not 64 hex characters`,
-          );
-        }
-      }
       const file = openFileBytes(subject);
       try {
-        const result = await verifyPack(file, { operatorPublicKey, operatorFingerprint });
+        const result = await verifyPack(file, pin);
         return report(io, { kind: "pack", result, subject });
       } finally {
         file.close();
       }
     }
+    if (parsed.command === "consistency") {
+      const [older, newer] = parsed.positionals;
+      const result = verifyCheckpointConsistency(
+        { name: older, bytes: readInput(older) },
+        { name: newer, bytes: readInput(newer) },
+        pin,
+      );
+      return report(io, { kind: "consistency", result, subject: newer });
+    }
     const lineageDir = parsed.flags.get("lineage-dir");
     if (lineageDir === undefined) {
       throw new VerifyUsageError(`${parsed.command}: --lineage-dir DIR is required`);
     }
+    const checkpointFile = parsed.flags.get("checkpoint");
     const result = parsed.command === "chain"
-      ? await verifyChain(subject, { lineageDir, cardsDir: parsed.flags.get("cards") })
+      ? await verifyChain(subject, {
+        lineageDir,
+        cardsDir: parsed.flags.get("cards"),
+        ...pin,
+        externalCheckpoints: checkpointFile === undefined
+          ? undefined
+          : [{ name: checkpointFile, bytes: externalDocument(checkpointFile) }],
+      })
       : await verifyForks(subject, { lineageDir });
     return report(io, { kind: parsed.command as "chain" | "forks", result, subject });
   } catch (error) {

@@ -1,6 +1,11 @@
 // Builds small, deterministic lineage trees for tests (seeded keys, fake clock, fixed secret).
 import { join } from "node:path";
-import { ed25519KeyPairFromSeed, signDetachedJws } from "../../src/crypto/mod.ts";
+import {
+  type CheckpointSigner,
+  ed25519KeyPairFromSeed,
+  encodePublicKeyPem,
+  signDetachedJws,
+} from "../../src/crypto/mod.ts";
 import { FakeClock, SeededRandom } from "../../src/io/mod.ts";
 import {
   agentDirName,
@@ -13,10 +18,40 @@ import {
   signaturePath,
 } from "../../src/lineage/mod.ts";
 import { type LineageStore, openLineageStore } from "../../src/lineage/store/mod.ts";
+import type { CheckpointWriteResult } from "../../src/tlog/mod.ts";
 import { type GateResult, openDirectoryGateInput, runLineageGate } from "../../src/verify/mod.ts";
 
 /** The operator secret every test tree uses. */
 export const TEST_OPERATOR_KEY: Uint8Array = new TextEncoder().encode("test-operator-secret");
+
+const operatorPair = ed25519KeyPairFromSeed(new SeededRandom(424242).bytes(32));
+
+/** The operator signing key test trees are checkpointed with. */
+export const TEST_CHECKPOINT_SIGNER: CheckpointSigner = {
+  ...operatorPair,
+  kid: kidForPublicKey(operatorPair.publicKey),
+};
+
+/**
+ * Signs a checkpoint of `<dir>/.sdd/lineage/log.jsonl` with {@linkcode TEST_CHECKPOINT_SIGNER}
+ * and publishes its public key at `.sdd/keys/operator.pub`, as the real writer does.
+ */
+export async function checkpointTree(
+  dir: string,
+  clock?: FakeClock,
+): Promise<CheckpointWriteResult> {
+  const keys = join(dir, ".sdd", "keys");
+  Deno.mkdirSync(keys, { recursive: true });
+  Deno.writeTextFileSync(
+    join(keys, "operator.pub"),
+    encodePublicKeyPem(TEST_CHECKPOINT_SIGNER.publicKey),
+  );
+  return await openLineageStore({
+    sdd: join(dir, ".sdd"),
+    operatorKey: TEST_OPERATOR_KEY,
+    clock: clock ?? new FakeClock(Date.UTC(2026, 0, 2)),
+  }).checkpoint(TEST_CHECKPOINT_SIGNER);
+}
 
 const enc = new TextEncoder();
 
@@ -68,7 +103,12 @@ export async function writeValidTree(dir: string): Promise<LineageStore> {
 /** Runs the gate over `<dir>/.sdd` (log, sidecars, cards) with the test operator key. */
 export async function gateDir(
   dir: string,
-  options: { operatorKey?: Uint8Array | null; workers?: number } = {},
+  options: {
+    operatorKey?: Uint8Array | null;
+    workers?: number;
+    operatorPublicKey?: Uint8Array;
+    externalCheckpoints?: { name: string; bytes: Uint8Array }[];
+  } = {},
 ): Promise<GateResult> {
   const opened = await openDirectoryGateInput({
     logPath: join(dir, ".sdd", "lineage", "log.jsonl"),
@@ -76,6 +116,8 @@ export async function gateDir(
     operatorKey: options.operatorKey === null
       ? undefined
       : options.operatorKey ?? TEST_OPERATOR_KEY,
+    operatorPublicKey: options.operatorPublicKey ?? TEST_CHECKPOINT_SIGNER.publicKey,
+    externalCheckpoints: options.externalCheckpoints,
   });
   if (opened === undefined) throw new Error("no log");
   try {

@@ -37,17 +37,20 @@ Deno.test("gate: FAIL (n issues) and exit 1, one line per issue; --json gives th
     const r = await runBernstein(["lineage", "gate"], { cwd: dir, env: SECRET });
     strictEqual(r.code, 1);
     const lines = r.stdout.trim().split("\n");
-    strictEqual(lines.at(-1), "FAIL (2 issues)");
+    strictEqual(lines.at(-1), "FAIL (3 issues)");
     ok(lines[0].startsWith("log.jsonl:1: non-canonical line bytes"));
     ok(lines[1].startsWith("log.jsonl:2: dangling parent_hash"));
+    // The signed entry that line 1 was is gone: its sidecar is left over.
+    ok(/^signatures\/.*\.jws: orphaned signature: /.test(lines[2]), lines[2]);
     const j = await runBernstein(["lineage", "gate", "--json"], { cwd: dir, env: SECRET });
     strictEqual(j.code, 1);
     const doc = JSON.parse(j.stdout);
     strictEqual(doc.ok, false);
-    strictEqual(doc.verdict, "FAIL (2 issues)");
+    strictEqual(doc.verdict, "FAIL (3 issues)");
     deepStrictEqual(doc.issues.map((i: { kind: string; line: number }) => [i.line, i.kind]), [
       [1, "non-canonical line bytes"],
       [2, "dangling parent_hash"],
+      [null, "orphaned signature"],
     ]);
     strictEqual(doc.hmac_checked, true);
   });

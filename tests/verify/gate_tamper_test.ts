@@ -102,7 +102,12 @@ Deno.test("log: reordered keys are non-canonical line bytes", async () => {
     lines[2] = JSON.stringify(reordered).replace(/"ts_ns":[0-9e+.]+/, `"ts_ns":${ts}`);
     await writeLines(dir, lines);
     const result = await gateDir(dir);
-    deepStrictEqual(kinds(result), ["non-canonical line bytes", "dangling parent_hash"]);
+    // The rewritten line is not the signed entry any more: that entry's sidecar is orphaned.
+    deepStrictEqual(kinds(result), [
+      "non-canonical line bytes",
+      "dangling parent_hash",
+      "orphaned signature",
+    ]);
     strictEqual(result.issues[0].line, 3);
     ok(result.issues[0].message.startsWith("log.jsonl:3: non-canonical line bytes"));
   });
@@ -158,8 +163,14 @@ Deno.test("log: deleting a line leaves its child with a dangling parent_hash", a
     lines.splice(1, 1);
     await writeLines(dir, lines);
     const result = await gateDir(dir);
-    deepStrictEqual(kinds(result), ["dangling parent_hash"]);
+    deepStrictEqual(kinds(result), ["dangling parent_hash", "orphaned signature"]);
     ok(result.issues[0].message.includes(`parent ${deleted} is not in the log`));
+    strictEqual(result.issues[1].entry_hash, deleted);
+    ok(
+      result.issues[1].message.includes(
+        `orphaned signature: no line of log.jsonl is entry ${deleted}`,
+      ),
+    );
   });
 });
 
@@ -198,7 +209,7 @@ Deno.test("log: an entry breaking the field rules is an invalid entry", async ()
     lines[4] = lines[4].replace('"artefact_kind":"external"', '"artefact_kind":"exfil"');
     await writeLines(dir, lines);
     const result = await gateDir(dir);
-    deepStrictEqual(kinds(result), ["invalid entry"]);
+    deepStrictEqual(kinds(result), ["invalid entry", "orphaned signature"]);
     ok(result.issues[0].message.includes("artefact_kind"));
   });
 });
@@ -218,6 +229,7 @@ Deno.test("log: a forged operator_hmac is an HMAC mismatch even with a re-signed
   await withTree(async (dir) => {
     // An attacker holding an agent key (but not the operator key) rewrites and re-signs.
     const lines = await readLines(dir);
+    const originalLine = lines[4];
     const forged = lines[4].replace(
       /"operator_hmac":"[0-9a-f]{64}"/,
       `"operator_hmac":"${"ab".repeat(32)}"`,
@@ -232,6 +244,12 @@ Deno.test("log: a forged operator_hmac is an HMAC mismatch even with a re-signed
     const path = sidecarOf(dir, forged, await hashOf(forged));
     await Deno.mkdir(join(path, ".."), { recursive: true });
     await Deno.writeTextFile(path, `${header}..${toBase64Url(sig)}`);
+    // The original entry's sidecar is left behind, and that alone betrays the rewrite.
+    const original = sidecarOf(dir, originalLine, await hashOf(originalLine));
+    deepStrictEqual(kinds(await gateDir(dir)), ["HMAC mismatch", "orphaned signature"]);
+    deepStrictEqual(kinds(await gateDir(dir, { operatorKey: null })), ["orphaned signature"]);
+    // A careful attacker removes it too.
+    await Deno.remove(original);
     const result = await gateDir(dir);
     deepStrictEqual(kinds(result), ["HMAC mismatch"]);
     // Without the operator key the forgery is invisible: the result says HMAC was not checked.

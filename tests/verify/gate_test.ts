@@ -305,6 +305,7 @@ Deno.test("the JSON report has a stable shape with nulls for absent fields", asy
   deepStrictEqual(Object.keys(json).sort(), [
     "artefacts",
     "cards",
+    "checkpoint",
     "entries",
     "foreign",
     "hmac_checked",

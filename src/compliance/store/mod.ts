@@ -12,10 +12,13 @@
  * @module
  */
 export {
+  checkpointSignerOf,
   ensureOperatorSigningKey,
   type LoadedOperatorKey,
   OPERATOR_KEY_FILE,
+  OPERATOR_PUBLIC_KEY_FILE,
   OperatorKeyError,
+  publishOperatorPublicKey,
   readOperatorSigningKey,
 } from "./operator_key.ts";
 export {

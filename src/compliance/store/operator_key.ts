@@ -1,19 +1,26 @@
 // The operator signing key: Ed25519, PKCS#8 PEM at `.sdd/keys/operator.key` (mode 0600),
-// created by `bernstein init` or the first pack. It signs pack manifests; its public half
-// travels in every pack as `operator.pub`, and its fingerprint goes to auditors out of band.
+// created by `bernstein init` or the first pack. It signs pack manifests and log checkpoints;
+// its public half is published at `.sdd/keys/operator.pub` and travels in every pack as
+// `operator.pub`, and its fingerprint goes to auditors out of band.
 import { join } from "node:path";
 import {
+  type CheckpointSigner,
   decodePrivateKeyPem,
   ed25519KeyPairFromSeed,
   encodePrivateKeyPem,
+  encodePublicKeyPem,
 } from "../../crypto/mod.ts";
 import { BernsteinError, KeyMissingError } from "../../errors/mod.ts";
-import { type Random, writeFileIfAbsent } from "../../io/mod.ts";
+import { type Random, readFileIfExists, writeFileAtomic, writeFileIfAbsent } from "../../io/mod.ts";
+import { kidForPublicKey } from "../../lineage/mod.ts";
 import { operatorFingerprint } from "../../verify/mod.ts";
 import type { OperatorSigner } from "../mod.ts";
 
 /** Where the operator signing key lives, relative to `.sdd/`. */
 export const OPERATOR_KEY_FILE = "keys/operator.key";
+
+/** Where its public half is published (SPKI PEM), relative to `.sdd/`. */
+export const OPERATOR_PUBLIC_KEY_FILE = "keys/operator.pub";
 
 /** An operator signing key that exists but cannot be used. */
 export class OperatorKeyError extends BernsteinError {
@@ -85,7 +92,9 @@ export async function ensureOperatorSigningKey(
 ): Promise<LoadedOperatorKey> {
   const path = join(sdd, OPERATOR_KEY_FILE);
   try {
-    return await readOperatorSigningKey(path);
+    const loaded = await readOperatorSigningKey(path);
+    await publishOperatorPublicKey(sdd, loaded.signer.publicKey);
+    return loaded;
   } catch (error) {
     if (!(error instanceof KeyMissingError)) throw error;
   }
@@ -93,5 +102,33 @@ export async function ensureOperatorSigningKey(
   const pair = ed25519KeyPairFromSeed(random.bytes(32));
   const created = await writeFileIfAbsent(path, encodePrivateKeyPem(pair.seed), { mode: 0o600 });
   const loaded = await readOperatorSigningKey(path);
+  await publishOperatorPublicKey(sdd, loaded.signer.publicKey);
   return { ...loaded, created };
+}
+
+/**
+ * Writes `.sdd/keys/operator.pub` (mode 0644) when it is missing or is not this key: it is
+ * derived from the signing key, which stays authoritative. Verifiers of a copied `.sdd/` use
+ * it when no key is pinned (and say so).
+ */
+export async function publishOperatorPublicKey(sdd: string, publicKey: Uint8Array): Promise<void> {
+  const path = join(sdd, OPERATOR_PUBLIC_KEY_FILE);
+  const pem = new TextEncoder().encode(encodePublicKeyPem(publicKey));
+  const existing = await readFileIfExists(path);
+  if (
+    existing !== undefined && existing.length === pem.length &&
+    existing.every((b, i) => b === pem[i])
+  ) {
+    return;
+  }
+  await writeFileAtomic(path, pem, { mode: 0o644 });
+}
+
+/** The operator key as a checkpoint signer (with its kid). */
+export function checkpointSignerOf(key: LoadedOperatorKey): CheckpointSigner {
+  return {
+    seed: key.signer.seed,
+    publicKey: key.signer.publicKey,
+    kid: kidForPublicKey(key.signer.publicKey),
+  };
 }

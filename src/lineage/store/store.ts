@@ -3,7 +3,8 @@
 // of the CLI (chain, walk, forks) from the log itself.
 import { join } from "node:path";
 import { parseCanonicalLine } from "../../canonical/mod.ts";
-import { sha256Hex, signDetachedJws } from "../../crypto/mod.ts";
+import { type CheckpointSigner, sha256Hex, signDetachedJws } from "../../crypto/mod.ts";
+import { type CheckpointWriteResult, writeCheckpoint } from "../../tlog/mod.ts";
 import { BernsteinError, type Warning } from "../../errors/mod.ts";
 import {
   appendDurable,
@@ -24,6 +25,7 @@ import {
   type Fork,
   LineageAnalyzer,
   type LineageEntry,
+  LOG_FILE,
   type MergeCandidate,
   type MergePolicy,
   parseEntry,
@@ -451,6 +453,23 @@ export class LineageStore {
       const entryHash = await this.#append(entry, steward, size);
       return { entryHash, entry, winner: winner.hash, forks };
     });
+  }
+
+  /**
+   * Appends a signed checkpoint of log.jsonl (FORMATS.md §8) under the append lock: the
+   * RFC 9162 root of every line, signed by the operator key. Nothing is written when the log
+   * has not grown since the latest checkpoint.
+   */
+  checkpoint(signer: CheckpointSigner): Promise<CheckpointWriteResult> {
+    return this.#locked(() =>
+      writeCheckpoint({
+        dir: this.paths.lineageDir,
+        log: "lineage",
+        files: [{ name: LOG_FILE, path: this.paths.logPath }],
+        signer,
+        clock: this.#clock,
+      })
+    );
   }
 
   /** Rebuilds `by-artefact/` and `tips/` from log.jsonl (under the lock). */

@@ -1,0 +1,11 @@
+import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
+
+/**
+ * A checkpoint that cannot be written honestly: the checkpoint files are damaged, signed by
+ * another key, or the log no longer holds what the last checkpoint committed to.
+ */
+export class CheckpointError extends BernsteinError {
+  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
