@@ -31,12 +31,40 @@ const BINARIES = [
   { name: "bernstein-verify", entry: "verify.ts", permissionSet: "verify" },
 ] as const;
 
+/** The `net` grant of a permission set in deno.json (hosts), or undefined for none. */
+async function declaredNet(permissionSet: string): Promise<string[] | undefined> {
+  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+  const net = config.permissions?.[permissionSet]?.net;
+  return Array.isArray(net) ? net : undefined;
+}
+
+/**
+ * `--net-host` values: `host`, `host:port`, `[v6]` or `[v6]:port`, as Deno's net grant takes
+ * them. Anything else (a scheme, a path, spaces, a wildcard) is refused.
+ */
+export function checkNetHost(value: string): string | undefined {
+  const host =
+    /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/
+      .exec(value);
+  if (host === null) return `'${value}' is not host, host:port or [ipv6]:port`;
+  if (host[1] !== undefined && !(Number(host[1]) > 0 && Number(host[1]) < 65536)) {
+    return `port ${host[1]} is out of range`;
+  }
+  return undefined;
+}
+
 async function compileOne(
   entry: string,
   permissionSet: string,
   target: Target,
   output: string,
+  netHosts: readonly string[] = [],
 ): Promise<string | undefined> {
+  // Extra hosts (a shared PostgreSQL / Redis) widen only this set's net grant; an explicit
+  // --allow-net replaces the set's own `net`, so the declared hosts are repeated.
+  const net = netHosts.length === 0
+    ? []
+    : [`--allow-net=${[...(await declaredNet(permissionSet) ?? []), ...netHosts].join(",")}`];
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "compile",
@@ -45,6 +73,7 @@ async function compileOne(
       "--no-prompt",
       `--config=${join(ROOT, "deno.json")}`,
       `-P=${permissionSet}`,
+      ...net,
       v8FlagsArg(),
       ...(COMPILE_INCLUDES[entry] ?? []).map((m) => `--include=${join(ROOT, m)}`),
       "--target",
@@ -103,13 +132,16 @@ if (import.meta.main) {
     options: {
       target: { type: "string", multiple: true },
       out: { type: "string" },
+      "net-host": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
     console.log(
-      "deno task compile [--target TRIPLE ...] [--out DIR]\n\nTargets: " +
-        TARGETS.map((t) => t.triple).join(", "),
+      "deno task compile [--target TRIPLE ...] [--out DIR] [--net-host HOST[:PORT] ...]\n\n" +
+        "--net-host adds a host (a shared PostgreSQL or Redis) to the network grant of the\n" +
+        "bernstein binary, which is loopback only by default. bernstein-verify gets no network.\n\n" +
+        "Targets: " + TARGETS.map((t) => t.triple).join(", "),
     );
     Deno.exit(0);
   }
@@ -125,6 +157,14 @@ if (import.meta.main) {
     );
     Deno.exit(2);
   }
+  const netHosts = values["net-host"] ?? [];
+  for (const host of netHosts) {
+    const problem = checkNetHost(host);
+    if (problem !== undefined) {
+      console.error(`error[compile.bad_net_host]: --net-host ${problem}`);
+      Deno.exit(2);
+    }
+  }
   const dist = values.out ?? join(ROOT, "dist", VERSION);
   await Deno.mkdir(dist, { recursive: true });
   const info = JSON.parse(
@@ -138,7 +178,13 @@ if (import.meta.main) {
     const built: string[] = [];
     for (const b of BINARIES) {
       const name = binaryName(b.name, target);
-      const error = await compileOne(b.entry, b.permissionSet, target, join(stage, name));
+      const error = await compileOne(
+        b.entry,
+        b.permissionSet,
+        target,
+        join(stage, name),
+        b.name === "bernstein" ? netHosts : [],
+      );
       if (error !== undefined) {
         console.error(`FAIL ${target.triple} ${b.name}: ${error}`);
         failures++;

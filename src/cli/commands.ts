@@ -12,6 +12,7 @@ import { RUN_COMMANDS } from "./run.ts";
 import { RUNS_COMMANDS } from "./runs.ts";
 import { LINEAGE_COMMANDS } from "./lineage.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
+import { STORAGE_COMMANDS } from "./storage.ts";
 import { TASK_COMMANDS } from "./task.ts";
 
 /** Command groups, in help order. */
@@ -24,6 +25,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { name: "plan", summary: "Check plan files and the backlog before a run." },
   { name: "runs", summary: "List past runs; verify their scorecards; write their reports." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
+  { name: "storage", summary: "The shared task store's PostgreSQL schema." },
   { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
   { name: "lineage", summary: "Verify, inspect and merge the signed lineage log." },
   {
@@ -43,6 +45,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...PLAN_COMMANDS,
   ...RUNS_COMMANDS,
   ...TASK_COMMANDS,
+  ...STORAGE_COMMANDS,
   ...AUDIT_COMMANDS,
   ...LINEAGE_COMMANDS,
   ...COMPLIANCE_COMMANDS,

@@ -1,5 +1,6 @@
 // `bernstein config …`: read and change the effective configuration.
 import type { JsonValue } from "../canonical/mod.ts";
+import type { BernsteinError as BernsteinErrorType } from "../errors/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { stringArg } from "./spec.ts";
 
@@ -36,7 +37,8 @@ async function get(ctx: CommandContext): Promise<number> {
   const path = cfg.parseConfigKey(key);
   const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
   printWarnings(ctx, loaded.problems);
-  const value = cfg.getPath(loaded.merged, path);
+  // Secret-bearing URLs are shown without their password, in text and JSON alike.
+  const value = cfg.getPath(redactedTree(cfg, loaded.merged), path);
   const leaves: [string, unknown][] = [];
   flatten(value, key, leaves);
   const sources: Record<string, string> = {};
@@ -59,12 +61,30 @@ async function get(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
+/** The merged tree with every secret-bearing URL shown without its password. */
+function redactedTree(
+  cfg: Awaited<ReturnType<typeof configModule>>,
+  tree: Record<string, unknown>,
+): Record<string, unknown> {
+  let out = tree;
+  for (const key of cfg.SECRET_URL_KEYS) {
+    const path = key.split(".");
+    const value = cfg.getPath(out, path);
+    if (typeof value !== "string") continue;
+    out = structuredClone(out);
+    let node: Record<string, unknown> = out;
+    for (const seg of path.slice(0, -1)) node = node[seg] as Record<string, unknown>;
+    node[path[path.length - 1]] = cfg.shownConfigValue(key, value);
+  }
+  return out;
+}
+
 async function list(ctx: CommandContext): Promise<number> {
   const cfg = await configModule();
   const { alignColumns } = await import("./output.ts");
   const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
   const leaves: [string, unknown][] = [];
-  flatten(loaded.merged, "", leaves);
+  flatten(redactedTree(cfg, loaded.merged), "", leaves);
   leaves.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (ctx.json) {
     ctx.out.json({
@@ -105,15 +125,16 @@ async function set(ctx: CommandContext): Promise<number> {
   const written = await cfg.setWorkspaceValue(project, key, valueText);
   const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
   const winner = loaded.sources.get(key);
+  const shown = cfg.shownConfigValue(key, written.value);
   if (ctx.json) {
     ctx.out.json({
       key,
-      value: written.value as JsonValue,
+      value: shown as JsonValue,
       file: written.path,
       effective_source: winner ?? null,
     });
   } else {
-    ctx.out.line(`${key} = ${showValue(written.value)} written to ${written.path}`);
+    ctx.out.line(`${key} = ${showValue(shown)} written to ${written.path}`);
   }
   if (winner !== undefined && winner !== ".sdd/config.yaml") {
     ctx.out.warn({
@@ -124,10 +145,59 @@ async function set(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
+/**
+ * A valid configuration naming a shared store must reach it: a missing, malformed, forbidden
+ * or silent engine URL is the refusal (exit 2) `run` would meet, found before anything starts.
+ */
+async function storageRefusal(
+  loaded: Awaited<ReturnType<Awaited<ReturnType<typeof configModule>>["loadConfig"]>>,
+): Promise<BernsteinErrorType | undefined> {
+  if (loaded.config === undefined || loaded.config.storage.backend === "memory") return undefined;
+  const { BernsteinError } = await import("../errors/mod.ts");
+  const { checkStorageReachable } = await import("../storage/mod.ts");
+  try {
+    await checkStorageReachable({ config: loaded.config, sources: loaded.sources });
+    return undefined;
+  } catch (error) {
+    if (error instanceof BernsteinError) return error;
+    throw error;
+  }
+}
+
 async function validate(ctx: CommandContext): Promise<number> {
   const cfg = await configModule();
   const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
   const errors = loaded.problems.filter((p) => p.severity === "error");
+  const refusal = errors.length === 0 ? await storageRefusal(loaded) : undefined;
+  if (refusal !== undefined) {
+    if (!ctx.json) {
+      ctx.out.error(refusal);
+      return refusal.exitCode;
+    }
+    ctx.out.json({
+      ok: false,
+      problems: [
+        ...loaded.problems.map((p) => ({
+          ...p,
+          location: p.location ?? null,
+          hint: p.hint ?? null,
+        })),
+        {
+          severity: "error",
+          code: refusal.code,
+          message: refusal.message,
+          location: refusal.location ?? null,
+          hint: refusal.hint ?? null,
+        },
+      ],
+      layers: loaded.sourceFiles.map((s) => ({
+        label: s.label,
+        path: s.path ?? null,
+        present: s.present,
+      })),
+    });
+    return refusal.exitCode;
+  }
   if (ctx.json) {
     ctx.out.json({
       ok: errors.length === 0,
@@ -201,8 +271,13 @@ export const CONFIG_COMMANDS: CommandSpec[] = [
   },
   {
     path: ["config", "validate"],
-    summary: "Check every layer; print every problem; exit 1 if any is an error.",
-    description: "JSON: {ok, problems: [{severity, code, message, location, hint}], layers}.",
+    summary:
+      "Check every layer and the storage URLs; exit 1 on errors, 2 if storage is unreachable.",
+    description:
+      "With storage.backend postgres or redis, also connects to each engine URL: one that is\n" +
+      "missing, malformed, outside the network grant or not answering is one error line naming\n" +
+      "the key, the layer that set it and host:port, with exit 2 (what 'run' would refuse).\n" +
+      "JSON: {ok, problems: [{severity, code, message, location, hint}], layers}.",
     json: true,
     run: validate,
   },

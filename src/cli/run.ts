@@ -30,6 +30,9 @@ async function run(ctx: CommandContext): Promise<number> {
     planOnly: booleanFlag(ctx, "plan-only"),
     fresh: booleanFlag(ctx, "fresh"),
   };
+  // A shared store that cannot be reached refuses the run (and the dry run) before anything
+  // starts: one line naming the URL's key, its layer and host:port, exit 2.
+  if (!options.planOnly) await storagePreflight(ctx, maxAgents);
   // `--attach` files must exist and be readable now, before anything else happens.
   const { RunAttachments } = await import("../attachments/mod.ts");
   const attachments = await RunAttachments.fromCommandLine(attach, {
@@ -100,6 +103,17 @@ async function run(ctx: CommandContext): Promise<number> {
   }
   if (s.end === "manager-stalled") return 2;
   return s.health === "HEALTHY" ? 0 : 1;
+}
+
+/** Connects to the configured engines when the configuration is valid (else `run` reports it). */
+async function storagePreflight(ctx: CommandContext, maxAgents: number | undefined) {
+  const { loadConfig } = await import("../config/mod.ts");
+  const flags: Record<string, unknown> = maxAgents === undefined ? {} : { max_agents: maxAgents };
+  const loaded = await loadConfig({ cwd: ctx.cwd, env: ctx.env, flags }).catch(() => undefined);
+  if (loaded?.config === undefined || loaded.config.storage.backend === "memory") return;
+  if (loaded.problems.some((p) => p.severity === "error")) return;
+  const { checkStorageReachable } = await import("../storage/mod.ts");
+  await checkStorageReachable({ config: loaded.config, sources: loaded.sources });
 }
 
 interface SummaryView {

@@ -75,6 +75,18 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
     help: "refuse writes whose lineage fails",
   },
   {
+    name: "BERNSTEIN_DATABASE_URL",
+    path: ["storage", "database_url"],
+    kind: "string",
+    help: "PostgreSQL URL of the shared task store (keeps the password out of files)",
+  },
+  {
+    name: "BERNSTEIN_REDIS_URL",
+    path: ["storage", "redis_url"],
+    kind: "string",
+    help: "Redis URL for claim locks and wake-ups (storage.backend: redis)",
+  },
+  {
     name: "BERNSTEIN_SYNC_GITHUB_BACKLOG",
     path: ["github", "sync_backlog"],
     kind: "boolean",

@@ -41,5 +41,6 @@ export {
   EFFORTS,
   TOP_LEVEL_KEYS,
 } from "./schema.ts";
+export { redactUrlPassword, SECRET_URL_KEYS, shownConfigValue } from "./secrets.ts";
 export { parseConfigKey, parseConfigValue, setWorkspaceValue } from "./set_value.ts";
 export { objectLayer, parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";

@@ -11,6 +11,7 @@ import { KeyMissingError } from "../errors/mod.ts";
 import { type EnvReader, outputText, runProcess } from "../io/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { VERSION } from "../meta/mod.ts";
+import { storageDoctor } from "../storage/mod.ts";
 import { Git } from "./git.ts";
 
 /** The verdict of one doctor check. */
@@ -316,26 +317,16 @@ async function adapterChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]
   return checks;
 }
 
-async function storageCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
-  let backend = "memory";
+/** The task store: the embedded log, or each configured engine's version, latency, schema. */
+async function storageChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
+  let loaded;
   try {
-    backend = (await loadConfig({ cwd, env })).config?.storage.backend ?? "memory";
+    loaded = await loadConfig({ cwd, env });
   } catch {
-    // Reported by the config check.
+    return []; // the config check reports it
   }
-  if (backend === "memory") {
-    return {
-      name: "storage",
-      status: "OK",
-      detail: "embedded JSONL task store (.sdd/runtime/tasks.jsonl)",
-    };
-  }
-  return {
-    name: "storage",
-    status: "FAIL",
-    detail: `storage.backend '${backend}' is not implemented in this version`,
-    hint: "set storage.backend: memory",
-  };
+  if (loaded.config === undefined) return [];
+  return await storageDoctor({ config: loaded.config, sources: loaded.sources });
 }
 
 /** Runs every check; the caller prints them and exits 1 when any is FAIL. */
@@ -351,7 +342,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     ...await configCheck(options.cwd, options.env),
     await auditKeyCheck(options.env),
     await stateCheck(options.cwd),
-    await storageCheck(options.cwd, options.env),
+    ...await storageChecks(options.cwd, options.env),
     await portCheck(options.cwd, options.env),
     ...await adapterChecks(options.cwd, options.env),
   ];

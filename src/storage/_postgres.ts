@@ -98,7 +98,7 @@ export function pgError(error: unknown, endpoint: Endpoint): Error {
   if (code === "28P01" || code === "28000" || code === "3D000" || code === "42501") {
     return new StorageAuthError(
       `${endpoint.source.key} (set by ${endpoint.source.layer}): PostgreSQL at ${endpoint.address} refused: ${message}`,
-      { location: endpoint.source.key },
+      {},
     );
   }
   if (UNREACHABLE.has(code)) return unreachable(endpoint, message);

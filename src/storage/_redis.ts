@@ -33,7 +33,7 @@ export function redisError(error: unknown, endpoint: Endpoint): Error {
   if (/WRONGPASS|NOAUTH|NOPERM|invalid password|invalid username/i.test(message)) {
     return new StorageAuthError(
       `${endpoint.source.key} (set by ${endpoint.source.layer}): Redis at ${endpoint.address} refused: ${message}`,
-      { location: endpoint.source.key },
+      {},
     );
   }
   return new TaskStoreUnavailableError(`Redis at ${endpoint.address}: ${message}`);

@@ -68,7 +68,6 @@ function where(source: UrlSource): string {
 
 function invalid(source: UrlSource, engine: Engine, problem: string): StorageUrlError {
   return new StorageUrlError("storage.url_invalid", `${where(source)}: ${problem}`, {
-    location: source.key,
     hint: `expected ${EXAMPLE[engine]}`,
   });
 }

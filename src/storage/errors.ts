@@ -1,11 +1,10 @@
-// Errors of the shared stores. Every message names the config key, the layer that set it and
-// `host:port` — never the URL itself, which may carry a password.
+// Errors of the shared stores. Every message starts with the config key and the layer that set
+// it and names `host:port` — never the URL itself, which may carry a password.
 import { BernsteinError, type BernsteinErrorOptions, ExitCode } from "../errors/mod.ts";
 
 /** A storage URL is missing, malformed or of the wrong scheme (refused before anything starts). */
 export class StorageUrlError extends BernsteinError {
   constructor(code: "storage.url_invalid" | "storage.url_missing", message: string, options: {
-    location: string;
     hint?: string;
   }) {
     super(code, message, { ...options, exitCode: ExitCode.usage });

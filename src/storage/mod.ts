@@ -54,3 +54,10 @@ export {
 } from "./postgres_schema.ts";
 export { PostgresTaskStore, type PostgresTaskStoreOptions } from "./postgres_store.ts";
 export { checkNetGrant, checkReachable } from "./reach.ts";
+export {
+  checkStorageReachable,
+  migrateStorage,
+  type StorageCheck,
+  storageDoctor,
+  type StorageMigration,
+} from "./checks.ts";

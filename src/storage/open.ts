@@ -50,11 +50,10 @@ function endpointOf(settings: StorageSettings, key: UrlKey): Endpoint {
   if (text === undefined) {
     throw new StorageUrlError(
       "storage.url_missing",
-      `storage.backend is '${storage.backend}' but ${key} is not set (set by ${
+      `storage.backend is '${storage.backend}' (set by ${
         settings.sources?.get("storage.backend") ?? "configuration"
-      })`,
+      }) but ${key} is not set`,
       {
-        location: key,
         hint: key === "storage.database_url"
           ? "set storage.database_url: postgres://user:password@host:5432/database (or BERNSTEIN_DATABASE_URL)"
           : "set storage.redis_url: redis://host:6379 (or BERNSTEIN_REDIS_URL)",

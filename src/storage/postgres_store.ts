@@ -625,6 +625,15 @@ export class PostgresTaskStore implements TaskStore {
     };
   }
 
+  /**
+   * Resolves once wake-ups from other processes reach this store's `onWork` listeners (true),
+   * or false when there is no listener or the subscription failed (claimers then fall back to
+   * their backstop tick).
+   */
+  async listening(): Promise<boolean> {
+    return (await this.#subscription) !== undefined;
+  }
+
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#writes;

@@ -21,9 +21,8 @@ export function checkNetGrant(endpoint: Endpoint): void {
   const loopback = LOOPBACK.has(endpoint.host);
   throw new StorageNetDeniedError(
     `${where(endpoint)} names ${endpoint.address}, which this bernstein may not connect to ` +
-      `(its network grant is loopback only)`,
+      `(outside its network grant; the default grant is loopback only)`,
     {
-      location: endpoint.source.key,
       hint: loopback
         ? "run bernstein with its own permission set (deno run -P=bernstein …)"
         : `reach it through a loopback tunnel (ssh -N -L ${endpoint.port}:${endpoint.address} …) ` +
@@ -78,6 +77,6 @@ export function unreachable(endpoint: Endpoint, reason: string): StorageUnreacha
     `${where(endpoint)}: cannot reach ${
       endpoint.engine === "postgres" ? "PostgreSQL" : "Redis"
     } at ${endpoint.address}: ${reason}`,
-    { location: endpoint.source.key },
+    {},
   );
 }

@@ -65,11 +65,14 @@ export const REDIS_MISSING: string | undefined = REDIS_BIN === undefined
   ? "redis-server not installed (apt-get install redis-server)"
   : undefined;
 
+/** The password of the test servers' `bern` user (tests check it never leaks). */
+export const POSTGRES_PASSWORD = "pw-Secr3t-9d1c";
+
 /** A running throw-away server. */
 export interface TestServer {
   /** Loopback port. */
   port: number;
-  /** Connection URL (PostgreSQL: database `postgres`, user `bern`, password `pw`). */
+  /** Connection URL (PostgreSQL: database `postgres`, user `bern`, {@linkcode POSTGRES_PASSWORD}). */
   url: string;
   /** Stops the server and removes its folder (idempotent). */
   stop(): Promise<void>;
@@ -124,6 +127,11 @@ export async function startPostgres(): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "bernstein-pg-" });
   if (PG_USER !== undefined) await Deno.chown(dir, PG_USER.uid, PG_USER.gid);
   const data = join(dir, "data");
+  // Password authentication over TCP (the URL carries `pw`), so tests can check that a wrong
+  // password is refused and that the right one never leaks.
+  const pwfile = join(dir, "pwfile");
+  await Deno.writeTextFile(pwfile, `${POSTGRES_PASSWORD}\n`);
+  if (PG_USER !== undefined) await Deno.chown(pwfile, PG_USER.uid, PG_USER.gid);
   try {
     await run(
       asServerUser([
@@ -132,7 +140,9 @@ export async function startPostgres(): Promise<TestServer> {
         data,
         "-U",
         "bern",
-        "--auth=trust",
+        "--auth-local=trust",
+        "--auth-host=scram-sha-256",
+        `--pwfile=${pwfile}`,
         "-E",
         "UTF8",
         "--no-sync",
@@ -191,7 +201,7 @@ export async function startPostgres(): Promise<TestServer> {
     }, `PostgreSQL on 127.0.0.1:${port}`);
     return {
       port,
-      url: `postgres://bern:pw@127.0.0.1:${port}/postgres?sslmode=disable`,
+      url: `postgres://bern:${POSTGRES_PASSWORD}@127.0.0.1:${port}/postgres?sslmode=disable`,
       stop: async () => {
         if (stopped) return;
         stopped = true;

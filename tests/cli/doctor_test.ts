@@ -83,7 +83,7 @@ Deno.test("doctor reports every configuration problem", async () => {
   });
 });
 
-Deno.test("doctor fails a configured adapter that is not installed and an unimplemented storage backend", async () => {
+Deno.test("doctor fails a configured adapter that is not installed and a postgres backend without a URL", async () => {
   await withTempDir(async (dir) => {
     await makeRepo(dir);
     await Deno.writeTextFile(
@@ -105,5 +105,6 @@ Deno.test("doctor fails a configured adapter that is not installed and an unimpl
       JSON.stringify(byName("adapter scripted")),
     );
     strictEqual(byName("storage")?.status, "FAIL");
+    ok(byName("storage")?.detail.includes("storage.database_url is not set"));
   });
 });

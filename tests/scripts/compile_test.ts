@@ -20,7 +20,10 @@ interface Perms {
   [key: string]: unknown;
 }
 
-async function compileBoth(out: string): Promise<{ main: Perms; verify: Perms }> {
+async function compileBoth(
+  out: string,
+  extra: string[] = [],
+): Promise<{ main: Perms; verify: Perms }> {
   const r = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -32,6 +35,7 @@ async function compileBoth(out: string): Promise<{ main: Perms; verify: Perms }>
       LINUX,
       "--out",
       out,
+      ...extra,
     ],
     env: { DENORT_BIN: "/bin/true" },
     stdout: "piped",
@@ -87,6 +91,45 @@ Deno.test("bernstein is compiled with exactly the declared permission set", asyn
     strictEqual(main.allow_ffi, null);
     strictEqual(main.prompt, false);
   });
+});
+
+Deno.test("--net-host adds exactly those hosts to bernstein's net grant; bernstein-verify stays offline", async () => {
+  await withTempDir(async (dir) => {
+    const { main, verify } = await compileBoth(dir, [
+      "--net-host",
+      "db.internal:5432",
+      "--net-host",
+      "[fd00::5]:6379",
+    ]);
+    const declared =
+      JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json"))).permissions.bernstein;
+    deepStrictEqual(main.allow_net, [...declared.net, "db.internal:5432", "[fd00::5]:6379"]);
+    deepStrictEqual(main.allow_env, declared.env.allow, "the rest of the set is unchanged");
+    deepStrictEqual(main.ignore_env, declared.env.ignore);
+    strictEqual(main.prompt, false);
+    strictEqual(verify.allow_net, null);
+  });
+});
+
+Deno.test("--net-host refuses what is not a host (scheme, path, bad port) with exit 2", async () => {
+  for (const bad of ["http://db", "db/x", "db:70000", "*.example.com", "a b"]) {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-q",
+        "--frozen",
+        "-P=dev",
+        join(REPO_ROOT, "scripts", "compile.ts"),
+        "--net-host",
+        bad,
+      ],
+      env: { DENORT_BIN: "/bin/true" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    strictEqual(r.code, 2, bad);
+    ok(new TextDecoder().decode(r.stderr).startsWith("error[compile.bad_net_host]: "), bad);
+  }
 });
 
 Deno.test("both binaries carry the runtime V8 flags the benchmarks measured", async () => {
