@@ -31,7 +31,7 @@ const BINARIES = [
   { name: "bernstein-verify", entry: "verify.ts", permissionSet: "verify" },
 ] as const;
 
-/** The `net` grant of a permission set in deno.json (hosts), or undefined for none. */
+/** The `net` hosts of a permission set in deno.json; undefined when it grants all or none. */
 async function declaredNet(permissionSet: string): Promise<string[] | undefined> {
   const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
   const net = config.permissions?.[permissionSet]?.net;
@@ -61,10 +61,10 @@ async function compileOne(
   netHosts: readonly string[] = [],
 ): Promise<string | undefined> {
   // Extra hosts (a shared PostgreSQL / Redis) widen only this set's net grant; an explicit
-  // --allow-net replaces the set's own `net`, so the declared hosts are repeated.
-  const net = netHosts.length === 0
-    ? []
-    : [`--allow-net=${[...(await declaredNet(permissionSet) ?? []), ...netHosts].join(",")}`];
+  // --allow-net replaces the set's own `net`, so the declared hosts are repeated. A set whose
+  // grant is already every host (`net: true`) is left as it is.
+  const declared = netHosts.length === 0 ? undefined : await declaredNet(permissionSet);
+  const net = declared === undefined ? [] : [`--allow-net=${[...declared, ...netHosts].join(",")}`];
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "compile",
@@ -164,6 +164,12 @@ if (import.meta.main) {
       console.error(`error[compile.bad_net_host]: --net-host ${problem}`);
       Deno.exit(2);
     }
+  }
+  if (netHosts.length > 0 && (await declaredNet("bernstein")) === undefined) {
+    console.error(
+      "note: the bernstein permission set already allows every host (or none is declared); " +
+        "--net-host changes nothing",
+    );
   }
   const dist = values.out ?? join(ROOT, "dist", VERSION);
   await Deno.mkdir(dist, { recursive: true });

@@ -206,7 +206,6 @@ function installStopHandler(stop: (reason: string) => void): () => void {
 async function status(ctx: CommandContext): Promise<number> {
   const { findProject } = await import("../config/mod.ts");
   const orchestrator = await import("../orchestrator/mod.ts");
-  const tasks = await import("../tasks/mod.ts");
   const project = await findProject(ctx.cwd);
   const session = await orchestrator.readSession(project.sdd);
   if (session === undefined) {
@@ -220,8 +219,7 @@ async function status(ctx: CommandContext): Promise<number> {
     : alive
     ? "running"
     : "interrupted (resumable: run 'bernstein run' again)";
-  const log = await tasks.readTaskLog(`${project.sdd}/runtime/tasks.jsonl`).catch(() => undefined);
-  const all = log ? [...log.tasks.values()] : [];
+  const all = await runTasks(ctx, project.sdd, session.run_id);
   const byStatus: Record<string, number> = {};
   for (const t of all) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
   const sessions = (await orchestrator.listSessionFiles(project.sdd)).filter((s) =>
@@ -259,6 +257,29 @@ async function status(ctx: CommandContext): Promise<number> {
     ctx.out.line(`  agent ${s.session}  ${s.adapter}  task ${s.task_id}  pid ${s.pid}`);
   }
   return 0;
+}
+
+/** The run's tasks from its store (the embedded log, or the shared store of the config). */
+async function runTasks(ctx: CommandContext, sdd: string, runId: string) {
+  const { loadConfig } = await import("../config/mod.ts");
+  const { listRunTasks } = await import("../storage/mod.ts");
+  const io = await import("../io/mod.ts");
+  const loaded = await loadConfig({ cwd: ctx.cwd, env: ctx.env }).catch(() => undefined);
+  const config = loaded?.config;
+  const runtimeDir = `${sdd}/runtime`;
+  if (config === undefined || config.storage.backend === "memory") {
+    const tasks = await import("../tasks/mod.ts");
+    const log = await tasks.readTaskLog(`${runtimeDir}/tasks.jsonl`).catch(() => undefined);
+    return log ? [...log.tasks.values()] : [];
+  }
+  return await listRunTasks({
+    config,
+    sources: loaded?.sources,
+    runtimeDir,
+    runId,
+    clock: io.systemClock,
+    random: io.systemRandom,
+  });
 }
 
 async function ps(ctx: CommandContext): Promise<number> {

@@ -125,6 +125,7 @@ export type RunReport =
 interface RunPlan {
   project: ProjectPaths;
   config: Config;
+  configSources: ReadonlyMap<string, string>;
   git: Git;
   /** Branch checked out at the root (merges go into it). */
   branch: string;
@@ -174,7 +175,11 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   }
   const flags: Record<string, unknown> = {};
   if (options.maxAgents !== undefined) flags.max_agents = options.maxAgents;
-  const { config, warnings } = await requireConfig({ cwd: deps.cwd, env: deps.env, flags });
+  const { config, warnings, loaded } = await requireConfig({
+    cwd: deps.cwd,
+    env: deps.env,
+    flags,
+  });
   for (const w of warnings) deps.warn(w);
   const git = new Git(project.root, { env: deps.env });
   const exempt = options.dryRun === true || options.planOnly === true;
@@ -198,6 +203,7 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   return {
     project,
     config,
+    configSources: loaded.sources,
     git,
     branch,
     previous,
@@ -240,6 +246,8 @@ async function carryOutRun(plan: RunPlan, options: RunOptions, deps: RunDeps): P
     sdd: project.sdd,
     runId,
     config: plan.config,
+    configSources: plan.configSources,
+    host: hostName(),
     env: deps.env,
     clock: deps.clock,
     random: deps.random,

@@ -11,10 +11,10 @@ import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { LedgerWriter } from "../ledger/mod.ts";
 import { type LineageStore, openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
 import { startTaskServer, type TaskServer, TokenRegistry } from "../server/mod.ts";
+import { openTaskStore } from "../storage/mod.ts";
 import {
   type HoldStore,
   openHoldStore,
-  openTaskStore,
   type TaskEvent,
   type TaskEventSink,
   type TaskStore,
@@ -50,6 +50,10 @@ export interface OpenRunStoresOptions {
   runId: string;
   /** Effective configuration. */
   config: Config;
+  /** Layer that set each key (storage errors name where a URL came from). */
+  configSources?: ReadonlyMap<string, string>;
+  /** This host's name (a shared store records which orchestrator holds its namespace). */
+  host: string;
   /** Environment (audit key, operator key). */
   env: EnvReader;
   /** Clock. */
@@ -103,7 +107,18 @@ export async function openRunStores(
   const { audit } = opened;
   const runtimeDir = join(sdd, "runtime");
   const sink = auditSink(audit);
-  const store = await openTaskStore({ config, runtimeDir, clock, random, sink });
+  // The embedded log, or a shared store scoped to this run and held by this orchestrator
+  // (a second orchestrator on the same namespace is refused, naming this one).
+  const store = await openTaskStore({
+    config,
+    sources: options.configSources,
+    runtimeDir,
+    runId: options.runId,
+    clock,
+    random,
+    sink,
+    owner: { host: options.host, pid: Deno.pid },
+  });
   const holds = await openHoldStore(join(runtimeDir, "holds.json"), { clock, random, sink });
   const tokens = await TokenRegistry.open(runtimeDir, { random });
   const server = await startTaskServer({ store, holds, tokens, runtimeDir, config, clock });

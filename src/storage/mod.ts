@@ -36,6 +36,7 @@ export {
   type ConfiguredEndpoints,
   configuredEndpoints,
   DEFAULT_NAMESPACE,
+  listRunTasks,
   type OpenedTaskStore,
   openSharedTaskStore,
   openTaskStore,

@@ -9,6 +9,8 @@ import { VERSION } from "../meta/mod.ts";
 import {
   type JsonlTaskStore,
   openJsonlTaskStore,
+  readTaskLog,
+  type Task,
   TASK_LOG_FILE,
   taskDefaults,
   type TaskEventSink,
@@ -198,6 +200,25 @@ export async function openSharedTaskStore(
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
     await sql.end({ timeout: 1 }).catch(() => {});
     throw error;
+  }
+}
+
+/**
+ * Every task of a run, read without taking anything (`bernstein status` beside a running
+ * orchestrator): the embedded log read as it is, or the run's rows in the shared store.
+ */
+export async function listRunTasks(
+  settings: StorageSettings & { runtimeDir: string; runId: string; clock: Clock; random: Random },
+): Promise<Task[]> {
+  if (settings.config.storage.backend === "memory") {
+    const log = await readTaskLog(join(settings.runtimeDir, TASK_LOG_FILE));
+    return [...log.tasks.values()];
+  }
+  const store = await openSharedTaskStore(settings);
+  try {
+    return await store.list();
+  } finally {
+    await store.close();
   }
 }
 

@@ -167,10 +167,3 @@ export class HoldNotFoundError extends BernsteinError {
     super("hold.not_found", `no active hold with id '${holdId}'`);
   }
 }
-
-/** The configured storage backend has no implementation yet. */
-export class BackendUnavailableError extends BernsteinError {
-  constructor(message: string, options: BernsteinErrorOptions = {}) {
-    super("task.backend_unavailable", message, options);
-  }
-}

@@ -5,8 +5,10 @@
  *
  * @example
  * ```ts
- * import { openTaskStore } from "./mod.ts";
- * const store = await openTaskStore({ config, runtimeDir: ".sdd/runtime", clock, random, sink });
+ * import { openJsonlTaskStore } from "./mod.ts";
+ * const store = await openJsonlTaskStore(".sdd/runtime/tasks.jsonl", {
+ *   clock, random, sink, defaults: { priority: 2, max_retries: 2 }, compactMinRecords: 10000,
+ * });
  * const task = await store.create({ title: "Write the parser", role: "backend" }, {
  *   actor: "planner",
  * });
@@ -17,7 +19,6 @@
  */
 export { OrderedDelivery, WorkListeners } from "./delivery.ts";
 export {
-  BackendUnavailableError,
   ClaimLostError,
   DependenciesUnfinishedError,
   DuplicateTaskError,
@@ -72,8 +73,6 @@ export {
   createMemoryTaskStore,
   HOLDS_FILE,
   type MemoryTaskStoreOptions,
-  openTaskStore,
-  type OpenTaskStoreOptions,
   TASK_LOG_FILE,
   taskDefaults,
 } from "./open_store.ts";

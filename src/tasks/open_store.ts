@@ -1,11 +1,9 @@
-// Picks and opens the task store a configuration asks for.
-import { join } from "node:path";
+// The embedded store's names and defaults, and the memory-only store. Choosing a backend from
+// the configuration (`openTaskStore`) lives in src/storage, which also knows the shared ones.
 import { type Config, DEFAULT_TUNING } from "../config/mod.ts";
 import type { Clock, Random } from "../io/mod.ts";
-import { BackendUnavailableError } from "./errors.ts";
 import type { TaskEventSink } from "./events.ts";
 import { IndexedTaskStore, NULL_JOURNAL } from "./indexed_store.ts";
-import { type JsonlTaskStore, openJsonlTaskStore } from "./jsonl_store.ts";
 import type { TaskDefaults } from "./rules.ts";
 
 /** File name of the embedded task log inside `.sdd/runtime/`. */
@@ -43,41 +41,5 @@ export function createMemoryTaskStore(options: MemoryTaskStoreOptions): IndexedT
     random: options.random,
     sink: options.sink,
     defaults: options.defaults ?? taskDefaults(),
-  });
-}
-
-/** Options of {@linkcode openTaskStore}. */
-export interface OpenTaskStoreOptions {
-  /** The effective configuration (`storage`, `tuning.tasks`). */
-  config: Pick<Config, "storage" | "tuning">;
-  /** The project's `.sdd/runtime/` folder. */
-  runtimeDir: string;
-  /** Time source. */
-  clock: Clock;
-  /** Randomness for ids. */
-  random: Random;
-  /** Event recorder (the audit chain). */
-  sink?: TaskEventSink;
-}
-
-/**
- * Opens the configured store: `storage.backend: memory` is the embedded JSONL log at
- * `.sdd/runtime/tasks.jsonl` with an in-memory index. PostgreSQL and Redis are refused with
- * a clear error until their backends exist.
- */
-export async function openTaskStore(options: OpenTaskStoreOptions): Promise<JsonlTaskStore> {
-  const backend = options.config.storage.backend;
-  if (backend !== "memory") {
-    throw new BackendUnavailableError(
-      `storage.backend '${backend}' is not implemented yet; only 'memory' (embedded JSONL) is`,
-      { location: "storage.backend", hint: "set storage.backend: memory" },
-    );
-  }
-  return await openJsonlTaskStore(join(options.runtimeDir, TASK_LOG_FILE), {
-    clock: options.clock,
-    random: options.random,
-    sink: options.sink,
-    defaults: taskDefaults(options.config.tuning),
-    compactMinRecords: options.config.tuning.tasks.jsonl_compact_min_records,
   });
 }
