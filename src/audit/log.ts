@@ -99,6 +99,7 @@ export class AuditLog implements AuditSink {
   #lockIno: number | null = null;
   #segment: { name: string; file: Deno.FsFile; ino: number | null } | undefined;
   #cache: TipCache | undefined;
+  readonly #listeners = new Set<(record: AuditRecord) => void>();
   #closed = false;
 
   constructor(dir: string, key: AuditKey, options: AuditLogOptions = {}) {
@@ -129,6 +130,27 @@ export class AuditLog implements AuditSink {
       this.#queue.push({ event, options, resolve, reject });
       this.#draining ??= this.#drain();
     });
+  }
+
+  /**
+   * Calls `listener` with each record this log appends, in chain order, once it is durable
+   * (a live view follows the run this way); returns the unsubscribe function. A listener that
+   * throws is ignored: it never fails an append.
+   */
+  onAppend(listener: (record: AuditRecord) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #durable(record: AuditRecord): AuditRecord {
+    for (const listener of this.#listeners) {
+      try {
+        listener(record);
+      } catch {
+        // An observer's failure is its own; the record is written and the append succeeds.
+      }
+    }
+    return record;
   }
 
   /** Waits for pending appends, then releases the lock file. */
@@ -283,7 +305,7 @@ export class AuditLog implements AuditSink {
       batch.forEach((item, i) => {
         const outcome = outcomes[i];
         if (outcome !== undefined && !(outcome instanceof Error) && writeOf[i] < durable) {
-          item.resolve(outcome);
+          item.resolve(this.#durable(outcome));
         } else {
           item.reject(outcome instanceof Error ? outcome : error);
         }
@@ -293,7 +315,7 @@ export class AuditLog implements AuditSink {
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
       if (outcome instanceof Error) item.reject(outcome);
-      else item.resolve(outcome);
+      else item.resolve(this.#durable(outcome));
     });
   }
 

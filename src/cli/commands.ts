@@ -4,6 +4,7 @@ import { ADAPTERS_COMMANDS } from "./adapters.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
 import { COMPLIANCE_COMMANDS } from "./compliance.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
+import { DASHBOARD_COMMANDS } from "./dashboard.ts";
 import { DEMO_COMMANDS } from "./demo.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
 import { INIT_COMMANDS } from "./init.ts";
@@ -11,6 +12,7 @@ import { PLAN_COMMANDS } from "./plan.ts";
 import { RUN_COMMANDS } from "./run.ts";
 import { RUNS_COMMANDS } from "./runs.ts";
 import { LINEAGE_COMMANDS } from "./lineage.ts";
+import { LOGS_COMMANDS } from "./logs.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 import { STORAGE_COMMANDS } from "./storage.ts";
 import { TASK_COMMANDS } from "./task.ts";
@@ -38,6 +40,8 @@ export const GROUPS: readonly GroupSpec[] = [
 export const COMMANDS: readonly CommandSpec[] = [
   ...INIT_COMMANDS,
   ...RUN_COMMANDS,
+  ...LOGS_COMMANDS,
+  ...DASHBOARD_COMMANDS,
   ...DEMO_COMMANDS,
   ...DOCTOR_COMMANDS,
   ...CONFIG_COMMANDS,

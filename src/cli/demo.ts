@@ -109,8 +109,10 @@ async function demo(ctx: CommandContext): Promise<number> {
   ctx.out.line("    main + feature/greetings; plan.yaml: 5 steps in 3 stages (scripted agent)");
 
   say("2/6 bernstein run plan.yaml");
-  const reporter = ctx.out.stdout.isTerminal
-    ? new orchestrator.LiveReporter((text) => ctx.out.stdout.write(text), 120)
+  const reporter = ctx.out.color
+    ? new orchestrator.LiveReporter((text) => ctx.out.stdout.write(text), {
+      width: terminalColumns(),
+    })
     : new orchestrator.LineReporter((line) => ctx.out.line(`    ${line}`));
   const report = await orchestrator.executeRun({ planPath: "plan.yaml" }, {
     cwd: repo,
@@ -262,3 +264,12 @@ export const DEMO_COMMANDS: CommandSpec[] = [
     run: demo,
   },
 ];
+
+/** Columns of the terminal on stdout (100 when it cannot be asked). */
+function terminalColumns(): number {
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return 100;
+  }
+}

@@ -41,8 +41,10 @@ async function run(ctx: CommandContext): Promise<number> {
   });
   const reporter = ctx.json
     ? new orchestrator.JsonLinesReporter((line) => ctx.out.line(line))
-    : ctx.out.stdout.isTerminal
-    ? new orchestrator.LiveReporter((text) => ctx.out.stdout.write(text), 120)
+    : ctx.out.color
+    ? new orchestrator.LiveReporter((text) => ctx.out.stdout.write(text), {
+      width: terminalColumns(),
+    })
     : new orchestrator.LineReporter((line) => ctx.out.line(line));
   const report = await orchestrator.executeRun(options, {
     cwd: ctx.cwd,
@@ -162,6 +164,7 @@ function printSummary(ctx: CommandContext, s: SummaryView): void {
   }
   ctx.out.line(`  summary  ${s.path}`);
   ctx.out.line(`  score    ${s.scorecard.path} (outcome ${s.scorecard.outcome ?? "?"})`);
+  ctx.out.line(`  report   bernstein runs report ${s.run_id} --open`);
 }
 
 interface AttachmentView {
@@ -324,54 +327,6 @@ async function ps(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
-async function logs(ctx: CommandContext): Promise<number> {
-  const { findProject } = await import("../config/mod.ts");
-  const orchestrator = await import("../orchestrator/mod.ts");
-  const { BernsteinError } = await import("../errors/mod.ts");
-  const project = await findProject(ctx.cwd);
-  const target = stringArg(ctx, "target") ?? "";
-  const sessions = await orchestrator.listSessionFiles(project.sdd);
-  const match = sessions.filter((s) => s.session === target || s.task_id === target).pop();
-  if (match === undefined) {
-    throw new BernsteinError("logs.not_found", `no agent session or task '${target}'`, {
-      hint: "'bernstein ps --all' lists sessions",
-    });
-  }
-  const path = `${project.sdd}/runtime/${match.session}.log`;
-  let offset = 0;
-  const follow = booleanFlag(ctx, "follow");
-  const decoder = new TextDecoder();
-  const { readUpTo } = await import("../io/mod.ts");
-  for (;;) {
-    let bytes: Uint8Array = new Uint8Array();
-    try {
-      const file = await Deno.open(path, { read: true });
-      try {
-        await file.seek(offset, Deno.SeekMode.Start);
-        const info = await file.stat();
-        bytes = await readUpTo(file, Math.max(0, info.size - offset));
-      } finally {
-        file.close();
-      }
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-    if (bytes.length > 0) {
-      ctx.out.stdout.write(decoder.decode(bytes, { stream: true }));
-      offset += bytes.length;
-    }
-    if (!follow) return 0;
-    const current = (await orchestrator.listSessionFiles(project.sdd)).find((s) =>
-      s.session === match.session
-    );
-    if (current?.state !== "running" || !orchestrator.processAlive(current.pid)) {
-      if (bytes.length === 0) return 0;
-      continue;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
-
 async function stop(ctx: CommandContext): Promise<number> {
   const { findProject } = await import("../config/mod.ts");
   const orchestrator = await import("../orchestrator/mod.ts");
@@ -498,21 +453,18 @@ export const RUN_COMMANDS: CommandSpec[] = [
     run: ps,
   },
   {
-    path: ["logs"],
-    summary: "Print an agent's output log (by task id or session).",
-    args: [{ name: "target", required: true, help: "Task id or session id." }],
-    flags: [{
-      name: "follow",
-      short: "f",
-      type: "boolean",
-      help: "Keep printing while the agent runs.",
-    }],
-    run: logs,
-  },
-  {
     path: ["stop"],
     summary: "Stop the run in progress (agents drain; --force kills them).",
     flags: [{ name: "force", type: "boolean", help: "Kill running agents at once." }],
     run: stop,
   },
 ];
+
+/** Columns of the terminal on stdout (100 when it cannot be asked). */
+function terminalColumns(): number {
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return 100;
+  }
+}

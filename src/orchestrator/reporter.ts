@@ -1,4 +1,5 @@
 import type { JsonObject } from "../canonical/mod.ts";
+import { renderLiveView, terminalSafe } from "../report/mod.ts";
 
 /** One thing that happened during a run, for the live view and `--json` streams. */
 export interface RunEvent extends JsonObject {
@@ -78,6 +79,8 @@ function describe(e: RunEvent): string | undefined {
       return `warning: ${s("message")}`;
     case "run.stopping":
       return `stopping: ${s("reason")}`;
+    case "dashboard.ready":
+      return `dashboard: ${s("url")}  (one-time login link; 'bernstein dashboard' prints another)`;
     default:
       return undefined;
   }
@@ -93,22 +96,45 @@ export class LineReporter implements RunReporter {
 
   event(event: RunEvent): void {
     const line = describe(event);
-    if (line !== undefined) this.#write(line);
+    if (line !== undefined) this.#write(terminalSafe(line));
   }
 }
 
+/** Options of {@linkcode LiveReporter}. */
+export interface LiveReporterOptions {
+  /** Terminal columns (default 100). */
+  width?: number;
+  /** ANSI colours (the CLI turns them off under NO_COLOR). */
+  color?: boolean;
+  /** Spinner redraws per second between the loop's updates (default 8; 0 = none). */
+  fps?: number;
+  /** Monotonic milliseconds (elapsed times tick between updates). */
+  now?: () => number;
+}
+
 /**
- * The TTY live view: one line per running agent (adapter, model, task, elapsed, state) and a
- * progress bar over tasks, redrawn in place; events scroll above it.
+ * The TTY live view: one line per active agent (spinner, task, adapter/model, state, elapsed,
+ * last progress) and a progress bar over tasks, redrawn in place; events scroll above it.
  */
 export class LiveReporter implements RunReporter {
   readonly #write: (text: string) => void;
   readonly #width: number;
+  readonly #color: boolean;
+  readonly #now: () => number;
+  readonly #fps: number;
   #drawn = 0;
+  #frame = 0;
+  #rows: AgentRow[] = [];
+  #rowsAt = 0;
+  #progress = { done: 0, total: 0, merged: 0, refused: 0 };
+  #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(write: (text: string) => void, width = 100) {
+  constructor(write: (text: string) => void, options: LiveReporterOptions = {}) {
     this.#write = write;
-    this.#width = width;
+    this.#width = options.width ?? 100;
+    this.#color = options.color ?? true;
+    this.#now = options.now ?? (() => performance.now());
+    this.#fps = options.fps ?? 8;
   }
 
   #clear(): void {
@@ -116,33 +142,43 @@ export class LiveReporter implements RunReporter {
     this.#drawn = 0;
   }
 
-  event(event: RunEvent): void {
-    const line = describe(event);
-    if (line === undefined) return;
-    this.#clear();
-    this.#write(line + "\n");
-  }
-
-  agents(rows: AgentRow[], progress: { done: number; total: number }): void {
-    this.#clear();
-    const lines = rows.map((r) => {
-      const text = `  ${r.adapter.padEnd(9)} ${r.model.padEnd(10)} ${
-        r.task.padEnd(28).slice(0, 28)
-      } ${String(r.elapsedS).padStart(5)}s  ${r.state.padEnd(9)} ${r.last}`;
-      return text.slice(0, this.#width);
-    });
-    const width = 30;
-    const filled = progress.total === 0 ? 0 : Math.round((progress.done / progress.total) * width);
-    lines.push(
-      `  [${"#".repeat(filled)}${
-        "-".repeat(width - filled)
-      }] ${progress.done}/${progress.total} tasks`,
+  #draw(): void {
+    const ageS = (this.#now() - this.#rowsAt) / 1000;
+    const lines = renderLiveView(
+      this.#rows.map((r) => ({ ...r, elapsedS: r.elapsedS + ageS })),
+      this.#progress,
+      { frame: this.#frame++, width: this.#width, color: this.#color },
     );
+    this.#clear();
     this.#write(lines.join("\n") + "\n");
     this.#drawn = lines.length;
   }
 
+  event(event: RunEvent): void {
+    if (event.type === "task.merged") this.#progress.merged++;
+    if (event.type === "merge.refused") this.#progress.refused++;
+    const line = describe(event);
+    if (line === undefined) return;
+    this.#clear();
+    this.#write(terminalSafe(line) + "\n");
+    if (this.#rows.length > 0 || this.#progress.total > 0) this.#draw();
+  }
+
+  agents(rows: AgentRow[], progress: { done: number; total: number }): void {
+    this.#rows = rows;
+    this.#rowsAt = this.#now();
+    this.#progress = { ...this.#progress, ...progress };
+    this.#draw();
+    if (this.#fps > 0 && this.#timer === undefined) {
+      this.#timer = setInterval(() => {
+        if (this.#rows.length > 0) this.#draw();
+      }, 1000 / this.#fps);
+    }
+  }
+
   close(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
     this.#clear();
   }
 }

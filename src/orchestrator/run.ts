@@ -34,6 +34,7 @@ import {
 import { openAudit, openRunStores, type RunStores } from "./run_stores.ts";
 import { buildSummary, type RunSummary, writeRunRecord } from "./run_summary.ts";
 import { archivePreviousRun, recoverAfterCrash } from "./recovery.ts";
+import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
 import { readSession, type SessionRecord, writeSession } from "./session.ts";
 
@@ -242,6 +243,17 @@ async function carryOutRun(plan: RunPlan, options: RunOptions, deps: RunDeps): P
   const attempt = resume ? (previous as SessionRecord).attempt + 1 : 1;
   const runId = resume ? (previous as SessionRecord).run_id : runIdFromSeed(deps.random.bytes(16));
   if (!resume) await archivePreviousRun(join(project.sdd, "runtime"), previous);
+  const session = sessionRecordOf(plan, options, deps, runId, attempt);
+  const feed = await startDashboardFeed({
+    sdd: project.sdd,
+    session,
+    audit: opened.audit,
+    auditKey: opened.auditKey,
+    reporter: deps.reporter,
+    resume,
+  });
+  // The run reports through the feed, which pokes the dashboard when the live view redraws.
+  const runDeps: RunDeps = { ...deps, reporter: feed.reporter };
   const stores = await openRunStores(opened, {
     sdd: project.sdd,
     runId,
@@ -252,25 +264,30 @@ async function carryOutRun(plan: RunPlan, options: RunOptions, deps: RunDeps): P
     clock: deps.clock,
     random: deps.random,
     warn: (message) => deps.reporter.event({ type: "run.warning", message }),
+    dashboard: feed.journal,
+  }).catch((error) => {
+    feed.end();
+    throw error;
   });
-  const session = sessionRecordOf(plan, options, deps, runId, attempt);
   await writeSession(project.sdd, session);
   let uninstall = () => {};
   try {
     const recorder = new Recorder({
       audit: stores.audit,
       ledger: stores.ledger,
-      reporter: deps.reporter,
+      reporter: runDeps.reporter,
       sdd: project.sdd,
     });
     await recordStart(recorder, plan, session);
-    const loop = newLoop(plan, deps, stores, recorder, session);
+    const loop = newLoop(plan, runDeps, stores, recorder, session);
+    feed.connect({ tasks: () => stores.store.list({}), agents: () => loop.liveAgents() });
     await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
       plan,
       stores,
       recorder,
       session,
     ));
+    announceDashboard(runDeps.reporter, stores);
     await attachAttachments(plan, deps, stores, loop, runId);
     uninstall = deps.onStopSignal?.((reason) => loop.requestStop(reason)) ?? (() => {});
     const outcome = await loop.run();
@@ -281,6 +298,7 @@ async function carryOutRun(plan: RunPlan, options: RunOptions, deps: RunDeps): P
       end: outcome.end,
       reason: outcome.reason,
     });
+    feed.end();
     const tasks = await stores.store.list({});
     const scorecard = await writeScorecard(project.sdd, runId);
     const summary = buildSummary(
@@ -294,8 +312,15 @@ async function carryOutRun(plan: RunPlan, options: RunOptions, deps: RunDeps): P
     return { kind: "run", summary, decisions: loop.decisions.length };
   } finally {
     uninstall();
+    feed.end();
     await stores.close();
   }
+}
+
+/** Prints the dashboard's one-time login link (`bernstein dashboard` mints more). */
+function announceDashboard(reporter: RunReporter, stores: RunStores): void {
+  const url = stores.server.loginLink?.();
+  if (url !== undefined) reporter.event({ type: "dashboard.ready", url });
 }
 
 /** The session record: a resumed run keeps its own, with this process and attempt. */

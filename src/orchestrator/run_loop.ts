@@ -8,6 +8,7 @@
  * files and record through one recorder.
  */
 import type { ResolvedCli } from "../adapters/mod.ts";
+import type { LiveAgent } from "../report/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { AdapterResolver } from "./adapter_choice.ts";
 import { AgentExits } from "./agent_exit.ts";
@@ -22,7 +23,7 @@ import { Retries } from "./retries.ts";
 import type { AttachmentProvider, RunContext } from "./run_context.ts";
 import type { SessionFile } from "./run_state.ts";
 import { schedulable, scheduleTick, type TickDecision, type TickInput } from "./scheduler.ts";
-import { BackgroundWork, type RunningSession, SessionTable } from "./sessions.ts";
+import { BackgroundWork, liveAgentsOf, type RunningSession, SessionTable } from "./sessions.ts";
 import { type RunStop, Stopping } from "./stopping.ts";
 import { decideTermination, isSettledStatus, type StallState } from "./termination.ts";
 
@@ -151,6 +152,11 @@ export class RunLoop {
   /** The run's facts as they are recorded: the event seam (notifications, dashboards). */
   get recorder(): Recorder {
     return this.#recorder;
+  }
+
+  /** The agents alive now, for the live dashboard. */
+  liveAgents(): LiveAgent[] {
+    return liveAgentsOf(this.#sessions.all(), this.#ctx.clock);
   }
 
   /** Asks the loop to stop: no new spawns; running agents drain (or are killed with `force`). */

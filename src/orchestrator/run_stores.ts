@@ -10,6 +10,7 @@ import type { Config } from "../config/mod.ts";
 import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { LedgerWriter } from "../ledger/mod.ts";
 import { type LineageStore, openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
+import type { DashboardSource } from "../report/mod.ts";
 import { startTaskServer, type TaskServer, TokenRegistry } from "../server/mod.ts";
 import { openTaskStore } from "../storage/mod.ts";
 import {
@@ -62,6 +63,8 @@ export interface OpenRunStoresOptions {
   random: Random;
   /** Lineage warnings. */
   warn: (message: string) => void;
+  /** The live dashboard the task server serves at `/`. */
+  dashboard?: DashboardSource;
 }
 
 /** Task store and hold changes become audit events. */
@@ -121,7 +124,15 @@ export async function openRunStores(
   });
   const holds = await openHoldStore(join(runtimeDir, "holds.json"), { clock, random, sink });
   const tokens = await TokenRegistry.open(runtimeDir, { random });
-  const server = await startTaskServer({ store, holds, tokens, runtimeDir, config, clock });
+  const server = await startTaskServer({
+    store,
+    holds,
+    tokens,
+    runtimeDir,
+    config,
+    clock,
+    dashboard: options.dashboard && { source: options.dashboard, random },
+  });
   const ledger = await LedgerWriter.open(sdd, options.runId, { clock });
   const lineage = openLineageStore({
     sdd,

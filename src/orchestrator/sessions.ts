@@ -3,6 +3,8 @@
  * refused or failed), each with its task, execution and session file, and the background work
  * (agent watches, merges, clean-ups) the loop waits for before it may stop.
  */
+import type { Clock } from "../io/mod.ts";
+import type { LiveAgent } from "../report/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import type { Execution } from "./executor.ts";
 import type { AgentRow } from "./reporter.ts";
@@ -81,6 +83,26 @@ export class SessionTable {
       last: s.execution?.lastText() ?? "",
     }));
   }
+}
+
+/** The live sessions as the dashboard's agent table shows them (wall-clock times). */
+export function liveAgentsOf(sessions: readonly RunningSession[], clock: Clock): LiveAgent[] {
+  const wall = (monotonic: number) =>
+    new Date(clock.nowMs() - (clock.monotonicMs() - monotonic)).toISOString();
+  return sessions.map((s) => ({
+    session: s.session,
+    task_id: s.task.id,
+    adapter: s.adapterName,
+    model: s.file.model,
+    state: s.state,
+    started_at: s.file.started_at,
+    last_output_at: s.execution ? wall(s.execution.lastOutputMs()) : null,
+    last_line: s.execution?.lastText() ?? "",
+    // The CLIs report turns, tokens and cost when they exit; the model shows them then.
+    turns: null,
+    tokens: null,
+    cost_usd: null,
+  }));
 }
 
 /**

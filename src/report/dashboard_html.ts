@@ -162,7 +162,8 @@ function logTails(view: DashboardView): string {
     const first = !seen.has(a.task_id);
     seen.add(a.task_id);
     const id = first ? ` id="task-${esc(a.task_id)}"` : "";
-    const tail = view.logTails[a.session] ?? "";
+    // The tail: the last lines only, however much the log holds.
+    const tail = (view.logTails[a.session] ?? "").split("\n").slice(-40).join("\n");
     return `<details class="log"${id} data-session="${esc(a.session)}"${
       live.has(a.session) ? " open" : ""
     }><summary><code>${esc(a.task_id)}</code> ${badge(a.outcome)} <span class="muted">${

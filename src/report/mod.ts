@@ -66,3 +66,14 @@ export {
 } from "./dashboard_html.ts";
 export { DASHBOARD_ASSETS, type DashboardAsset } from "./assets.ts";
 export { type DashboardSource, RunJournal, type RunJournalProviders } from "./live_journal.ts";
+export {
+  LinePrefixer,
+  type LiveViewOptions,
+  type LiveViewProgress,
+  type LiveViewRow,
+  logPrefix,
+  renderLiveView,
+  shortDuration,
+  SPINNER_FRAMES,
+  terminalSafe,
+} from "./terminal.ts";

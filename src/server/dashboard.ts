@@ -194,12 +194,31 @@ export class DashboardRoutes {
     }
   }
 
-  /** Ends every stream (the run is over or the server stops). */
-  close(): void {
+  /** Ends every stream (the run is over or the server stops), each with the final state. */
+  async close(): Promise<void> {
     this.#unsubscribe();
     clearInterval(this.#keepalive);
     this.#keepalive = undefined;
-    for (const s of [...this.#streams]) this.#end(s, true);
+    await Promise.all([...this.#streams].map(async (s) => {
+      s.waiting?.abort();
+      s.waiting = undefined;
+      try {
+        const nowMs = this.#o.clock.nowMs();
+        this.#write(s, this.#message(await this.#o.source.view(nowMs), nowMs));
+      } catch {
+        // No final state to give (the source is gone): the stream ends all the same.
+      }
+      this.#write(s, "event: ended\ndata: {}\n\n");
+      this.#end(s, true);
+    }));
+  }
+
+  #message(view: Awaited<ReturnType<DashboardSource["view"]>>, nowMs: number): string {
+    const data = JSON.stringify({
+      generated_at: view.model.generated_at,
+      sections: renderDashboardSections(view, nowMs),
+    });
+    return `event: sections\ndata: ${data}\n\n`;
   }
 
   #method(req: Request, method: string): void {
@@ -331,12 +350,7 @@ export class DashboardRoutes {
     s.lastSentMs = this.#o.clock.monotonicMs();
     try {
       const nowMs = this.#o.clock.nowMs();
-      const view = await this.#o.source.view(nowMs);
-      const data = JSON.stringify({
-        generated_at: view.model.generated_at,
-        sections: renderDashboardSections(view, nowMs),
-      });
-      this.#write(s, `event: sections\ndata: ${data}\n\n`);
+      this.#write(s, this.#message(await this.#o.source.view(nowMs), nowMs));
       this.#updates++;
       if (this.#o.source.ended()) {
         this.#write(s, "event: ended\ndata: {}\n\n");

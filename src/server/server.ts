@@ -66,7 +66,7 @@ export interface TaskServer {
   /** Last heartbeat of every agent seen. */
   agents(): AgentLiveness[];
   /** A fresh one-time dashboard login link, or undefined without a dashboard. */
-  loginLink(): string | undefined;
+  loginLink?(): string | undefined;
   /** Stops accepting, waits for requests in flight, removes the port file. */
   close(): Promise<void>;
 }
@@ -610,7 +610,7 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     loginLink: () => dashboard?.mintLoginLink(),
     close() {
       closed ??= (async () => {
-        dashboard?.close();
+        await dashboard?.close();
         await server.shutdown();
         const text = await Deno.readTextFile(portFile).catch(() => "");
         if (text.trim() === String(port)) await Deno.remove(portFile).catch(() => {});

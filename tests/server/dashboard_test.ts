@@ -17,7 +17,7 @@ function journal(): RunJournal {
 }
 
 async function login(s: TestServer): Promise<string> {
-  const link = s.server.loginLink();
+  const link = s.server.loginLink?.();
   assert.ok(link !== undefined);
   const res = await fetch(link, { redirect: "manual" });
   await res.body?.cancel();
@@ -36,7 +36,7 @@ Deno.test("dashboard: without a login every page is refused; the login link work
       assert.equal(r.status, 401, path);
     }
     assert.match((await s.call("GET", "/")).text, /one-time login link/);
-    const link = s.server.loginLink() as string;
+    const link = s.server.loginLink?.() as string;
     assert.match(link, /^http:\/\/127\.0\.0\.1:\d+\/login\?code=[A-Za-z0-9_-]{43}$/);
     const first = await fetch(link, { redirect: "manual" });
     await first.body?.cancel();
@@ -218,12 +218,15 @@ Deno.test("dashboard: SSE sends the state at once, then at most one update per s
   }
 });
 
-Deno.test("dashboard: closing the server ends open event streams", async () => {
+Deno.test("dashboard: closing the server ends open event streams with the final state", async () => {
   const s = await startTestServer({ dashboard: journal() });
   const cookie = await login(s);
   const res = await fetch(`${s.server.url}/dashboard/events`, { headers: { cookie } });
   const sse = sseReader(res);
   assert.equal((await sse.next())?.event, "sections");
   await s.stop();
+  // The stream gets the final state and `ended` before it closes.
+  assert.equal((await sse.next())?.event, "sections");
+  assert.equal((await sse.next())?.event, "ended");
   assert.equal(await sse.next(), undefined);
 });

@@ -1,5 +1,3 @@
-// @ts-check
-/// <reference lib="dom" />
 // The live dashboard's script: keeps the server-rendered page current from the run's
 // Server-Sent Events (the server sends at most one update a second) and ticks the "… ago"
 // times locally. Without it the page is a complete snapshot.
@@ -60,6 +58,7 @@
       const was = session === null ? undefined : logs.get(session);
       if (was !== undefined) /** @type {HTMLDetailsElement} */ (el).open = was;
     });
+    scrollLogs();
     if (focused) {
       const again = document.getElementById(focused);
       if (again !== null) again.focus();
@@ -67,6 +66,14 @@
     tick();
   }
 
+  /** Log tails show their newest lines. */
+  function scrollLogs() {
+    document.querySelectorAll("details.log pre").forEach(function (pre) {
+      pre.scrollTop = pre.scrollHeight;
+    });
+  }
+
+  scrollLogs();
   setInterval(tick, 1000);
   if (body.getAttribute("data-live") !== "1" || eventsPath === null || !("EventSource" in window)) {
     return;

@@ -1,5 +1,3 @@
-// @ts-check
-/// <reference lib="dom" />
 // The run report's only script: a timeline bar (click, Enter or Space) shows its row in the
 // attempts table. The report reads fine without it.
 "use strict";
