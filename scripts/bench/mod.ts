@@ -10,6 +10,7 @@ const SCRIPTS: string[] = [
   "run.ts",
   "ledger.ts",
   "tasks.ts",
+  "claims.ts",
   "server.ts",
   "audit.ts",
   "adapters.ts",
