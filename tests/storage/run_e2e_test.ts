@@ -1,6 +1,7 @@
 // Whole runs (real git, the scripted agent, the real task server, `bernstein` under its own
 // permission set) on the shared stores: a plan runs to HEALTHY with its tasks in PostgreSQL,
-// the password appears in no output and no audit record, and a second orchestrator on the same
+// the password appears in no output, no audit record and no agent's environment, and a second
+// orchestrator on the same
 // namespace is refused, naming the first.
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -36,6 +37,13 @@ stages:
     steps:
 ${step("Write a", ["@agent write a.txt alpha"], "        files: [a.txt]\n")}
 ${step("Write b", ["@agent write b.txt beta"], "        files: [b.txt]\n")}
+${
+  step(
+    "Look around",
+    ["@agent run sh -c 'env > env_seen.txt'"],
+    "        files: [env_seen.txt]\n",
+  )
+}
   - name: use
     depends_on: [build]
     steps:
@@ -80,13 +88,18 @@ async function sharedRun(server: TestServer, redisUrl?: string): Promise<void> {
     for (const [f, text] of [["a.txt", "alpha\n"], ["b.txt", "beta\n"], ["c.txt", "gamma\n"]]) {
       assert.equal(await Deno.readTextFile(join(dir, f)), text);
     }
+    // A nosy agent sees neither the URL nor the password in its environment.
+    const seen = await Deno.readTextFile(join(dir, "env_seen.txt"));
+    assert.match(seen, /BERNSTEIN_TASK_TOKEN=/, "the dump is the agent's real environment");
+    assert.ok(!seen.includes("BERNSTEIN_DATABASE_URL") && !seen.includes("BERNSTEIN_REDIS_URL"));
+    assert.ok(!seen.includes(POSTGRES_PASSWORD));
     // The tasks live in PostgreSQL under the namespace and this run, not in a JSONL log.
     const sql = postgres(server.url, { max: 1, onnotice: () => {} });
     try {
       const rows = await sql<{ id: string; status: string }[]>`
         SELECT id, status FROM bernstein.tasks
         WHERE namespace = ${namespace} AND run_id = ${String(summary.run_id)} ORDER BY id`;
-      assert.deepEqual(rows.map((r) => r.status), ["closed", "closed", "closed"]);
+      assert.deepEqual(rows.map((r) => r.status), ["closed", "closed", "closed", "closed"]);
       const owners = await sql`SELECT * FROM bernstein.owners WHERE namespace = ${namespace}`;
       assert.equal(owners.length, 0, "the namespace is released when the run ends");
     } finally {
@@ -98,7 +111,7 @@ async function sharedRun(server: TestServer, redisUrl?: string): Promise<void> {
     );
     const status = await bern(dir, ["status", "--json"], env);
     assert.equal(status.code, 0, status.stderr);
-    assert.deepEqual(JSON.parse(status.stdout).tasks, { total: 3, closed: 3 });
+    assert.deepEqual(JSON.parse(status.stdout).tasks, { total: 4, closed: 4 });
     const audit = await bern(dir, ["audit", "verify"], env);
     assert.equal(audit.code, 0, audit.stdout + audit.stderr);
     await assertNoPassword(dir, run.stdout, run.stderr, status.stdout, audit.stdout);
