@@ -147,7 +147,7 @@ Deno.test({
           "both agents in the live view",
         );
         const spinner =
-          /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] 1\.1-alpha-step\s+scripted\s+running\s+\d+s  alpha is waiting/m;
+          /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] 1\.1-alpha-step\s+scripted\s+running\s+\d+s {2}alpha is waiting/m;
         await Deno.writeTextFile(join(await artifactsDir(), "terminal-live.txt"), live);
         assert.match(live, spinner);
         assert.match(live, /^\[-+\] 0\/2 tasks$/m);
