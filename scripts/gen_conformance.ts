@@ -11,7 +11,19 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { canonicalBytes, type JsonObject, parseJsonBytes } from "../src/canonical/mod.ts";
-import { ed25519KeyPairFromSeed, encodePublicKeyPem, signDetachedJws } from "../src/crypto/mod.ts";
+import {
+  type CarriedConsistencyProof,
+  checkpointLineBytes,
+  ed25519KeyPairFromSeed,
+  encodePublicKeyPem,
+  merkleHashHex,
+  type MerkleTree,
+  renderCheckpointDocument,
+  sha256,
+  signCheckpoint,
+  signDetachedJws,
+  type SignedCheckpoint,
+} from "../src/crypto/mod.ts";
 import { SeededRandom } from "../src/io/mod.ts";
 import {
   entryHashOfBytes,
@@ -30,14 +42,22 @@ import {
   sealPack,
   zipMembers,
 } from "../src/compliance/mod.ts";
-import { manifestOutputHash, operatorFingerprint, PACK_MEMBERS } from "../src/verify/mod.ts";
+import {
+  manifestOutputHash,
+  operatorFingerprint,
+  PACK_CHECKPOINT_MEMBER,
+  PACK_INCLUSION_MEMBER,
+  PACK_MEMBERS,
+} from "../src/verify/mod.ts";
 import { rawZip, type RawZipMember, zipEntries } from "./raw_zip.ts";
 import {
   SAMPLE_HMAC_KEY,
   type SampleAgent,
+  sampleCheckpoint,
   type SampleLog,
   sampleLog,
   samplePackContent,
+  sampleTree,
   signedEntry,
 } from "./sample_pack.ts";
 
@@ -93,6 +113,22 @@ function resealMembers(
   rest.delete(PACK_MEMBERS.manifest);
   rest.delete(PACK_MEMBERS.manifestSignature);
   return sealPack(rest, base, signer).members;
+}
+
+/** The leaf indices of a content's window entries: the sample's log ends with the window. */
+function windowLeaves(sample: SampleLog, content: PackContent): { hash: string; leaf: number }[] {
+  const first = sample.log.length - content.entries.length;
+  return content.entries.map((e, i) => ({ hash: e.hash, leaf: first + i }));
+}
+
+/**
+ * An insider's pack holds the operator key, so it also re-signs the checkpoint over the log it
+ * presents (the sample's entries before the window, then the content's window).
+ */
+function recheckpointed(sample: SampleLog, content: PackContent): PackContent {
+  const before = sample.log.slice(0, sample.log.length - content.entries.length);
+  const log = { ...sample, log: [...before, ...content.entries] };
+  return { ...content, checkpoint: sampleCheckpoint(log, windowLeaves(log, content)) };
 }
 
 function failVerdict(args: string[], kinds: string[], messages: string[]): ExpectedVerdict {
@@ -293,7 +329,13 @@ export function conformanceCases(): ConformanceCase[] {
       made:
         "content_hash replaced, line re-serialised canonically, the agent's old signature kept.",
       files: pack(
-        sealed(replaceEntry(content, last3, { line, entry, hash, signature: e.signature }), op),
+        sealed(
+          recheckpointed(
+            sample,
+            replaceEntry(content, last3, { line, entry, hash, signature: e.signature }),
+          ),
+          op,
+        ),
       ),
       expected: failVerdict(args, ["invalid signature"], [
         "lineage-log.jsonl:" + (last3 + 1) + ": invalid signature: signature does not verify",
@@ -528,6 +570,7 @@ export function conformanceCases(): ConformanceCase[] {
         "CSV mismatch",
         "dangling parent_hash",
         "entry count mismatch",
+        "inclusion proof invalid",
         "input hash mismatch",
         "orphan signature",
       ], [
@@ -612,7 +655,16 @@ export function conformanceCases(): ConformanceCase[] {
       "The whole pack is rebuilt and signed with the attacker's own key, which is embedded as operator.pub: every internal check passes, only the fingerprint pinned out of band exposes it.",
     made:
       "The sample pack sealed with another Ed25519 key; verified with the real operator's fingerprint.",
-    files: pack(sealed({ ...content, operatorPublicKey: malloryOp.publicKey }, malloryOp)),
+    files: pack(
+      sealed({
+        ...content,
+        operatorPublicKey: malloryOp.publicKey,
+        checkpoint: sampleCheckpoint(
+          { ...sample, operator: malloryOp },
+          windowLeaves(sample, content),
+        ),
+      }, malloryOp),
+    ),
     expected: failVerdict(args, ["operator key mismatch"], [
       `operator key mismatch: the pack is signed by ${
         operatorFingerprint(malloryOp.publicKey)
@@ -763,6 +815,49 @@ export function conformanceCases(): ConformanceCase[] {
     });
   }
 
+  // The checkpoint a format-3 pack carries.
+  {
+    const members = new Map(honest);
+    const batch = JSON.parse(dec.decode(members.get(PACK_INCLUSION_MEMBER)));
+    const first = batch.proof[0] as string;
+    batch.proof[0] = (first[0] === "0" ? "1" : "0") + first.slice(1);
+    members.set(
+      PACK_INCLUSION_MEMBER,
+      enc.encode(dec.decode(canonicalBytes(batch, "canon")) + "\n"),
+    );
+    add({
+      name: "bad_inclusion_proof_fail",
+      attack:
+        "The batch inclusion proof does not place the window's entries in the operator's checkpoint (one proof hash changed): the pack's entries were not shown to be in the log the operator committed to." +
+        insider,
+      made:
+        "The first hash of inclusion-proof.json changed; manifest re-sealed with the operator key.",
+      files: pack(resealMembers(members, op)),
+      expected: failVerdict(args, ["inclusion proof invalid"], [
+        "inclusion-proof.json: inclusion proof invalid: the window's entries at leaves",
+      ]),
+    });
+  }
+  {
+    const members = new Map(honest);
+    members.delete(PACK_CHECKPOINT_MEMBER);
+    members.delete(PACK_INCLUSION_MEMBER);
+    add({
+      name: "pass_format2_pack",
+      attack:
+        "None: a pack of format 2 (before checkpoints) still verifies; it simply carries no checkpoint.",
+      made: "The honest pack without checkpoint.json and inclusion-proof.json, sealed as format 2.",
+      files: pack(resealMembers(members, op, (m) => (m.pack_format_version = 2))),
+      expected: {
+        args,
+        exit: 0,
+        summary: `PASS pack: ${n} entries, ${agents} agents`,
+        kinds: [],
+        messages: [],
+      },
+    });
+  }
+
   // chain and forks over a lineage folder.
   add({
     name: "chain_pass",
@@ -815,7 +910,230 @@ export function conformanceCases(): ConformanceCase[] {
       },
     });
   }
+  cases.push(...checkpointCases(sample));
   return cases;
+}
+
+/** The checkpoint cases (FORMATS.md §8): a lineage folder with its signed checkpoint. */
+function checkpointCases(sample: SampleLog): ConformanceCase[] {
+  const op = sample.operator;
+  const fp = operatorFingerprint(op.publicKey);
+  const signer = { ...op, kid: kidForPublicKey(op.publicKey) };
+  const log = sample.log;
+  const n = log.length;
+  const tree = sampleTree(sample);
+  const ts = "2026-04-01T00:00:00.000000Z";
+  const checkpointAt = (t: MerkleTree, size: number, when = ts) =>
+    signCheckpoint({ log: "lineage", root: merkleHashHex(t.root(size)), size, ts: when }, signer);
+  const full = checkpointAt(tree, n);
+  const digests = new Uint8Array(n * 32);
+  log.forEach((e, i) => digests.set(sha256(e.line), i * 32));
+  const folder = (entries: readonly PackEntry[], extraSidecars: readonly PackEntry[] = []) => {
+    const files = lineageDir(sample, [...entries]);
+    for (const e of extraSidecars) {
+      files.set(
+        `lineage/${signaturePath(e.entry.artefact_path, e.hash)}`,
+        e.signature as Uint8Array,
+      );
+    }
+    files.set(
+      "lineage/checkpoints.jsonl",
+      enc.encode(dec.decode(checkpointLineBytes(full)) + "\n"),
+    );
+    files.set("lineage/checkpoint-leaves.bin", digests);
+    files.set("keys/operator.pub", enc.encode(encodePublicKeyPem(op.publicKey)));
+    return files;
+  };
+  const chainArgs = (artefact: string) => [
+    "chain",
+    artefact,
+    "--lineage-dir",
+    "lineage",
+    "--operator-fingerprint",
+    fp,
+  ];
+  const head =
+    `checkpoints.jsonl:1: checkpoint mismatch: checkpoint #1 (size ${n}, ${ts}) does not match log.jsonl`;
+  const named = new Set(log.flatMap((e) => e.entry.parent_hashes));
+  const out: ConformanceCase[] = [];
+  const chainCase = (
+    c: Omit<ConformanceCase, "expected"> & {
+      artefact: string;
+      kinds: string[];
+      messages: string[];
+    },
+  ) =>
+    out.push({
+      name: c.name,
+      attack: c.attack,
+      made: c.made,
+      files: c.files,
+      expected: {
+        args: chainArgs(c.artefact),
+        exit: c.kinds.length === 0 ? 0 : 1,
+        summary: c.kinds.length === 0 ? `PASS chain ${c.artefact}:` : `FAIL chain ${c.artefact}:`,
+        kinds: [...new Set(c.kinds)].sort(),
+        messages: c.messages,
+      },
+    });
+  chainCase({
+    name: "chain_checkpoint_pass",
+    attack: "None: a lineage folder whose signed checkpoint covers every line.",
+    made:
+      "The sample log as a lineage folder with checkpoints.jsonl, checkpoint-leaves.bin and keys/operator.pub.",
+    files: folder(log),
+    artefact: "src/file_0.ts",
+    kinds: [],
+    messages: [],
+  });
+  {
+    const tip = log[n - 1];
+    chainCase({
+      name: "chain_deleted_tip_fail",
+      attack:
+        `The last entry (${tip.entry.artefact_path}) is deleted with its signature file. No entry names it as a parent, so every per-entry check passes; the checkpoint covers it.`,
+      made: "Last line of log.jsonl and its sidecar removed.",
+      files: folder(log.slice(0, n - 1)),
+      artefact: tip.entry.artefact_path,
+      kinds: ["log truncated"],
+      messages: [
+        `checkpoints.jsonl:1: log truncated: checkpoint #1 (size ${n}, ${ts}) covers ${n} lines, log.jsonl has ${
+          n - 1
+        }`,
+      ],
+    });
+  }
+  {
+    let j = n - 2;
+    while (j >= 0 && named.has(log[j].hash)) j--;
+    const leaf = log[j];
+    chainCase({
+      name: "chain_deleted_leaf_fail",
+      attack: `Line ${
+        j + 1
+      } (${leaf.entry.artefact_path}), an entry no other entry names as a parent, is deleted with its signature file from the middle of the log.`,
+      made: `Line ${j + 1} of log.jsonl and its sidecar removed.`,
+      files: folder(log.filter((_, i) => i !== j)),
+      artefact: "src/file_0.ts",
+      kinds: ["checkpoint mismatch"],
+      messages: [
+        `${head}: first differing leaf ${j} (log.jsonl:${
+          j + 1
+        }): the committed line ${leaf.hash} is no longer in the log (deleted)`,
+      ],
+    });
+  }
+  {
+    let j = n - 2;
+    while (
+      j >= 0 &&
+      (log[j + 1].entry.parent_hashes.includes(log[j].hash) ||
+        log[j].entry.artefact_path === log[j + 1].entry.artefact_path)
+    ) j--;
+    const swapped = [...log];
+    [swapped[j], swapped[j + 1]] = [swapped[j + 1], swapped[j]];
+    chainCase({
+      name: "chain_reordered_lines_fail",
+      attack: `Lines ${j + 1} and ${
+        j + 2
+      } are swapped: unrelated entries of different artefacts, so parents, forks and signatures all still check out.`,
+      made: `Lines ${j + 1} and ${j + 2} of log.jsonl swapped.`,
+      files: folder(swapped),
+      artefact: "src/file_0.ts",
+      kinds: ["checkpoint mismatch"],
+      messages: [
+        `${head}: first differing leaf ${j} (log.jsonl:${j + 1}): the committed line ${
+          log[j].hash
+        } is now at log.jsonl:${j + 2} (reordered)`,
+      ],
+    });
+  }
+  {
+    const kept = log.slice(0, n - 3);
+    const cut = log.slice(n - 3);
+    const artefact = cut[cut.length - 1].entry.artefact_path;
+    const orphans = cut.filter((e) => e.entry.artefact_path === artefact).length;
+    chainCase({
+      name: "chain_truncated_log_fail",
+      attack:
+        "The log is cut short by three lines (a restored old backup, a full disk); their signature files remain.",
+      made: "The last three lines of log.jsonl removed, sidecars kept.",
+      files: folder(kept, cut),
+      artefact,
+      kinds: ["log truncated", ...(orphans > 0 ? ["orphaned signature"] : [])],
+      messages: [
+        `checkpoints.jsonl:1: log truncated: checkpoint #1 (size ${n}, ${ts}) covers ${n} lines, log.jsonl has ${
+          n - 3
+        }`,
+        "orphaned signature: no line of log.jsonl is entry",
+      ],
+    });
+  }
+  // Consistency between an auditor's older checkpoint and a newer one.
+  {
+    const oldSize = n - 3;
+    const old = checkpointAt(tree, oldSize, "2026-03-20T00:00:00.000000Z");
+    const doc = (c: SignedCheckpoint, proofs: CarriedConsistencyProof[] = []) =>
+      renderCheckpointDocument({
+        checkpoint: c,
+        operatorPublicKey: op.publicKey,
+        consistency: proofs,
+      });
+    const oldDoc = doc(old);
+    const honestProof: CarriedConsistencyProof = {
+      from_size: oldSize,
+      from_root: old.root,
+      proof: tree.consistencyProof(oldSize, n).map(merkleHashHex),
+    };
+    const args = ["consistency", "old.json", "new.json", "--operator-fingerprint", fp];
+    out.push({
+      name: "consistency_pass",
+      attack: "None: the auditor kept a checkpoint; the log has only grown since.",
+      made:
+        `old.json: the checkpoint at ${oldSize} lines; new.json: at ${n} lines with the RFC 9162 proof from ${oldSize}.`,
+      files: new Map([["old.json", oldDoc], ["new.json", doc(full, [honestProof])]]),
+      expected: { args, exit: 0, summary: "PASS consistency:", kinds: [], messages: [] },
+    });
+    out.push({
+      name: "consistency_missing_proof_fail",
+      attack: "The newer checkpoint comes without a proof that it extends the auditor's.",
+      made: "new.json without consistency proofs.",
+      files: new Map([["old.json", oldDoc], ["new.json", doc(full)]]),
+      expected: {
+        args,
+        exit: 1,
+        summary: "FAIL consistency:",
+        kinds: ["consistency proof missing"],
+        messages: [`new.json: consistency proof missing: it carries no proof from size ${oldSize}`],
+      },
+    });
+    // The insider deletes entry 2 of the log, re-signs a fresh checkpoint over the rewritten
+    // history with the operator key, and hands over a "proof" from their own tree.
+    const forgedLog = log.filter((_, i) => i !== 2);
+    const forgedTree = sampleTree({ ...sample, log: forgedLog });
+    const forged = checkpointAt(forgedTree, forgedLog.length, "2026-04-02T00:00:00.000000Z");
+    const lie: CarriedConsistencyProof = {
+      from_size: oldSize,
+      from_root: old.root,
+      proof: forgedTree.consistencyProof(oldSize, forgedLog.length).map(merkleHashHex),
+    };
+    out.push({
+      name: "consistency_rewritten_history_fail",
+      attack:
+        "An insider with the operator key deletes an early entry, rewrites every checkpoint over the new history and signs them: the log verifies on its own. The auditor's older checkpoint exposes the fork.",
+      made:
+        "new.json: a checkpoint of the log without its third line, signed by the operator key, with a consistency proof computed from the rewritten tree.",
+      files: new Map([["old.json", oldDoc], ["new.json", doc(forged, [lie])]]),
+      expected: {
+        args,
+        exit: 1,
+        summary: "FAIL consistency:",
+        kinds: ["fork of history"],
+        messages: ["the consistency proof does not bridge the two roots"],
+      },
+    });
+  }
+  return out;
 }
 
 function readme(c: ConformanceCase): string {

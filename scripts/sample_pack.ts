@@ -3,7 +3,16 @@
 // Keys come from a seeded generator and timestamps from a counter, so the same options give
 // the same bytes on every machine.
 import { toHex } from "../src/canonical/mod.ts";
-import { ed25519KeyPairFromSeed, sha256Hex, signDetachedJws } from "../src/crypto/mod.ts";
+import {
+  ed25519KeyPairFromSeed,
+  merkleHashHex,
+  merkleLeafHash,
+  MerkleTree,
+  sha256,
+  sha256Hex,
+  signCheckpoint,
+  signDetachedJws,
+} from "../src/crypto/mod.ts";
 import { SeededRandom } from "../src/io/mod.ts";
 import {
   entryBytes,
@@ -18,6 +27,8 @@ import {
   buildArticle12,
   type OperatorSigner,
   type PackCard,
+  type PackCheckpoint,
+  packCheckpointMembers,
   type PackContent,
   type PackEntry,
   selectCards,
@@ -177,6 +188,36 @@ export function sampleLog(options: SampleOptions = {}): SampleLog {
   };
 }
 
+/** The tree of a sample log's lines (every line is an entry). */
+export function sampleTree(sample: SampleLog): MerkleTree {
+  const leaves = new Uint8Array(sample.log.length * 32);
+  sample.log.forEach((e, i) => merkleLeafHash(sha256(e.line), 0, leaves, i * 32));
+  return new MerkleTree(leaves, sample.log.length);
+}
+
+/**
+ * The checkpoint members of a sample pack: the operator's checkpoint of the whole sample log
+ * (made 2026-04-01) and the window's batch inclusion proof.
+ */
+export function sampleCheckpoint(
+  sample: SampleLog,
+  entries: readonly { hash: string; leaf: number }[],
+): PackCheckpoint {
+  const tree = sampleTree(sample);
+  const checkpoint = signCheckpoint({
+    log: "lineage",
+    root: merkleHashHex(tree.root()),
+    size: tree.size,
+    ts: "2026-04-01T00:00:00.000000Z",
+  }, { ...sample.operator, kid: kidForPublicKey(sample.operator.publicKey) });
+  return packCheckpointMembers({
+    checkpoint,
+    tree,
+    entries,
+    operatorPublicKey: sample.operator.publicKey,
+  });
+}
+
 /** Options for {@linkcode samplePackContent}. */
 export interface SamplePackOptions {
   /** Organisation (default `Acme Bank`). */
@@ -245,5 +286,6 @@ export function samplePackContent(sample: SampleLog, options: SamplePackOptions 
     cards,
     article12,
     operatorPublicKey: sample.operator.publicKey,
+    checkpoint: sampleCheckpoint(sample, selection.entries),
   };
 }

@@ -2,7 +2,13 @@
 // are part of the signed content, so they hold nothing that varies between builds of the same
 // inputs (no output file name, no wall clock).
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
-import { isoOfNs, type LogFacts, PACK_MEMBERS } from "../verify/mod.ts";
+import {
+  isoOfNs,
+  type LogFacts,
+  PACK_CHECKPOINT_MEMBER,
+  PACK_INCLUSION_MEMBER,
+  PACK_MEMBERS,
+} from "../verify/mod.ts";
 
 /** What the README cover shows. */
 export interface CoverFacts {
@@ -123,6 +129,8 @@ check the pack by hand with unzip, sha256sum and openssl.
 | \`signatures/<entry-hex>.jws\` | each entry's Ed25519 signature by its agent (${c.signatureCount}) |
 | \`agent-cards/<agent>/<kid>.json\` | the agents' public keys (${c.cardCount}) |
 | \`${PACK_MEMBERS.operatorKey}\` | the operator's public key (SPKI PEM) |
+| \`${PACK_CHECKPOINT_MEMBER}\` | the operator's signed checkpoint of the whole lineage log (RFC 9162 root) |
+| \`${PACK_INCLUSION_MEMBER}\` | the proof that places every entry of the period in that checkpoint |
 | \`${PACK_MEMBERS.manifest}\` | counts, Article 12 facts and the SHA-256 of every other member |
 | \`${PACK_MEMBERS.manifestSignature}\` | the operator's signature over the manifest |
 `;
@@ -143,8 +151,9 @@ read the environment or start programs, and it never extracts the pack. Exit cod
 \`PASS pack: N entries, M agents\` mean **every** check passed: the archive is well formed; the
 manifest is signed by the operator key you pinned; every member is byte-for-byte what the
 operator signed; every lineage line is canonical, correctly chained and signed by the agent
-key its card publishes; no fork is left unresolved; and the CSV and the Article 12 figures
-match the log. Exit code 1 and \`FAIL pack: N errors\` list one line per problem. Without
+key its card publishes; no fork is left unresolved; the CSV and the Article 12 figures
+match the log; and every entry is, at its place, in the log the operator's signed checkpoint
+commits to. Exit code 1 and \`FAIL pack: N errors\` list one line per problem. Without
 \`--operator-fingerprint\` (or \`--operator-key operator.pub\` received out of band) the pack is
 only checked against the key inside it, which proves nothing about who built it.
 
@@ -165,8 +174,22 @@ only checked against the key inside it, which proves nothing about who built it.
 | dangling parent_hash | an entry's parent is neither in the pack nor declared as preceding the period: an entry was removed |
 | unresolved fork | concurrent writes to one artefact were never merged |
 | entry outside period, entry count mismatch, CSV mismatch, article12 facts mismatch, external parent invalid, orphan signature | the manifest or the CSV states something the log does not support |
+| invalid checkpoint, checkpoint signature invalid, inclusion proof invalid | the period's entries are not shown to be in the log the operator committed to |
 
 Operator HMACs inside the entries are not checked here: they need the operator's secret.
+
+## Later: did the log only grow?
+
+Keep \`${PACK_CHECKPOINT_MEMBER}\`. When the operator later hands you a newer checkpoint (\`bernstein
+lineage checkpoint --out new.json --from ${PACK_CHECKPOINT_MEMBER}\`), run
+
+\`\`\`sh
+bernstein-verify consistency pack.zip new.json --operator-fingerprint <fingerprint>
+\`\`\`
+
+\`PASS consistency\` proves (RFC 9162 consistency proof) that the newer log extends the one this
+pack was cut from: nothing in it was removed or rewritten since. \`fork of history\` means the log
+was rewritten and re-signed.
 
 ## By hand, trusting no binary
 

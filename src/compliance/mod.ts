@@ -31,6 +31,8 @@ export {
   type BuiltPack,
   type OperatorSigner,
   type PackCard,
+  type PackCheckpoint,
+  packCheckpointMembers,
   type PackContent,
   type PackEntry,
   type RenderedPack,

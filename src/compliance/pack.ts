@@ -2,8 +2,20 @@
 // block and the operator key in; member bytes, the signed manifest and the ZIP out. The same
 // inputs give the same bytes (Ed25519 signatures are deterministic; nothing reads a clock).
 import { canonicalBytes, type JsonObject } from "../canonical/mod.ts";
-import { encodePublicKeyPem, sha256Hex, signDetachedJws } from "../crypto/mod.ts";
-import { kidForPublicKey, type LineageEntry } from "../lineage/mod.ts";
+import {
+  encodePublicKeyPem,
+  indexRanges,
+  MERKLE_HASH_BYTES,
+  merkleHashHex,
+  merkleLeafHash,
+  type MerkleTree,
+  renderCheckpointDocument,
+  renderInclusionBatch,
+  sha256Hex,
+  signDetachedJws,
+  type SignedCheckpoint,
+} from "../crypto/mod.ts";
+import { digestInto, kidForPublicKey, type LineageEntry } from "../lineage/mod.ts";
 import {
   cardMemberName,
   csvHeader,
@@ -12,7 +24,9 @@ import {
   LogFactsCollector,
   manifestOutputHash,
   operatorFingerprint,
+  PACK_CHECKPOINT_MEMBER,
   PACK_FORMAT_VERSION,
+  PACK_INCLUSION_MEMBER,
   PACK_MEMBERS,
   PACK_SCHEMA,
   signatureMemberName,
@@ -51,6 +65,61 @@ export interface OperatorSigner {
   publicKey: Uint8Array;
 }
 
+/** The pack's checkpoint members (FORMATS.md §8): the document and the window's inclusion proof. */
+export interface PackCheckpoint {
+  /** `checkpoint.json`. */
+  document: Uint8Array;
+  /** `inclusion-proof.json`. */
+  inclusion: Uint8Array;
+}
+
+/**
+ * The checkpoint members of a pack: the operator's checkpoint of the whole log and the batch
+ * proof that places every window entry (by its leaf index) in its tree. Throws
+ * {@linkcode CompliancePackError} when a window entry is not the line the tree committed to.
+ */
+export function packCheckpointMembers(options: {
+  checkpoint: SignedCheckpoint;
+  tree: MerkleTree;
+  entries: readonly { hash: string; leaf: number }[];
+  operatorPublicKey: Uint8Array;
+}): PackCheckpoint {
+  const { checkpoint, tree, entries } = options;
+  const leaf = new Uint8Array(MERKLE_HASH_BYTES);
+  const digest = new Uint8Array(MERKLE_HASH_BYTES);
+  for (const e of entries) {
+    const committed = e.leaf < checkpoint.size ? tree.leaf(e.leaf) : undefined;
+    if (!digestInto(e.hash, digest) || committed === undefined) {
+      throw new CompliancePackError(
+        "compliance.not_checkpointed",
+        `entry ${e.hash} (log line ${
+          e.leaf + 1
+        }) is not covered by the checkpoint of size ${checkpoint.size}`,
+      );
+    }
+    merkleLeafHash(digest, 0, leaf);
+    if (merkleHashHex(leaf) !== merkleHashHex(committed)) {
+      throw new CompliancePackError(
+        "compliance.log_changed",
+        `log line ${e.leaf + 1} is not the line the checkpoint committed to; the log changed`,
+        { hint: "run 'bernstein lineage gate' to see what changed" },
+      );
+    }
+  }
+  const indices = entries.map((e) => e.leaf);
+  return {
+    document: renderCheckpointDocument({
+      checkpoint,
+      operatorPublicKey: options.operatorPublicKey,
+    }),
+    inclusion: renderInclusionBatch({
+      tree_size: checkpoint.size,
+      leaf_ranges: indexRanges(indices),
+      proof: tree.batchProof(indices, checkpoint.size).map(merkleHashHex),
+    }),
+  };
+}
+
 /** Everything the pack holds, before it is sealed. */
 export interface PackContent {
   /** Organisation the pack is for. */
@@ -73,6 +142,8 @@ export interface PackContent {
   article12: JsonObject;
   /** The operator's public key (embedded as `operator.pub`). */
   operatorPublicKey: Uint8Array;
+  /** The checkpoint members ({@linkcode packCheckpointMembers}). */
+  checkpoint: PackCheckpoint;
 }
 
 /** Members of an unsealed pack and the manifest fields that do not depend on the hashes. */
@@ -139,6 +210,8 @@ export function renderPackMembers(content: PackContent): RenderedPack {
   put(PACK_MEMBERS.csv, encoder.encode(csv.join("")));
   for (const card of content.cards) put(cardMemberName(card.agent_id, card.kid), card.bytes);
   put(PACK_MEMBERS.operatorKey, encoder.encode(encodePublicKeyPem(content.operatorPublicKey)));
+  put(PACK_CHECKPOINT_MEMBER, content.checkpoint.document);
+  put(PACK_INCLUSION_MEMBER, content.checkpoint.inclusion);
   const signatureCount = [...members.keys()].filter((n) => n.startsWith("signatures/")).length;
   const kid = kidForPublicKey(content.operatorPublicKey);
   const fingerprint = operatorFingerprint(content.operatorPublicKey);

@@ -14,6 +14,8 @@ export interface WindowEntry {
   entry: LineageEntry;
   /** Its entry hash. */
   hash: string;
+  /** Its leaf index in the log's checkpoint tree (the 0-based line number). */
+  leaf: number;
 }
 
 /** A log line that is not a valid entry (left out of every pack, and counted). */
@@ -97,7 +99,7 @@ export class WindowSelector {
       if (!this.#inWindow.has(p) && this.#before.has(p)) this.#external.add(p);
     }
     this.#inWindow.add(hash);
-    this.#entries.push({ line: bytes.slice(), entry, hash });
+    this.#entries.push({ line: bytes.slice(), entry, hash, leaf: lineNo - 1 });
   }
 
   /** The selection so far. */

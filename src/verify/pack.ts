@@ -14,6 +14,7 @@ import {
   verifyDetachedJws,
 } from "../crypto/mod.ts";
 import { digestInto, DigestTable, digestText, kidForPublicKey } from "../lineage/mod.ts";
+import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoint.ts";
 import { defaultGateWorkers, runLineageGate } from "./gate.ts";
 import type { CardFile, GateResult } from "./types.ts";
 import { article12LogFigures, article12Mismatches, LogFactsCollector } from "./log_facts.ts";
@@ -22,6 +23,8 @@ import {
   csvRow,
   isoOfNs,
   operatorFingerprint,
+  PACK_CHECKPOINT_MEMBER,
+  PACK_INCLUSION_MEMBER,
   PACK_LIMITS,
   PACK_MEMBERS,
   type PackManifest,
@@ -90,6 +93,10 @@ export interface PackStats {
   operator_pinned: "key" | "fingerprint" | null;
   /** Operator HMACs need the operator's secret, which a pack never carries. */
   hmac_checked: false;
+  /** `pack_format_version` of the manifest, when it parsed. */
+  pack_format_version: number | null;
+  /** The checkpoint a format-3 pack carries: lines of the whole log covered, root, time. */
+  checkpoint: PackCheckpointFacts | null;
 }
 
 /** The verdict on one pack. */
@@ -134,6 +141,8 @@ export async function verifyPack(
     operator_fingerprint: null,
     operator_pinned: null,
     hmac_checked: false,
+    pack_format_version: null,
+    checkpoint: null,
   };
   const done = (): PackVerifyResult => ({ ok: errors.length === 0, stats, errors, notes });
 
@@ -204,7 +213,19 @@ export async function verifyPack(
     }
   }
   const manifestRead = manifestBytes !== undefined;
-  checkOperator({
+  // Format 3 carries the checkpoint members; format 2 has none.
+  const version = manifest?.pack_format_version ?? null;
+  stats.pack_format_version = version;
+  for (const name of [PACK_CHECKPOINT_MEMBER, PACK_INCLUSION_MEMBER]) {
+    if (version === 3 && !members.has(name)) fail("missing member", `${name}: missing member`);
+    if (version === 2 && members.has(name)) {
+      fail(
+        "unexpected member",
+        `${JSON.stringify(name)}: unexpected member (a format-2 pack carries no checkpoint)`,
+      );
+    }
+  }
+  const packOperatorKey = checkOperator({
     manifest,
     manifestBytes,
     keyBytes: read(PACK_MEMBERS.operatorKey),
@@ -248,6 +269,8 @@ export async function verifyPack(
     }
   }
   let csvHex: string | undefined;
+  let checkpointBytes: Uint8Array | undefined;
+  let inclusionBytes: Uint8Array | undefined;
   // Signatures and cards are read here, in archive order (sequential reads), for the gate.
   const signatures = new SignatureStore(stats.signatures, signatureBytes);
   const cards: CardFile[] = [];
@@ -261,6 +284,14 @@ export async function verifyPack(
       // GC on 100 000 signatures (peak RSS that glibc keeps).
       hashOk(m.name, sha256HexPure(bytes));
       if (kind === "card") cards.push({ location: m.name, bytes });
+      continue;
+    }
+    if (kind === "checkpoint" || kind === "inclusion") {
+      const bytes = readMember(m);
+      if (bytes === undefined) continue;
+      hashOk(m.name, sha256HexPure(bytes));
+      if (kind === "checkpoint") checkpointBytes = bytes;
+      else inclusionBytes = bytes;
       continue;
     }
     if (kind === "log" || kind === "manifest") continue;
@@ -303,6 +334,11 @@ export async function verifyPack(
     csvPending = "";
   };
   const outside: string[] = [];
+  // The window's line digests (entry hashes), for the inclusion proof of a format-3 pack.
+  const wantDigests = version === 3 && checkpointBytes !== undefined &&
+    inclusionBytes !== undefined;
+  let digests = new Uint8Array(wantDigests ? 32 * 1024 : 0);
+  let digestCount = 0;
   let logHex: string | undefined;
   let gate: GateResult | undefined;
   if (logMember !== undefined) {
@@ -321,6 +357,15 @@ export async function verifyPack(
         knownParents: external,
         signatures: (_artefact, hash) => signatures.take(hash),
         onEntry: (entry, hash) => {
+          if (wantDigests) {
+            if (digests.length < (digestCount + 1) * 32) {
+              const grown = new Uint8Array(digests.length * 2);
+              grown.set(digests);
+              digests = grown;
+            }
+            digestInto(hash, digests, digestCount * 32);
+            digestCount++;
+          }
           facts.add(entry);
           csvPending += csvRow(entry);
           if (csvPending.length > 65536) flushCsv();
@@ -360,6 +405,23 @@ export async function verifyPack(
     stats.artefacts = gate.artefacts;
   }
   for (const o of outside) fail("entry outside period", o);
+  if (gate !== undefined && wantDigests) {
+    if (gate.entries === gate.lines) {
+      stats.checkpoint = checkPackCheckpoint({
+        document: checkpointBytes as Uint8Array,
+        inclusion: inclusionBytes as Uint8Array,
+        operatorPublicKey: packOperatorKey,
+        digests: digests.subarray(0, digestCount * 32),
+        count: digestCount,
+      }, fail) ?? null;
+    } else {
+      notes.push(
+        `the inclusion proof was not checked: ${
+          gate.lines - gate.entries
+        } log line(s) did not parse`,
+      );
+    }
+  }
   const logFacts = facts.facts();
   stats.agents = logFacts.agents.length;
 
@@ -489,7 +551,8 @@ interface OperatorCheck {
   notes: string[];
 }
 
-function checkOperator(c: OperatorCheck): void {
+/** Checks the operator key and the manifest signature; returns `operator.pub` when usable. */
+function checkOperator(c: OperatorCheck): Uint8Array | undefined {
   const { manifest, stats, fail, options } = c;
   let publicKey: Uint8Array | undefined;
   if (c.keyBytes !== undefined) {
@@ -579,4 +642,5 @@ function checkOperator(c: OperatorCheck): void {
       "operator key not pinned: the manifest signature was checked against the key inside the pack; pass --operator-fingerprint HEX (obtained from the operator out of band) to check who signed it",
     );
   }
+  return publicKey;
 }

@@ -15,8 +15,11 @@ import type { ZipLimits } from "./zip_reader.ts";
 /** `schema` of every pack manifest. */
 export const PACK_SCHEMA = "bernstein-compliance-pack";
 
-/** `pack_format_version` this code writes and reads. */
-export const PACK_FORMAT_VERSION = 2;
+/** `pack_format_version` this code writes (3: with the checkpoint and inclusion proof). */
+export const PACK_FORMAT_VERSION = 3;
+
+/** Versions this code reads: 2 (no checkpoint) and 3. */
+export const PACK_FORMAT_VERSIONS: readonly number[] = [2, 3];
 
 /** The fixed members of a pack (signatures and agent cards come on top). */
 export const PACK_MEMBERS = {
@@ -226,7 +229,7 @@ export function isoOfNs(tsNs: bigint): string {
 export interface PackManifest {
   /** {@linkcode PACK_SCHEMA}. */
   schema: string;
-  /** {@linkcode PACK_FORMAT_VERSION}. */
+  /** One of {@linkcode PACK_FORMAT_VERSIONS}. */
   pack_format_version: number;
   /** `bernstein <version>`. */
   builder: string;
@@ -399,8 +402,11 @@ export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
   if (schema !== undefined && typeof schema === "string" && schema !== PACK_SCHEMA) {
     problems.push(`schema is ${JSON.stringify(schema)}, expected ${JSON.stringify(PACK_SCHEMA)}`);
   }
-  if (v.pack_format_version !== PACK_FORMAT_VERSION) {
-    problems.push(`pack_format_version must be ${PACK_FORMAT_VERSION}`);
+  if (
+    typeof v.pack_format_version !== "number" ||
+    !PACK_FORMAT_VERSIONS.includes(v.pack_format_version)
+  ) {
+    problems.push(`pack_format_version must be one of ${PACK_FORMAT_VERSIONS.join(", ")}`);
   }
   const builder = str("builder");
   const org = str("org");
@@ -469,7 +475,7 @@ export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
     recomputedOutputHash: bound.outputHash,
     manifest: {
       schema,
-      pack_format_version: PACK_FORMAT_VERSION,
+      pack_format_version: v.pack_format_version as number,
       builder,
       org,
       period: { since, until },

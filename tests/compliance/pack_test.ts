@@ -21,7 +21,7 @@ Deno.test("the same inputs give the same bytes; another build time gives other b
   notDeepStrictEqual(a, c);
 });
 
-Deno.test("members are exactly those of FORMATS.md §5, sorted, deflated (signatures stored), dated 1980-01-01", () => {
+Deno.test("members are exactly those of FORMATS.md §5 and §8, sorted, deflated (signatures stored), dated 1980-01-01", () => {
   const zip = buildPack(content, sample.operator).zip;
   const dir = readZipDirectory(memoryBytes(zip), packZipLimits());
   deepStrictEqual(dir.problems, []);
@@ -31,6 +31,8 @@ Deno.test("members are exactly those of FORMATS.md §5, sorted, deflated (signat
   deepStrictEqual(fixed, [
     "README.md",
     "article12-evidence.csv",
+    "checkpoint.json",
+    "inclusion-proof.json",
     "lineage-log.jsonl",
     "operator.pub",
     "pack-manifest.json",

@@ -141,3 +141,34 @@ Deno.test("a window with nothing in it builds an empty pack that verifies", asyn
     deepStrictEqual((await selfCheck(r, o)).errors, []);
   });
 });
+
+Deno.test("every pack checkpoints both logs and carries the lineage checkpoint it was built on", async () => {
+  await withTempDir(async (dir) => {
+    await writeValidTree(dir);
+    const keyPath = join(dir, "state", "audit.key");
+    const auditKey = await ensureAuditKey(keyPath, new SeededRandom(2));
+    const log = new AuditLog(join(dir, ".sdd", "audit"), auditKey);
+    await log.append({ actor: "t", event_type: "probe", resource_type: "task", resource_id: "x" });
+    await log.close();
+    const o = await options(dir, { BERNSTEIN_AUDIT_KEY_PATH: keyPath });
+    const r = await buildProjectPack(o);
+    const verdict = await selfCheck(r, o);
+    deepStrictEqual(verdict.errors, []);
+    strictEqual(verdict.stats.checkpoint?.size, 5);
+    const lineage = (await Deno.readTextFile(join(dir, ".sdd/lineage/checkpoints.jsonl"))).trim();
+    strictEqual(JSON.parse(lineage).root, verdict.stats.checkpoint?.root);
+    const audit = (await Deno.readTextFile(join(dir, ".sdd/audit/checkpoints.jsonl"))).trim();
+    strictEqual(JSON.parse(audit).size, 1);
+    // Entries appended after the checkpoint wait for the next pack; a log whose committed lines
+    // changed cannot be packed at all.
+    const logPath = join(dir, ".sdd/lineage/log.jsonl");
+    const lines = (await Deno.readTextFile(logPath)).split("\n");
+    await Deno.writeTextFile(logPath, [lines[1], lines[0], ...lines.slice(2)].join("\n"));
+    await Deno.remove(join(dir, ".sdd/lineage/checkpoint-state.json"));
+    await rejects(buildProjectPack(o), (e: Error) => {
+      ok(e instanceof CompliancePackError);
+      ok(e.message.includes("cannot be checkpointed"), e.message);
+      return true;
+    });
+  });
+});

@@ -41,6 +41,22 @@ Deno.test("the conformance suite covers every attack issue 4 names", async () =>
   ok(names.some((n) => !n.endsWith("_fail")), "no passing case");
 });
 
+Deno.test("the conformance suite covers every checkpoint attack issue 15 names", async () => {
+  const names = await caseNames();
+  for (
+    const required of [
+      "chain_deleted_tip_fail",
+      "chain_deleted_leaf_fail",
+      "chain_reordered_lines_fail",
+      "chain_truncated_log_fail",
+      "consistency_rewritten_history_fail",
+      "bad_inclusion_proof_fail",
+      "chain_checkpoint_pass",
+      "consistency_pass",
+    ]
+  ) ok(names.includes(required), `missing conformance case ${required}`);
+});
+
 Deno.test("bernstein-verify gives every conformance case its expected verdict", async (t) => {
   for (const name of await caseNames()) {
     await t.step(name, async () => {

@@ -9,6 +9,7 @@ import {
   manifestOutputHash,
   memoryBytes,
   operatorFingerprint,
+  PACK_CHECKPOINT_MEMBER,
   PACK_LIMITS,
   PACK_MEMBERS,
   type PackVerifyResult,
@@ -16,7 +17,7 @@ import {
 } from "../../src/verify/mod.ts";
 import { buildPack, renderPackMembers } from "../../src/compliance/mod.ts";
 import { rawZip, zipEntries } from "../../scripts/raw_zip.ts";
-import { sampleLog, samplePackContent } from "../../scripts/sample_pack.ts";
+import { sampleCheckpoint, sampleLog, samplePackContent } from "../../scripts/sample_pack.ts";
 
 const sample = sampleLog({ seed: 11 });
 const content = samplePackContent(sample);
@@ -111,7 +112,7 @@ Deno.test("a manifest with spaces, an unknown field or a wrong version is invali
   const r3 = await verifyPack(memoryBytes(reseal(new Map(built.members), (b) => {
     b.pack_format_version = 1;
   })));
-  ok(r3.errors.some((e) => e.message.endsWith("pack_format_version must be 2")));
+  ok(r3.errors.some((e) => e.message.endsWith("pack_format_version must be one of 2, 3")));
 });
 
 Deno.test("external parents must be named by the window and must not be window entries", async () => {
@@ -189,3 +190,47 @@ Deno.test("a long pack gives the same verdict with and without a worker thread",
   ok(forgedInline.errors[0].message.startsWith("lineage-log.jsonl:"));
   deepStrictEqual(forgedPooled, forgedInline);
 });
+
+Deno.test("a format-3 pack reports its checkpoint; its checkpoint members are required", async () => {
+  const r = await verifyPack(memoryBytes(built.zip));
+  strictEqual(r.stats.pack_format_version, 3);
+  strictEqual(r.stats.checkpoint?.size, sample.log.length, "covers the whole log, not the window");
+  const missing = new Map(built.members);
+  missing.delete(PACK_CHECKPOINT_MEMBER);
+  deepStrictEqual(kinds(await verifyPack(memoryBytes(reseal(missing)))), ["missing member"]);
+  // Format 2 packs carry none: one that does is not what it says.
+  const v2 = await verifyPack(memoryBytes(reseal(new Map(built.members), (b) => {
+    b.pack_format_version = 2;
+  })));
+  deepStrictEqual(kinds(v2), ["unexpected member"]);
+});
+
+Deno.test("a checkpoint by another key, or one that omits a window entry, fails", async () => {
+  const mallory = ed25519KeyPairFromSeed(new Uint8Array(32).fill(7));
+  const signedByMallory = buildPack({
+    ...content,
+    checkpoint: sampleCheckpoint(
+      { ...sample, operator: { seed: mallory.seed, publicKey: mallory.publicKey } },
+      windowLeaves(),
+    ),
+  }, op);
+  deepStrictEqual(kinds(await verifyPack(memoryBytes(signedByMallory.zip))), [
+    "checkpoint signature invalid",
+    "operator key mismatch",
+  ]);
+  // A checkpoint of only the log's first lines cannot place the whole window.
+  const short = { ...sample, log: sample.log.slice(0, sample.log.length - 1) };
+  let refused = false;
+  try {
+    sampleCheckpoint(short, windowLeaves());
+  } catch (error) {
+    refused = true;
+    ok((error as Error).message.includes("is not covered by the checkpoint"));
+  }
+  ok(refused, "the builder refuses a checkpoint that does not cover the window");
+});
+
+function windowLeaves(): { hash: string; leaf: number }[] {
+  const first = sample.log.length - content.entries.length;
+  return content.entries.map((e, i) => ({ hash: e.hash, leaf: first + i }));
+}

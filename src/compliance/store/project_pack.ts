@@ -3,11 +3,25 @@
 // log (read-only: the audit key is read, never created), states the Article 12 facts, builds
 // the pack in memory and runs the verifier over the result before anyone sees it.
 import { join } from "node:path";
-import { readAuditKey, resolveAuditKeyPath, scanAuditLog } from "../../audit/mod.ts";
+import {
+  checkpointAuditLog,
+  readAuditKey,
+  resolveAuditKeyPath,
+  scanAuditLog,
+} from "../../audit/mod.ts";
 import type { JsonObject } from "../../canonical/mod.ts";
 import { BernsteinError, type Warning } from "../../errors/mod.ts";
 import type { EnvReader } from "../../io/mod.ts";
-import { LineageAnalyzer, LOG_FILE, signaturePath, streamLines } from "../../lineage/mod.ts";
+import {
+  kidForPublicKey,
+  LineageAnalyzer,
+  LOG_FILE,
+  signaturePath,
+  streamLines,
+} from "../../lineage/mod.ts";
+import { openLineageStore } from "../../lineage/store/mod.ts";
+import { CheckpointError, type CheckpointWriteResult, committedTree } from "../../tlog/mod.ts";
+import type { CheckpointSigner } from "../../crypto/mod.ts";
 import { compileGlob } from "../../plan/mod.ts";
 import {
   type LogFacts,
@@ -25,6 +39,7 @@ import {
   buildPack,
   CompliancePackError,
   type OperatorSigner,
+  packCheckpointMembers,
   type PackEntry,
   selectCards,
   type SkippedLine,
@@ -155,10 +170,15 @@ async function auditLinks(
   return linker.result({ authenticated, rejected: scan.skipped_count });
 }
 
+/**
+ * The log's window, read up to the line the pack's checkpoint covers: lines appended after it
+ * (a run still writing) belong to the next pack.
+ */
 async function readWindow(
   logPath: string,
   window: PackWindow,
   warnings: Warning[],
+  maxLines: number,
 ): Promise<WindowSelection> {
   const selector = new WindowSelector(window);
   let file: Deno.FsFile | undefined;
@@ -168,11 +188,23 @@ async function readWindow(
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     warnings.push({ code: "compliance.no_log", message: `no lineage log at ${logPath}` });
   }
+  let later = 0;
   if (file !== undefined) {
     for await (const l of streamLines(file.readable)) {
+      if (l.line > maxLines) {
+        later++;
+        continue;
+      }
       if (l.tooLong) selector.skip(l.line, "line longer than the reader's limit");
       else selector.add(l.line, l.bytes, l.terminated);
     }
+  }
+  if (later > 0) {
+    warnings.push({
+      code: "compliance.after_checkpoint",
+      message:
+        `${later} line(s) of ${logPath} were appended after the pack's checkpoint and are left for the next pack`,
+    });
   }
   const selection = selector.result();
   for (const s of selection.skipped) {
@@ -253,6 +285,47 @@ function analyzeWindow(
 }
 
 /**
+ * Checkpoints both logs, as every pack does (FORMATS.md §8): the lineage checkpoint is the
+ * one the pack carries (a failure stops the build: the pack would prove nothing); an audit
+ * checkpoint that cannot be written is a warning.
+ */
+async function checkpointLogs(
+  sdd: string,
+  signer: CheckpointSigner,
+  warnings: Warning[],
+): Promise<CheckpointWriteResult> {
+  const store = openLineageStore({
+    sdd,
+    operatorKey: () => Promise.reject(new Error("a pack never writes lineage entries")),
+  });
+  let lineage: CheckpointWriteResult;
+  try {
+    lineage = await store.checkpoint(signer);
+  } catch (error) {
+    if (!(error instanceof CheckpointError)) throw error;
+    throw new CompliancePackError(
+      "compliance.checkpoint_refused",
+      `the lineage log cannot be checkpointed, so no pack can prove its entries: ${error.message}`,
+      { hint: error.hint, cause: error },
+    );
+  }
+  const auditDir = join(sdd, "audit");
+  const hasAudit = await Deno.lstat(auditDir).then((i) => i.isDirectory, () => false);
+  if (hasAudit) {
+    try {
+      await checkpointAuditLog(auditDir, signer);
+    } catch (error) {
+      if (!(error instanceof CheckpointError)) throw error;
+      warnings.push({
+        code: "compliance.audit_checkpoint_refused",
+        message: `the audit log was not checkpointed: ${error.message}`,
+      });
+    }
+  }
+  return lineage;
+}
+
+/**
  * Builds the pack of `since`..`until` from the project at `sdd`. Throws
  * {@linkcode CompliancePackError} when it cannot be built honestly (conflicting cards for a
  * signer, bad risk glob); everything else becomes a warning, and the self-check
@@ -277,8 +350,24 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
   }
   const warnings: Warning[] = [];
   const lineageDir = join(options.sdd, "lineage");
-  const selection = await readWindow(join(lineageDir, LOG_FILE), window, warnings);
+  const signer: CheckpointSigner = {
+    ...options.signer,
+    kid: kidForPublicKey(options.signer.publicKey),
+  };
+  const checkpoint = await checkpointLogs(options.sdd, signer, warnings);
+  const selection = await readWindow(
+    join(lineageDir, LOG_FILE),
+    window,
+    warnings,
+    checkpoint.checkpoint.size,
+  );
   const a = analyzeWindow(selection, lineageDir, options.compliance.risk_paths, warnings);
+  const checkpointMembers = packCheckpointMembers({
+    checkpoint: checkpoint.checkpoint,
+    tree: await committedTree(lineageDir, checkpoint.checkpoint),
+    entries: selection.entries,
+    operatorPublicKey: options.signer.publicKey,
+  });
   const picked = selectCards(readCardDirectory(join(options.sdd, "agents")), a.signers);
   if (picked.conflicts.length > 0) {
     const c = picked.conflicts[0];
@@ -341,6 +430,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     cards: picked.cards,
     article12,
     operatorPublicKey: options.signer.publicKey,
+    checkpoint: checkpointMembers,
   }, options.signer);
   return {
     zip: pack.zip,
