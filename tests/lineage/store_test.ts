@@ -390,3 +390,42 @@ Deno.test("a replaced card is never overwritten by the writer; the write is refu
     );
   });
 });
+
+Deno.test("an append killed before its line is written leaves no orphaned signature behind", async () => {
+  await withTempDir(async (dir) => {
+    const { store, warnings } = testStore(dir);
+    await store.recordWrite("src/a.ts", enc.encode("one"), opts("claude-1", 1));
+    const lineage = join(dir, ".sdd", "lineage");
+    const size = (await Deno.stat(join(lineage, "log.jsonl"))).size;
+    // What a writer killed between its sidecar and its log line leaves: the intent and a
+    // signature of an entry the log never got.
+    const ghost = "sha256:" + "ab".repeat(32);
+    const sidecar = signaturePath("src/a.ts", ghost);
+    await Deno.mkdir(join(lineage, sidecar, ".."), { recursive: true });
+    await Deno.writeTextFile(join(lineage, sidecar), "x..y");
+    await Deno.writeTextFile(
+      join(lineage, "append-intent.json"),
+      JSON.stringify({ hash: ghost, sidecar, log_size: size }),
+    );
+    deepStrictEqual(kinds(await gateDir(dir)), ["orphaned signature"]);
+    await store.recordWrite("src/a.ts", enc.encode("two"), opts("claude-1", 2));
+    deepStrictEqual(kinds(await gateDir(dir)), []);
+    ok(warnings.some((w) => w.startsWith("lineage.interrupted_append")), warnings.join("\n"));
+    // An intent whose line did make it (killed just after the append) keeps its signature.
+    const lines = (await Deno.readTextFile(join(lineage, "log.jsonl"))).split("\n");
+    const last = lines[lines.length - 2];
+    const before = (await Deno.stat(join(lineage, "log.jsonl"))).size - last.length - 1;
+    const kept = signaturePath("src/a.ts", await hashOfLine(last));
+    await Deno.writeTextFile(
+      join(lineage, "append-intent.json"),
+      JSON.stringify({ hash: await hashOfLine(last), sidecar: kept, log_size: before }),
+    );
+    await store.recordWrite("src/a.ts", enc.encode("three"), opts("claude-1", 3));
+    deepStrictEqual(kinds(await gateDir(dir)), []);
+  });
+});
+
+async function hashOfLine(line: string): Promise<string> {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", enc.encode(line)));
+  return "sha256:" + [...d].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

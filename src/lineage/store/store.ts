@@ -10,6 +10,7 @@ import {
   appendDurable,
   type Clock,
   type Random,
+  readFileIfExists,
   systemClock,
   systemRandom,
   withFileLock,
@@ -128,6 +129,45 @@ export interface MergeResult {
 
 const NEWLINE = new Uint8Array([0x0a]);
 
+/** The append in progress (its entry hash, sidecar and where its line goes). */
+const APPEND_INTENT = "append-intent.json";
+
+/** The complete line (without `\n`) that starts at `offset`, or undefined when there is none. */
+async function lineAt(path: string, offset: number): Promise<Uint8Array | undefined> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  try {
+    await file.seek(offset, Deno.SeekMode.Start);
+    const parts: Uint8Array[] = [];
+    let length = 0;
+    const buf = new Uint8Array(64 * 1024);
+    for (;;) {
+      const n = await file.read(buf);
+      if (n === null) return undefined;
+      const nl = buf.subarray(0, n).indexOf(0x0a);
+      const piece = buf.slice(0, nl < 0 ? n : nl);
+      parts.push(piece);
+      length += piece.length;
+      if (nl >= 0) break;
+      if (length > 16 * 1024 * 1024) return undefined;
+    }
+    const out = new Uint8Array(length);
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  } finally {
+    file.close();
+  }
+}
+
 function withNewline(line: Uint8Array): Uint8Array {
   const out = new Uint8Array(line.length + 1);
   out.set(line);
@@ -227,8 +267,43 @@ export class LineageStore {
     return run;
   }
 
+  /**
+   * Removes what an append killed half-way left behind: its signature sidecar (written first)
+   * when its line never made it into the log. Without this the sidecar would stay an orphaned
+   * signature, which the gate reports as the trace of a deleted entry. The intent file names
+   * the one append that was in progress, and its line is looked for exactly where it would be.
+   */
+  async #recoverInterruptedAppend(): Promise<void> {
+    const path = join(this.paths.lineageDir, APPEND_INTENT);
+    const bytes = await readFileIfExists(path);
+    if (bytes === undefined) return;
+    let intent: { hash?: unknown; sidecar?: unknown; log_size?: unknown } = {};
+    try {
+      intent = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      // Unreadable: nothing can be said about the append; leave its sidecar to the gate.
+    }
+    const { hash, sidecar, log_size: at } = intent;
+    if (
+      typeof hash === "string" && typeof sidecar === "string" && typeof at === "number" &&
+      /^signatures\/[0-9a-f]{2}\/[0-9a-f]{64}\/[0-9a-f]{64}\.jws$/.test(sidecar)
+    ) {
+      const line = await lineAt(this.paths.logPath, at);
+      if (line === undefined || entryHashOfBytes(line) !== hash) {
+        await Deno.remove(join(this.paths.lineageDir, sidecar)).catch(() => {});
+        this.#options.warn?.({
+          code: "lineage.interrupted_append",
+          message:
+            `an append was interrupted before entry ${hash} reached ${this.paths.logPath}; its signature ${sidecar} was removed`,
+        });
+      }
+    }
+    await Deno.remove(path).catch(() => {});
+  }
+
   /** Seals a torn tail with a newline so the next line is never glued to it. */
   async #sealTornTail(): Promise<number> {
+    await this.#recoverInterruptedAppend();
     let size = await fileSize(this.paths.logPath);
     const last = await lastByte(this.paths.logPath, size);
     if (last !== undefined && last !== 0x0a) {
@@ -251,10 +326,21 @@ export class LineageStore {
     const hash = entryHashOfBytes(line);
     const jws = signDetachedJws(signer.seed, line, { kid: signer.kid });
     // The sidecar goes first: a crash then leaves an unused signature, never an unsigned entry.
-    const sidecar = join(this.paths.lineageDir, signaturePath(entry.artefact_path, hash));
+    const relative = signaturePath(entry.artefact_path, hash);
+    const sidecar = join(this.paths.lineageDir, relative);
+    // The intent lets the next writer remove this sidecar if the append dies before the log
+    // line is written. Not fsynced: it matters after a killed process, whose writes the page
+    // cache keeps; after a power loss an orphaned signature is reported, not hidden.
+    const intent = join(this.paths.lineageDir, APPEND_INTENT);
+    await Deno.writeTextFile(
+      intent,
+      JSON.stringify({ hash, sidecar: relative, log_size: logSize }),
+      { mode: 0o600 },
+    );
     await Deno.mkdir(join(sidecar, ".."), { recursive: true, mode: 0o755 });
     await writeFileAtomic(sidecar, jws, { mode: 0o644 });
     await appendDurable(this.paths.logPath, withNewline(line), { mode: 0o600 });
+    await Deno.remove(intent);
     await projectEntry(this.paths, entry, line);
     await markProjected(this.paths, logSize + line.length + 1);
     return hash;
