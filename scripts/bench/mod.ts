@@ -9,6 +9,7 @@ const SCRIPTS: string[] = [
   "startup.ts",
   "run.ts",
   "ledger.ts",
+  "config.ts",
   "tasks.ts",
   "claims.ts",
   "server.ts",

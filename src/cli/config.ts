@@ -2,7 +2,7 @@
 import type { JsonValue } from "../canonical/mod.ts";
 import type { BernsteinError as BernsteinErrorType } from "../errors/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
-import { stringArg } from "./spec.ts";
+import { booleanFlag, stringArg } from "./spec.ts";
 
 async function configModule() {
   return await import("../config/mod.ts");
@@ -31,11 +31,18 @@ function showValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Loads every layer; a broken one stops read commands with validate's first error. */
+async function loadValid(ctx: CommandContext) {
+  const cfg = await configModule();
+  const { loaded } = await cfg.requireConfig({ cwd: ctx.cwd, env: ctx.env });
+  return loaded;
+}
+
 async function get(ctx: CommandContext): Promise<number> {
   const cfg = await configModule();
   const key = stringArg(ctx, "key") ?? "";
   const path = cfg.parseConfigKey(key);
-  const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
+  const loaded = await loadValid(ctx);
   printWarnings(ctx, loaded.problems);
   // Secret-bearing URLs are shown without their password, in text and JSON alike.
   const value = cfg.getPath(redactedTree(cfg, loaded.merged), path);
@@ -52,7 +59,7 @@ async function get(ctx: CommandContext): Promise<number> {
     return 0;
   }
   if (leaves.length === 1 && leaves[0][0] === key) {
-    ctx.out.line(showValue(value));
+    ctx.out.line(`${showValue(value)}  ${ctx.out.style("dim", `(${sources[key]})`)}`);
     return 0;
   }
   for (const [k, v] of leaves) {
@@ -82,7 +89,7 @@ function redactedTree(
 async function list(ctx: CommandContext): Promise<number> {
   const cfg = await configModule();
   const { alignColumns } = await import("./output.ts");
-  const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
+  const loaded = await loadValid(ctx);
   const leaves: [string, unknown][] = [];
   flatten(redactedTree(cfg, loaded.merged), "", leaves);
   leaves.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -198,9 +205,11 @@ async function validate(ctx: CommandContext): Promise<number> {
     });
     return refusal.exitCode;
   }
+  const strict = booleanFlag(ctx, "strict");
+  const failed = errors.length > 0 || (strict && loaded.problems.length > 0);
   if (ctx.json) {
     ctx.out.json({
-      ok: errors.length === 0,
+      ok: !failed,
       problems: loaded.problems.map((p) => ({
         ...p,
         location: p.location ?? null,
@@ -212,7 +221,7 @@ async function validate(ctx: CommandContext): Promise<number> {
         present: s.present,
       })),
     });
-    return errors.length === 0 ? 0 : 1;
+    return failed ? 1 : 0;
   }
   for (const p of loaded.problems) {
     if (p.severity === "error") {
@@ -221,16 +230,17 @@ async function validate(ctx: CommandContext): Promise<number> {
   }
   const warnings = loaded.problems.length - errors.length;
   const present = loaded.sourceFiles.filter((s) => s.present).map((s) => s.label);
+  const counted = `${warnings} warning${warnings === 1 ? "" : "s"}`;
   ctx.out.line(
-    errors.length === 0
-      ? `configuration OK (${warnings} warning${warnings === 1 ? "" : "s"}; layers: default${
+    errors.length > 0
+      ? `configuration INVALID: ${errors.length} error${errors.length === 1 ? "" : "s"}, ${counted}`
+      : failed
+      ? `configuration NOT STRICT-CLEAN: ${counted} (--strict fails on any warning)`
+      : `configuration OK (${counted}; layers: default${
         present.length ? ", " + present.join(", ") : ""
-      })`
-      : `configuration INVALID: ${errors.length} error${
-        errors.length === 1 ? "" : "s"
-      }, ${warnings} warning${warnings === 1 ? "" : "s"}`,
+      })`,
   );
-  return errors.length === 0 ? 0 : 1;
+  return failed ? 1 : 0;
 }
 
 /** The `config` group. */
@@ -238,8 +248,9 @@ export const CONFIG_COMMANDS: CommandSpec[] = [
   {
     path: ["config", "get"],
     summary: "Show the effective value of a key and which layer set it.",
-    description: "Layers, lowest first: default, .sdd/config.yaml, bernstein.yaml, overlay,\n" +
-      "BERNSTEIN_CONFIG_OVERRIDE, individual BERNSTEIN_* variables, flags.\n" +
+    description: "Layers, lowest first: default, .sdd/config.yaml, a plan's defaults,\n" +
+      "bernstein.yaml, overlay, BERNSTEIN_CONFIG_OVERRIDE, BERNSTEIN_* variables, flags.\n" +
+      "Fails like 'config validate' (exit 2) when any layer is broken.\n" +
       "JSON: {key, value, set, sources: {dotted key: layer}}.",
     args: [{ name: "key", required: true, help: "Dotted key, e.g. tuning.agent.max_turns." }],
     json: true,
@@ -264,21 +275,28 @@ export const CONFIG_COMMANDS: CommandSpec[] = [
   {
     path: ["config", "list"],
     summary: "List every effective value with the layer that set it.",
-    description:
+    description: "Fails like 'config validate' (exit 2) when any layer is broken.\n" +
       "JSON: {values: [{key, value, source}], layers: [{label, path, present}], problems}.",
     json: true,
     run: list,
   },
   {
     path: ["config", "validate"],
-    summary:
-      "Check every layer and the storage URLs; exit 1 on errors, 2 if storage is unreachable.",
+    summary: "Check every layer and the storage URLs; print every problem; exit 1 on errors.",
     description:
+      "Warnings include config.not_implemented: a key that validates but has no effect yet\n" +
+      "(the documented list in README's configuration reference). --strict fails on any warning.\n" +
       "With storage.backend postgres or redis, also connects to each engine URL: one that is\n" +
       "missing, malformed, outside the network grant or not answering is one error line naming\n" +
       "the key, the layer that set it and host:port, with exit 2 (what 'run' would refuse).\n" +
       "JSON: {ok, problems: [{severity, code, message, location, hint}], layers}.",
+    flags: [{
+      name: "strict",
+      type: "boolean",
+      help: "Exit 1 on any warning too (unknown or not-implemented keys, ignored values).",
+    }],
     json: true,
+    examples: ["bernstein config validate", "bernstein config validate --strict --json"],
     run: validate,
   },
 ];

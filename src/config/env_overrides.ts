@@ -40,9 +40,9 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   },
   {
     name: "BERNSTEIN_STALL_THRESHOLD_S",
-    path: ["tuning", "agent", "stall_threshold_s"],
+    path: ["tuning", "orchestrator", "stalled_manager_threshold_s"],
     kind: "positive",
-    help: "seconds without activity before an agent counts as stalled",
+    help: "seconds a manager may run without creating a task before the run aborts",
   },
   {
     name: "BERNSTEIN_STALLED_RUN_GRACE_S",

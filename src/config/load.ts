@@ -4,7 +4,8 @@ import { ConfigError, type ConfigProblem } from "./errors.ts";
 import { findProject, isWithin, type ProjectPaths } from "./project.ts";
 import { resolveConfig, type ResolvedConfig } from "./resolve.ts";
 import type { Config } from "./schema.ts";
-import { parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";
+import { decodeConfigBytes, readConfigFile } from "./read_text.ts";
+import { objectLayer, parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";
 
 /** Name of the default overlay file inside the git directory (git never tracks it). */
 export const DEFAULT_OVERLAY_NAME = "bernstein-overlay.yaml";
@@ -17,6 +18,8 @@ export interface LoadConfigOptions {
   env: EnvReader;
   /** CLI flag values, the highest layer. */
   flags?: Record<string, unknown>;
+  /** A plan file's defaults (`cli`, `max_agents`): above .sdd/config.yaml, below bernstein.yaml. */
+  planDefaults?: { file: string; values: Record<string, unknown> };
 }
 
 /** One configuration source considered during loading. */
@@ -37,15 +40,6 @@ export interface LoadedConfig extends ResolvedConfig {
   sourceFiles: ConfigSourceFile[];
 }
 
-async function readTextIfExists(path: string): Promise<string | undefined> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw new ConfigError("config.unreadable", `cannot read ${path}: ${(error as Error).message}`);
-  }
-}
-
 async function fileLayer(
   path: string,
   label: string,
@@ -53,12 +47,45 @@ async function fileLayer(
   sources: ConfigSourceFile[],
   problems: ConfigProblem[],
 ): Promise<YamlLayer | undefined> {
-  const text = await readTextIfExists(path);
-  sources.push({ label, path, present: text !== undefined });
-  if (text === undefined) return undefined;
-  const parsed = parseYamlLayer(text, label, shown);
+  const read = await readConfigFile(path, shown);
+  sources.push({ label, path, present: read !== undefined });
+  if (read === undefined) return undefined;
+  if ("problem" in read) {
+    problems.push(read.problem);
+    return undefined;
+  }
+  const parsed = parseYamlLayer(read.text, label, shown);
   problems.push(...parsed.problems);
   return parsed.layer;
+}
+
+/**
+ * Where the project configuration may live, in the order they are looked for. Exactly one may
+ * exist: two are refused by name, so nobody edits a file that is not the one being read.
+ */
+export const PROJECT_CONFIG_FILES: readonly string[] = [
+  "bernstein.yaml",
+  "bernstein.yml",
+  ".bernstein/bernstein.yaml",
+  ".bernstein/bernstein.yml",
+];
+
+/** The project configuration file of a project (absolute), if any; two or more is an error. */
+export async function projectConfigFile(root: string): Promise<string | undefined> {
+  const present: string[] = [];
+  for (const rel of PROJECT_CONFIG_FILES) {
+    const exists = await Deno.lstat(join(root, rel)).then(() => true, () => false);
+    if (exists) present.push(rel);
+  }
+  if (present.length > 1) {
+    throw new ConfigError(
+      "config.ambiguous_project_file",
+      `${present.join(" and ")} are both present; bernstein reads exactly one project ` +
+        "configuration file",
+      { location: join(root, present[1]), hint: `merge them into ${present[0]}` },
+    );
+  }
+  return present.length === 1 ? join(root, present[0]) : undefined;
 }
 
 /** The overlay file to use: `$BERNSTEIN_CONFIG_OVERLAY`, else the default inside `.git/`. */
@@ -91,8 +118,9 @@ export function overlayPath(
 
 /**
  * Loads every layer of a project's configuration, lowest first: defaults, `.sdd/config.yaml`,
- * `bernstein.yaml`, the overlay file, `BERNSTEIN_CONFIG_OVERRIDE`, individual `BERNSTEIN_*`
- * variables, flags.
+ * a plan file's defaults, the project file (`bernstein.yaml`, see
+ * {@linkcode PROJECT_CONFIG_FILES}), the overlay file, `BERNSTEIN_CONFIG_OVERRIDE`, individual
+ * `BERNSTEIN_*` variables, flags.
  *
  * @example
  * ```ts
@@ -112,10 +140,15 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   add(
     await fileLayer(workspacePath, ".sdd/config.yaml", shown(workspacePath), sourceFiles, problems),
   );
-  const projectPath = join(project.root, "bernstein.yaml");
-  const ymlPath = join(project.root, "bernstein.yml");
-  const chosen = (await readTextIfExists(projectPath)) !== undefined ? projectPath : ymlPath;
-  add(await fileLayer(chosen, "bernstein.yaml", shown(chosen), sourceFiles, problems));
+  if (options.planDefaults !== undefined) {
+    const plan = options.planDefaults;
+    sourceFiles.push({ label: "plan", path: plan.file, present: true });
+    add({ ...objectLayer("plan", plan.values), locate: () => plan.file });
+  }
+  const chosen = await projectConfigFile(project.root) ??
+    join(project.root, PROJECT_CONFIG_FILES[0]);
+  const projectLabel = relative(project.root, chosen);
+  add(await fileLayer(chosen, projectLabel, shown(chosen), sourceFiles, problems));
 
   const overlay = overlayPath(project, options.env, options.cwd);
   if (overlay.path !== undefined) {
@@ -134,12 +167,22 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     present: inline !== undefined && inline !== "",
   });
   if (inline !== undefined && inline !== "") {
-    const parsed = parseYamlLayer(inline, "BERNSTEIN_CONFIG_OVERRIDE");
-    problems.push(...parsed.problems);
-    layers.push(parsed.layer);
+    const bytes = new TextEncoder().encode(inline);
+    const checked = decodeConfigBytes(bytes, "BERNSTEIN_CONFIG_OVERRIDE");
+    if ("problem" in checked) problems.push(checked.problem);
+    else {
+      const parsed = parseYamlLayer(inline, "BERNSTEIN_CONFIG_OVERRIDE");
+      problems.push(...parsed.problems);
+      layers.push(parsed.layer);
+    }
   }
-  const resolved = resolveConfig({ layers, env: options.env, flags: options.flags });
-  return { ...resolved, problems: [...problems, ...resolved.problems], project, sourceFiles };
+  const resolved = resolveConfig({
+    layers,
+    env: options.env,
+    flags: options.flags,
+    readProblems: problems,
+  });
+  return { ...resolved, project, sourceFiles };
 }
 
 /**

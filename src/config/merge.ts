@@ -27,14 +27,20 @@ export function mergeLayer(
       out[key] = mergeLayer(out[key] as Record<string, unknown>, value, label, sources, path);
       continue;
     }
-    const dotted = dottedPath(path);
-    for (const existing of [...sources.keys()]) {
-      if (existing.startsWith(dotted + ".")) sources.delete(existing);
-    }
+    // Only a replaced map has leaves of its own to forget (a walk of it, not of every source).
+    if (isPlainObject(out[key])) forgetLeaves(out[key], path, sources);
     out[key] = value;
     recordLeaves(value, path, label, sources);
   }
   return out;
+}
+
+function forgetLeaves(value: unknown, path: readonly string[], sources: Map<string, string>): void {
+  if (isPlainObject(value) && Object.keys(value).length > 0) {
+    for (const [k, v] of Object.entries(value)) forgetLeaves(v, [...path, k], sources);
+    return;
+  }
+  sources.delete(dottedPath(path));
 }
 
 function recordLeaves(
@@ -72,25 +78,24 @@ export function setPath(
   return { ...root, [head]: rest.length === 0 ? value : setPath(child, rest, value) };
 }
 
-/** A copy of `root` without the key at `path`. */
-export function deletePath(
+/**
+ * Removes the value at `path` from `root` itself (no copy, so many removals stay linear). A
+ * path through a list removes the deepest map key on the way (the whole list), so the value
+ * is gone whatever it was.
+ */
+export function deleteInPlace(
   root: Record<string, unknown>,
   path: readonly (string | number)[],
-): Record<string, unknown> {
-  if (path.length === 0) return root;
-  const [head, ...rest] = path;
-  const key = String(head);
-  if (rest.length === 0) {
-    const { [key]: _removed, ...kept } = root;
-    return kept;
+): void {
+  let current: unknown = root;
+  let target: { map: Record<string, unknown>; key: string } | undefined;
+  for (const seg of path) {
+    if (isPlainObject(current)) {
+      target = { map: current, key: String(seg) };
+      current = current[String(seg)];
+    } else if (Array.isArray(current) && typeof seg === "number") {
+      current = current[seg];
+    } else break;
   }
-  const child = root[key];
-  if (isPlainObject(child)) return { ...root, [key]: deletePath(child, rest) };
-  if (Array.isArray(child) && typeof rest[0] === "number") {
-    const copy = [...child];
-    const item = copy[rest[0]];
-    if (isPlainObject(item)) copy[rest[0]] = deletePath(item, rest.slice(1));
-    return { ...root, [key]: copy };
-  }
-  return root;
+  if (target !== undefined) delete target.map[target.key];
 }

@@ -1,7 +1,8 @@
 /**
  * Configuration: the zod schema of `bernstein.yaml`, every tunable default, layered loading
- * (defaults < .sdd/config.yaml < bernstein.yaml < overlay < BERNSTEIN_CONFIG_OVERRIDE <
- * BERNSTEIN_* variables < flags) with provenance, and the workspace writer.
+ * (defaults < .sdd/config.yaml < plan defaults < bernstein.yaml < overlay <
+ * BERNSTEIN_CONFIG_OVERRIDE < BERNSTEIN_* variables < flags) with provenance, the documented
+ * list of keys that do nothing yet, and the workspace writer.
  *
  * @example
  * ```ts
@@ -22,8 +23,18 @@ export {
   type LoadConfigOptions,
   type LoadedConfig,
   overlayPath,
+  PROJECT_CONFIG_FILES,
+  projectConfigFile,
   requireConfig,
 } from "./load.ts";
+export {
+  keyMatches,
+  NOT_IMPLEMENTED,
+  notImplementedEntry,
+  type NotImplementedKey,
+} from "./not_implemented.ts";
+export { collapseRepeats, MAX_PROBLEMS_PER_KIND } from "./problems.ts";
+export { decodeConfigBytes, MAX_CONFIG_BYTES, readConfigFile } from "./read_text.ts";
 export { dottedPath, getPath, isPlainObject, mergeLayer } from "./merge.ts";
 export { findProject, isWithin, type ProjectPaths } from "./project.ts";
 export {
@@ -32,7 +43,9 @@ export {
   resolveConfig,
   type ResolvedConfig,
   type ResolveInput,
+  unwrapSchema,
   validateLayer,
+  WATCHDOG_KEYS,
 } from "./resolve.ts";
 export {
   AdapterSettingsSchema,
@@ -40,7 +53,16 @@ export {
   ConfigSchema,
   EFFORTS,
   TOP_LEVEL_KEYS,
+  TuningSchema,
 } from "./schema.ts";
 export { redactUrlPassword, SECRET_URL_KEYS, shownConfigValue } from "./secrets.ts";
 export { parseConfigKey, parseConfigValue, setWorkspaceValue } from "./set_value.ts";
 export { objectLayer, parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";
+export {
+  type ConfigKey,
+  configKeys,
+  FLAG_KEYS,
+  PLAN_DEFAULT_KEYS,
+  RELOADABLE_KEYS,
+  typeText,
+} from "./keys.ts";

@@ -1,10 +1,17 @@
+/**
+ * Layers → the effective configuration: each layer validated on its own (so errors point into
+ * the file that caused them), merged in precedence order with the layer that set each leaf,
+ * then the checks that need the whole picture. Pure: no I/O.
+ */
 import { z } from "zod";
 import { closestMatch } from "../errors/mod.ts";
 import type { EnvReader } from "../io/mod.ts";
 import { DEFAULT_TUNING } from "./defaults.ts";
 import type { ConfigProblem } from "./errors.ts";
 import { readEnvOverrides } from "./env_overrides.ts";
-import { deletePath, dottedPath, getPath, mergeLayer, setPath } from "./merge.ts";
+import { deleteInPlace, dottedPath, getPath, mergeLayer, setPath } from "./merge.ts";
+import { notImplementedWarnings } from "./not_implemented.ts";
+import { collapseRepeats } from "./problems.ts";
 import { type Config, ConfigSchema, LayerSchema } from "./schema.ts";
 import { objectLayer, type YamlLayer } from "./yaml_layer.ts";
 
@@ -23,6 +30,27 @@ export const DEFAULT_CONFIG: Readonly<Record<string, unknown>> = {
   tuning: DEFAULT_TUNING,
 };
 
+/**
+ * Watchdog and deadline keys: a bad value (unparseable, zero, negative, NaN, infinite) in any
+ * layer falls through to the next lower layer with a warning instead of stopping the run, so
+ * a typo never disables a watchdog or makes it fire at once.
+ */
+export const WATCHDOG_KEYS: readonly string[] = [
+  "tuning.orchestrator.stale_claim_timeout_s",
+  "tuning.orchestrator.stalled_manager_threshold_s",
+  "tuning.orchestrator.max_agent_runtime_s",
+  "tuning.orchestrator.scope_runtime_s.small",
+  "tuning.orchestrator.scope_runtime_s.medium",
+  "tuning.orchestrator.scope_runtime_s.large",
+  "tuning.orchestrator.scope_runtime_s.xl",
+  "tuning.orchestrator.stalled_run_grace_s",
+  "tuning.orchestrator.stalled_run_ticks",
+  "tuning.agent.max_turns",
+  "tuning.agent.idle_log_age_threshold_s",
+  "tuning.agent.stall_threshold_s",
+  "tuning.agent.heartbeat_interval_s",
+];
+
 /** Common misnamings of top-level keys, suggested even when the spelling is far off. */
 const KEY_ALIASES: Readonly<Record<string, string>> = {
   tasks: "cells",
@@ -36,7 +64,8 @@ const KEY_ALIASES: Readonly<Record<string, string>> = {
 
 type AnySchema = z.ZodTypeAny;
 
-function unwrap(schema: AnySchema): AnySchema {
+/** The schema inside optional/nullable/default/refinement wrappers. */
+export function unwrapSchema(schema: AnySchema): AnySchema {
   let s = schema;
   for (;;) {
     if (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap();
@@ -50,14 +79,17 @@ function unwrap(schema: AnySchema): AnySchema {
 export function knownKeysAt(path: readonly (string | number)[]): string[] {
   let s: AnySchema = ConfigSchema;
   for (const seg of path) {
-    s = unwrap(s);
+    s = unwrapSchema(s);
+    if (s instanceof z.ZodUnion) {
+      s = (s.options as AnySchema[]).map(unwrapSchema).find((o) => o instanceof z.ZodArray) ?? s;
+    }
     if (s instanceof z.ZodObject) s = (s.shape as Record<string, AnySchema>)[String(seg)];
     else if (s instanceof z.ZodRecord) s = s.valueSchema;
     else if (s instanceof z.ZodArray) s = s.element;
     else return [];
     if (s === undefined) return [];
   }
-  s = unwrap(s);
+  s = unwrapSchema(s);
   return s instanceof z.ZodObject ? Object.keys(s.shape) : [];
 }
 
@@ -75,44 +107,94 @@ function describeIssue(issue: z.ZodIssue): string {
 }
 
 /**
+ * Unknown keys of one layer reported in full (location and suggestion); past this many only
+ * the count matters (they are collapsed into one line anyway), so a file of ten thousand
+ * junk keys is not ten thousand edit-distance searches.
+ */
+const DETAILED_UNKNOWN_KEYS = 200;
+
+function unknownKeyProblem(
+  layer: YamlLayer,
+  issue: z.ZodIssue,
+  key: string,
+  detailed: boolean,
+): ConfigProblem {
+  const where = issue.path.length > 0 ? ` in ${dottedPath(issue.path)}` : "";
+  if (!detailed) {
+    return {
+      severity: "warning",
+      code: "config.unknown_key",
+      message: `unknown key '${key}'${where}; ignored`,
+      location: layer.file ?? layer.label,
+    };
+  }
+  const near = closestMatch(
+    key,
+    knownKeysAt(issue.path),
+    issue.path.length === 0 ? { aliases: KEY_ALIASES } : {},
+  );
+  return {
+    severity: "warning",
+    code: "config.unknown_key",
+    message: `unknown key '${key}'${where}; ignored`,
+    location: layer.locate([...issue.path, key], true),
+    hint: near ? `did you mean '${near}'?` : undefined,
+  };
+}
+
+function watchdogProblem(layer: YamlLayer, issue: z.ZodIssue): ConfigProblem {
+  const key = dottedPath(issue.path);
+  return {
+    severity: "warning",
+    code: "config.watchdog_invalid",
+    message: `${describeIssue(issue)} (a watchdog needs a positive, finite number); ignored, ` +
+      `${key} comes from the next layer`,
+    location: layer.locate(issue.path),
+  };
+}
+
+/**
  * Validates one layer against the (all-optional) layer schema. Unknown keys become warnings
- * with the closest known key and are dropped; wrong types become errors at file:line:col.
+ * with the closest known key and are dropped; a bad watchdog value is dropped with a warning
+ * (the next layer's value applies); other wrong values become errors at file:line:col.
  */
 export function validateLayer(
   layer: YamlLayer,
 ): { raw: Record<string, unknown>; problems: ConfigProblem[] } {
-  let raw = layer.raw;
+  // One copy, then removals in place: linear however many keys are dropped.
+  const raw = structuredClone(layer.raw);
   const problems: ConfigProblem[] = [];
-  for (let round = 0; round < 50; round++) {
+  let unknown = 0;
+  for (let round = 0; round < 10; round++) {
     const result = LayerSchema.safeParse(raw);
-    if (result.success) return { raw, problems: sortByLocation(problems) };
+    if (result.success) break;
     for (const issue of result.error.issues) {
       if (issue.code === "unrecognized_keys") {
         for (const key of issue.keys) {
-          const near = closestMatch(
-            key,
-            knownKeysAt(issue.path),
-            issue.path.length === 0 ? { aliases: KEY_ALIASES } : {},
-          );
-          const where = issue.path.length > 0 ? ` in ${dottedPath(issue.path)}` : "";
-          problems.push({
-            severity: "warning",
-            code: "config.unknown_key",
-            message: `unknown key '${key}'${where}; ignored`,
-            location: layer.locate([...issue.path, key], true),
-            hint: near ? `did you mean '${near}'?` : undefined,
-          });
-          raw = deletePath(raw, [...issue.path, key]);
+          problems.push(unknownKeyProblem(layer, issue, key, ++unknown <= DETAILED_UNKNOWN_KEYS));
+          deleteInPlace(raw, [...issue.path, key]);
         }
-      } else {
+        continue;
+      }
+      if (issue.path.length === 0) {
         problems.push({
           severity: "error",
           code: "config.invalid_value",
           message: describeIssue(issue),
-          location: layer.locate(issue.path),
+          location: layer.locate([]),
         });
-        raw = issue.path.length > 0 ? deletePath(raw, issue.path) : {};
+        return { raw: {}, problems: sortByLocation(problems) };
       }
+      const watchdog = WATCHDOG_KEYS.includes(dottedPath(issue.path));
+      problems.push(
+        watchdog ? watchdogProblem(layer, issue) : {
+          severity: "error",
+          code: "config.invalid_value",
+          message: describeIssue(issue),
+          location: layer.locate(issue.path),
+        },
+      );
+      deleteInPlace(raw, issue.path);
     }
   }
   return { raw, problems: sortByLocation(problems) };
@@ -140,6 +222,8 @@ export interface ResolveInput {
   env: EnvReader;
   /** Values from CLI flags, the highest layer. */
   flags?: Record<string, unknown>;
+  /** Problems found while reading and parsing the layers' files (reported first). */
+  readProblems?: readonly ConfigProblem[];
 }
 
 /** The effective configuration with where each value came from. */
@@ -150,56 +234,62 @@ export interface ResolvedConfig {
   merged: Record<string, unknown>;
   /** Dotted leaf path → label of the layer that set it. */
   sources: Map<string, string>;
-  /** Every warning and error, in layer order. */
+  /** Every warning and error, in layer order; repeats are reported once with a count. */
   problems: ConfigProblem[];
+  /** `file:line:col` of a dotted key (a leaf or a map) in the layer that set it. */
+  locate(dotted: string): string | undefined;
 }
 
-/**
- * Merges defaults < layers < environment overrides < flags, validating each layer on its own
- * so errors point into the file that caused them. Pure: no I/O.
- */
-export function resolveConfig(input: ResolveInput): ResolvedConfig {
-  const sources = new Map<string, string>();
-  const problems: ConfigProblem[] = [];
-  let merged = mergeLayer(
-    {},
-    structuredClone(DEFAULT_CONFIG) as Record<string, unknown>,
-    "default",
-    sources,
-  );
-  for (const layer of input.layers) {
-    const checked = validateLayer(layer);
-    problems.push(...checked.problems);
-    merged = mergeLayer(merged, checked.raw, layer.label, sources);
-  }
-  const env = readEnvOverrides(input.env);
-  problems.push(...env.problems);
-  for (const [dotted, label] of env.setBy) {
-    const path = dotted.split(".");
-    merged = mergeLayer(merged, setPath({}, path, getPath(env.raw, path)), label, sources);
-  }
-  if (input.flags && Object.keys(input.flags).length > 0) {
-    const checked = validateLayer(objectLayer("flags", input.flags));
-    problems.push(...checked.problems);
-    merged = mergeLayer(merged, checked.raw, "flags", sources);
-  }
-  const final = ConfigSchema.safeParse(merged);
-  if (!final.success) {
-    for (const issue of final.error.issues) {
-      problems.push({
-        severity: "error",
-        code: "config.invalid_value",
-        message: describeIssue(issue),
-        location: sources.get(dottedPath(issue.path)) ?? "effective configuration",
-      });
+/** Where a dotted key was set: its own layer, or the layer of its first leaf below it. */
+function locator(
+  sources: ReadonlyMap<string, string>,
+  byLabel: ReadonlyMap<string, YamlLayer>,
+): (dotted: string) => string | undefined {
+  return (dotted) => {
+    let label = sources.get(dotted);
+    if (label === undefined) {
+      for (const [leaf, l] of sources) {
+        if (leaf.startsWith(dotted + ".")) {
+          label = l;
+          break;
+        }
+      }
     }
+    if (label === undefined) return undefined;
+    if (label.startsWith("env:")) return label.slice(4);
+    const layer = byLabel.get(label);
+    return layer ? layer.locate(dotted.split("."), true) : label;
+  };
+}
+
+/** The nearest ancestor of `path` that some layer set, located; else the fallback. */
+function nearestLocation(
+  locate: (dotted: string) => string | undefined,
+  path: readonly (string | number)[],
+): string {
+  for (let n = path.length; n > 0; n--) {
+    const found = locate(dottedPath(path.slice(0, n)));
+    if (found !== undefined) return found;
   }
-  if (problems.some((p) => p.severity === "error") || !final.success) {
-    return { merged, sources, problems };
-  }
-  const config = final.data;
-  if (config.tuning.slo.error_budget_min_failures < 0) {
+  return "effective configuration";
+}
+
+/** Checks that need the merged values (clamps, cross-key rules), after the schema passed. */
+function wholeConfigChecks(
+  config: Config,
+  sources: ReadonlyMap<string, string>,
+  locate: (dotted: string) => string | undefined,
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const budget = config.tuning.slo.error_budget_min_failures;
+  if (budget < 0) {
     config.tuning.slo.error_budget_min_failures = 0;
+    problems.push({
+      severity: "warning",
+      code: "config.clamped",
+      message: `tuning.slo.error_budget_min_failures ${budget} is negative; clamped to 0`,
+      location: locate("tuning.slo.error_budget_min_failures"),
+    });
   }
   for (const [name, settings] of Object.entries(config.adapters ?? {})) {
     if (name !== "scripted" && settings.test_multimodal !== undefined) {
@@ -209,23 +299,85 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
         message:
           `adapters.${name}.test_multimodal: only the scripted test agent can be registered as multimodal; ` +
           "what a real adapter accepts comes from the capability table",
-        location: sources.get(`adapters.${name}.test_multimodal`) ?? "effective configuration",
+        location: locate(`adapters.${name}.test_multimodal`) ?? "effective configuration",
       });
     }
   }
-  if (problems.some((p) => p.severity === "error")) return { merged, sources, problems };
-  const stall = config.tuning.agent.stall_threshold_s;
+  if (problems.some((p) => p.severity === "error")) return problems;
+  const stall = config.tuning.orchestrator.stalled_manager_threshold_s;
   const idle = config.tuning.agent.idle_log_age_threshold_s;
   if (stall >= idle) {
+    const key = "tuning.orchestrator.stalled_manager_threshold_s";
     problems.push({
       severity: "warning",
       code: "config.stall_threshold_high",
-      message:
-        `tuning.agent.stall_threshold_s (${stall}, set by ${
-          sources.get("tuning.agent.stall_threshold_s") ?? "default"
-        }) is at or above tuning.agent.idle_log_age_threshold_s (${idle}); ` +
-        "idle agents will be reported before they count as stalled",
+      message: `${key} (${stall}, set by ${sources.get(key) ?? "default"}) is at or above ` +
+        `tuning.agent.idle_log_age_threshold_s (${idle}); a manager that is still thinking ` +
+        "will be reported idle before the stalled-manager watchdog fires",
+      location: locate(key),
     });
   }
-  return { config, merged, sources, problems };
+  return problems;
+}
+
+/**
+ * Merges defaults < layers < environment overrides < flags, validating each layer on its own
+ * so errors point into the file that caused them. Pure: no I/O.
+ */
+export function resolveConfig(input: ResolveInput): ResolvedConfig {
+  const sources = new Map<string, string>();
+  const problems: ConfigProblem[] = [...(input.readProblems ?? [])];
+  const byLabel = new Map<string, YamlLayer>();
+  const locate = locator(sources, byLabel);
+  let merged = mergeLayer(
+    {},
+    structuredClone(DEFAULT_CONFIG) as Record<string, unknown>,
+    "default",
+    sources,
+  );
+  const apply = (layer: YamlLayer) => {
+    byLabel.set(layer.label, layer);
+    const checked = validateLayer(layer);
+    problems.push(...checked.problems);
+    merged = mergeLayer(merged, checked.raw, layer.label, sources);
+  };
+  for (const layer of input.layers) apply(layer);
+  const env = readEnvOverrides(input.env);
+  problems.push(...env.problems);
+  for (const [dotted, label] of env.setBy) {
+    const path = dotted.split(".");
+    merged = mergeLayer(merged, setPath({}, path, getPath(env.raw, path)), label, sources);
+  }
+  if (input.flags && Object.keys(input.flags).length > 0) {
+    apply(objectLayer("flags", input.flags));
+  }
+  const final = ConfigSchema.safeParse(merged);
+  const layerErrors = problems.some((p) => p.severity === "error");
+  if (!final.success && !layerErrors) {
+    // A layer error already explains any resulting gap; otherwise a required key is missing.
+    for (const issue of final.error.issues) {
+      problems.push({
+        severity: "error",
+        code: "config.invalid_value",
+        message: describeIssue(issue),
+        location: nearestLocation(locate, issue.path),
+      });
+    }
+  }
+  const done = (config?: Config): ResolvedConfig => ({
+    config,
+    merged,
+    sources,
+    problems: collapseRepeats(problems),
+    locate,
+  });
+  if (layerErrors || !final.success) return done();
+  const config = final.data;
+  problems.push(...wholeConfigChecks(config, sources, locate));
+  problems.push(...notImplementedWarnings({
+    sources,
+    valueOf: (key) => getPath(merged, key.split(".")),
+    locate,
+  }));
+  return problems.some((p) => p.severity === "error") ? done() : done(config);
 }

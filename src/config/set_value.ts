@@ -82,8 +82,10 @@ export async function setWorkspaceValue(
   }
   const candidate = setPath(current, keyPath, value);
   const checked = validateLayer(objectLayer(dotted, candidate));
+  // A watchdog value that would be ignored at load time is refused here rather than written.
   const errors = checked.problems.filter((p) =>
-    p.severity === "error" || p.code === "config.unknown_key"
+    p.severity === "error" || p.code === "config.unknown_key" ||
+    p.code === "config.watchdog_invalid"
   );
   if (errors.length > 0) {
     throw new UsageError("config.invalid_value", errors[0].message);

@@ -33,8 +33,8 @@ export interface AgentLaunch {
   model?: string;
   /** Reasoning effort. */
   effort?: "low" | "medium" | "high" | "max";
-  /** Turn limit. */
-  maxTurns: number;
+  /** Turn limit (null: none, tuning.agent.max_turns: null). */
+  maxTurns: number | null;
   /** Endpoint profile of the role. */
   endpoint?: EndpointProfile;
   /** The full prompt. */
@@ -228,7 +228,7 @@ async function launchInWorktree(
     prompt: launch.prompt,
     model: launch.model,
     effort: launch.effort,
-    max_turns: launch.maxTurns,
+    max_turns: launch.maxTurns ?? undefined,
     cwd: worktree,
     home,
     endpoint: launch.endpoint,

@@ -38,8 +38,8 @@ export interface ExecutionRequest {
   model?: string;
   /** Reasoning effort, when chosen. */
   effort?: "low" | "medium" | "high" | "max";
-  /** Turn limit. */
-  maxTurns: number;
+  /** Turn limit (null: none). */
+  maxTurns: number | null;
   /** Endpoint profile of the task's role. */
   endpoint?: EndpointProfile;
   /** `adapters.<name>` settings. */

@@ -2,7 +2,7 @@
 // matter, loaded in file-name order with the same error quality as plan files.
 import { join } from "node:path";
 import { compareCodePoints } from "../canonical/mod.ts";
-import { parseYamlLayer } from "../config/mod.ts";
+import { parseYamlLayer, readConfigFile } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
 import { resolveInside } from "../io/mod.ts";
 import { PlanLoadError, type PlanProblem } from "./errors.ts";
@@ -383,7 +383,11 @@ export async function readBacklog(
   for (const name of await listNames(openDir)) {
     try {
       const real = await resolveInside(openDir, name);
-      files.push({ name, text: await Deno.readTextFile(real) });
+      const read = await readConfigFile(real, `${shownDir}/${name}`);
+      if (read === undefined) continue; // removed since the listing
+      if ("problem" in read) {
+        refused.push({ ...read.problem, code: read.problem.code.replace(/^config\./, "backlog.") });
+      } else files.push({ name, text: read.text });
     } catch (error) {
       refused.push({
         severity: "error",

@@ -1,5 +1,5 @@
 import { basename, extname } from "node:path";
-import { parseYamlLayer, TOP_LEVEL_KEYS } from "../config/mod.ts";
+import { parseYamlLayer, readConfigFile, TOP_LEVEL_KEYS } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
 import { PlanLoadError, type PlanProblem } from "./errors.ts";
 import { type FieldPath, FieldReader, type Locator, sortByLocation } from "./_reader.ts";
@@ -347,21 +347,28 @@ export async function readPlanFile(
   options: PlanLoadOptions & { shownAs?: string } = {},
 ): Promise<PlanCheck> {
   const file = options.shownAs ?? options.file ?? path;
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    const reason = error instanceof Deno.errors.NotFound
-      ? "no such file"
-      : (error as Error).message;
-    throw new PlanLoadError([{
+  const unreadable = (reason: string) =>
+    new PlanLoadError([{
       severity: "error",
       code: "plan.unreadable",
       message: `cannot read the plan: ${reason}`,
       location: file,
     }]);
+  let read;
+  try {
+    read = await readConfigFile(path, file);
+  } catch (error) {
+    throw unreadable((error as Error).message);
   }
-  return checkPlan(text, { ...options, file });
+  if (read === undefined) throw unreadable("no such file");
+  if ("problem" in read) {
+    // Size cap and strict UTF-8 are shared with configuration files; the code names plans.
+    throw new PlanLoadError([{
+      ...read.problem,
+      code: read.problem.code.replace(/^config\./, "plan."),
+    }]);
+  }
+  return checkPlan(read.text, { ...options, file });
 }
 
 /** Reads a plan file and returns its graph, or throws a {@linkcode PlanLoadError}. */

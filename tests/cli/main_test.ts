@@ -117,7 +117,7 @@ Deno.test("config get --json names the layer that set each value, env included",
       '{"key":"max_agents","set":true,"sources":{"max_agents":"env:BERNSTEIN_MAX_AGENTS"},"value":5}\n',
     );
     const plain = await cli(["config", "get", "tuning.agent.max_turns"], dir);
-    strictEqual(plain.stdout, "30\n");
+    strictEqual(plain.stdout, "30  (default)\n");
   });
 });
 

@@ -144,7 +144,12 @@ Deno.test("wrong types are errors at file:line:col with the expected type", () =
       "bernstein.yaml:3:12",
       "storage.backend: 'mongo' is not one of memory, postgres, redis",
     ],
-    ["error", "bernstein.yaml:6:16", "tuning.agent.max_turns: number must be greater than 0"],
+    [
+      "warning",
+      "bernstein.yaml:6:16",
+      "tuning.agent.max_turns: number must be greater than 0 (a watchdog needs a positive, " +
+      "finite number); ignored, tuning.agent.max_turns comes from the next layer",
+    ],
   ]);
 });
 
@@ -159,7 +164,7 @@ Deno.test("YAML syntax errors and non-mapping documents are reported with a loca
 for (
   const [name, path] of [
     ["BERNSTEIN_MAX_TURNS", ["agent", "max_turns"]],
-    ["BERNSTEIN_STALL_THRESHOLD_S", ["agent", "stall_threshold_s"]],
+    ["BERNSTEIN_STALL_THRESHOLD_S", ["orchestrator", "stalled_manager_threshold_s"]],
     ["BERNSTEIN_STALLED_RUN_GRACE_S", ["orchestrator", "stalled_run_grace_s"]],
     ["BERNSTEIN_STALLED_RUN_TICKS", ["orchestrator", "stalled_run_ticks"]],
   ] as const
@@ -190,7 +195,7 @@ Deno.test("BERNSTEIN_MAX_TURNS refuses a fraction", () => {
   ok(r.problems.some((p) => p.code === "config.env_invalid"));
 });
 
-Deno.test("a stall threshold at or above the idle-log threshold warns, whichever tier set it", () => {
+Deno.test("a stalled-manager threshold at or above the idle-log threshold warns, whichever tier set it", () => {
   const fromEnv = resolveConfig({
     layers: [],
     env: mapEnv({ BERNSTEIN_STALL_THRESHOLD_S: "180" }),
@@ -240,7 +245,7 @@ Deno.test("test_multimodal registers only the scripted test agent; elsewhere it 
   strictEqual(bad.config, undefined);
   const problem = bad.problems.find((p) => p.severity === "error");
   strictEqual(problem?.code, "config.invalid_value");
-  strictEqual(problem?.location, "bernstein.yaml");
+  strictEqual(problem?.location, "bernstein.yaml:3:5");
   ok(
     /adapters\.claude\.test_multimodal: only the scripted test agent/.test(problem?.message ?? ""),
   );

@@ -1,0 +1,110 @@
+// Walks every key of the configuration schema and fails for any key that no code outside
+// src/config reads, unless it is on the documented not-implemented list (NOT_IMPLEMENTED in
+// src/config/not_implemented.ts) — so a key that validates and does nothing cannot come back
+// unnoticed. A listed key that some code does read fails too: remove it from the list.
+import { ok } from "node:assert/strict";
+import { configKeys, keyMatches, NOT_IMPLEMENTED } from "../../src/config/mod.ts";
+import { REPO_ROOT } from "../_helpers/cli.ts";
+
+/**
+ * Names the code gives a map it reads keys from, when the name is not the key's own: the
+ * role's policy is `policy`, an adapter's settings are `settings`, and so on. Key patterns
+ * use `*` for any map key or list index.
+ */
+const HELD_AS: Readonly<Record<string, readonly string[]>> = {
+  "role_model_policy.*": ["policy"],
+  "role_model_policy.*.ladder.*": ["step"],
+  "local_endpoints.*": ["endpoint"],
+  "adapters.*": ["settings", "scripted"],
+  "adapters.*.models": ["m"],
+  "quality_gates.tests": ["gate"],
+  "quality_gates.lint": ["gate"],
+  "tuning.spawn": ["tuning"],
+  "tuning.server": ["tuning"],
+};
+
+/** Keys read by a helper function of src/config that code elsewhere calls. */
+const READ_THROUGH: readonly { keys: readonly string[]; fn: string; file: string }[] = [
+  {
+    keys: ["tuning.orchestrator.max_agent_runtime_s", "tuning.orchestrator.scope_runtime_s.*"],
+    fn: "agentDeadlineSeconds",
+    file: "src/config/defaults.ts",
+  },
+];
+
+async function sources(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for await (const e of Deno.readDir(`${REPO_ROOT}${dir}`)) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) { for (const [p, t] of await sources(path)) out.set(p, t); }
+    else if (e.name.endsWith(".ts")) out.set(path, await Deno.readTextFile(`${REPO_ROOT}${path}`));
+  }
+  return out;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Files outside src/config that read `key`, as `<holder>.leaf` or `<holder>?.leaf`. */
+function readers(key: string, code: ReadonlyMap<string, string>): string[] {
+  const segs = key.split(".");
+  const leaf = segs[segs.length - 1];
+  const parentKey = segs.slice(0, -1).join(".");
+  const holders = [
+    ...(segs.length === 1 ? ["config"] : []),
+    ...(segs.length > 1 && segs[segs.length - 2] !== "*" ? [segs[segs.length - 2]] : []),
+    ...Object.entries(HELD_AS).filter(([k]) => k === parentKey).flatMap(([, v]) => v),
+  ];
+  const patterns = holders.map((h) => `\\b${escape(h)}\\??\\.${escape(leaf)}\\b`);
+  // A map entry read by its name: `role_model_policy?.[task.role]?.cli`.
+  if (segs.length > 2 && segs[segs.length - 2] === "*" && segs[segs.length - 3] !== "*") {
+    patterns.push(
+      `\\b${escape(segs[segs.length - 3])}\\??\\.\\[[^\\]]+\\]\\??\\.${escape(leaf)}\\b`,
+    );
+  }
+  const re = patterns.length > 0 ? new RegExp(patterns.join("|")) : undefined;
+  const found = re ? [...code].filter(([, text]) => re.test(text)).map(([path]) => path) : [];
+  for (const through of READ_THROUGH) {
+    if (!through.keys.some((k) => keyMatches(k, key))) continue;
+    const callers = [...code].filter(([, t]) => t.includes(`${through.fn}(`));
+    if (callers.length > 0) {
+      found.push(`${through.file} (${through.fn}, called by ${callers[0][0]})`);
+    }
+  }
+  return found;
+}
+
+Deno.test("every configuration key is read by some code or listed as not implemented", async () => {
+  const all = await sources("src");
+  const code = new Map([...all].filter(([p]) => !p.startsWith("src/config/")));
+  const problems: string[] = [];
+  for (const k of configKeys()) {
+    if (!k.leaf) continue;
+    const read = readers(k.key, code);
+    const listed = NOT_IMPLEMENTED.find((e) => keyMatches(e.key, k.key));
+    if (read.length === 0 && listed === undefined) {
+      problems.push(`${k.key}: no code reads it and it is not in NOT_IMPLEMENTED`);
+    }
+    if (read.length > 0 && listed !== undefined && listed.values === undefined) {
+      problems.push(
+        `${k.key}: read by ${read[0]} but listed in NOT_IMPLEMENTED (entry '${listed.key}'); ` +
+          "remove the entry",
+      );
+    }
+  }
+  ok(problems.length === 0, problems.join("\n"));
+});
+
+Deno.test("every not-implemented entry names a key of the schema and its owner", () => {
+  const keys = configKeys().map((k) => k.key);
+  for (const entry of NOT_IMPLEMENTED) {
+    ok(keys.some((k) => keyMatches(entry.key, k)), `${entry.key} is not a key of the schema`);
+    ok(entry.issue === null || entry.issue > 0, `${entry.key}: issue must be a number or null`);
+  }
+});
+
+Deno.test("every leaf key has a one-line description in the schema", () => {
+  const missing = configKeys().filter((k) => k.leaf && k.description === "").map((k) => k.key);
+  ok(missing.length === 0, `keys without .describe(): ${missing.join(", ")}`);
+});
