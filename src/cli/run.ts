@@ -368,7 +368,8 @@ export const RUN_COMMANDS: CommandSpec[] = [
       ".sdd/backlog/open/ (a goal or plan given too is skipped with a loud warning), the plan\n" +
       "file, the goal (a manager agent decomposes it through the task server).\n" +
       "Refused up front, before any worktree or process: the default branch checked out at the\n" +
-      "root (unless BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH=1), uncommitted tracked changes,\n" +
+      "root (unless BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH=1), uncommitted changes to tracked\n" +
+      "files (bernstein.yaml, .sdd/ and the other run-configuration files aside),\n" +
       "an unknown or missing adapter, an image attachment for a non-multimodal adapter.\n" +
       "The run stays in the foreground with a live view on a TTY; --json streams events as JSON\n" +
       "lines and ends with {type: run.summary, summary}; summary.attachments (and the dry run's\n" +

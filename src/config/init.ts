@@ -5,6 +5,7 @@ import { writeFileIfAbsent } from "../io/mod.ts";
 import type { Random } from "../io/mod.ts";
 import { DEFAULT_TUNING } from "./defaults.ts";
 import type { ProjectPaths } from "./project.ts";
+import { EXCLUDED_RUN_CONFIG } from "./run_config_paths.ts";
 
 /** Folders of the `.sdd/` layout (FORMATS.md), with their modes. */
 export const SDD_FOLDERS: readonly { path: string; mode: number }[] = [
@@ -138,8 +139,16 @@ export async function initWorkspace(
   return report;
 }
 
-/** Paths git must never show or stage (disposable state, worktrees, private keys). */
-export const EXCLUDED_PATHS: readonly string[] = [".sdd/runtime/", ".sdd/worktrees/", ".sdd/keys/"];
+/**
+ * Paths git must never show or stage: disposable state, worktrees, private keys, and the MCP
+ * configuration Claude Code reads from a fixed path in the work tree.
+ */
+export const EXCLUDED_PATHS: readonly string[] = [
+  ".sdd/runtime/",
+  ".sdd/worktrees/",
+  ".sdd/keys/",
+  ...EXCLUDED_RUN_CONFIG,
+];
 
 async function excludeRuntimePaths(gitDir: string): Promise<void> {
   // A linked worktree's git dir holds a `commondir` file pointing at the shared one.
@@ -163,7 +172,7 @@ async function excludeRuntimePaths(gitDir: string): Promise<void> {
   const prefix = text === "" || text.endsWith("\n") ? "" : "\n";
   await Deno.writeTextFile(
     path,
-    `${prefix}# bernstein: disposable run state\n${missing.join("\n")}\n`,
+    `${prefix}# bernstein: disposable run state and run configuration\n${missing.join("\n")}\n`,
     { append: true },
   );
 }

@@ -5,6 +5,7 @@ import { findProject, isWithin, type ProjectPaths } from "./project.ts";
 import { resolveConfig, type ResolvedConfig } from "./resolve.ts";
 import type { Config } from "./schema.ts";
 import { decodeConfigBytes, readConfigFile } from "./read_text.ts";
+import { PROJECT_CONFIG_FILES } from "./run_config_paths.ts";
 import { objectLayer, parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";
 
 /** Name of the default overlay file inside the git directory (git never tracks it). */
@@ -60,17 +61,10 @@ async function fileLayer(
 }
 
 /**
- * Where the project configuration may live, in the order they are looked for. Exactly one may
- * exist: two are refused by name, so nobody edits a file that is not the one being read.
+ * The project configuration file of a project (absolute), if any: exactly one of
+ * {@linkcode PROJECT_CONFIG_FILES} may exist; two are refused by name, so nobody edits a
+ * file that is not the one being read.
  */
-export const PROJECT_CONFIG_FILES: readonly string[] = [
-  "bernstein.yaml",
-  "bernstein.yml",
-  ".bernstein/bernstein.yaml",
-  ".bernstein/bernstein.yml",
-];
-
-/** The project configuration file of a project (absolute), if any; two or more is an error. */
 export async function projectConfigFile(root: string): Promise<string | undefined> {
   const present: string[] = [];
   for (const rel of PROJECT_CONFIG_FILES) {

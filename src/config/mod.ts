@@ -23,7 +23,6 @@ export {
   type LoadConfigOptions,
   type LoadedConfig,
   overlayPath,
-  PROJECT_CONFIG_FILES,
   projectConfigFile,
   requireConfig,
 } from "./load.ts";
@@ -66,3 +65,11 @@ export {
   RELOADABLE_KEYS,
   typeText,
 } from "./keys.ts";
+export {
+  EXCLUDED_RUN_CONFIG,
+  isRunConfigPath,
+  MCP_CONFIG_FILES,
+  PROJECT_CONFIG_FILES,
+  RUN_CONFIG_FILES,
+  STATE_DIR,
+} from "./run_config_paths.ts";

@@ -1,3 +1,4 @@
+import { isRunConfigPath } from "../config/mod.ts";
 import { buildChildEnv, type EnvReader, outputText, runProcess } from "../io/mod.ts";
 import type { ChangedPath } from "./git.ts";
 
@@ -16,22 +17,12 @@ export interface GateResult {
 }
 
 /**
- * Paths an agent's diff may never touch: bernstein's own configuration, MCP server config
- * (an agent could grant itself tools), and the tamper-evident state under `.sdd/`.
+ * The `run_config` gate: fails when the diff touches run configuration or state
+ * ({@linkcode isRunConfigPath}: bernstein's own configuration, MCP server configuration an
+ * agent could grant itself tools with, anything under `.sdd/`).
  */
-export const RUN_CONFIG_PATTERNS: readonly RegExp[] = [
-  /^bernstein\.ya?ml$/,
-  /^\.bernstein\/bernstein\.ya?ml$/,
-  /^\.mcp\.json$/,
-  /^\.claude\/mcp\.json$/,
-  /^\.sdd\//,
-];
-
-/** The `run_config` gate: fails when the diff touches any {@linkcode RUN_CONFIG_PATTERNS} path. */
 export function runConfigGate(changes: readonly ChangedPath[]): GateResult {
-  const touched = changes.map((c) => c.path).filter((p) =>
-    RUN_CONFIG_PATTERNS.some((re) => re.test(p))
-  );
+  const touched = changes.map((c) => c.path).filter(isRunConfigPath);
   if (touched.length === 0) {
     return {
       gate: "run_config",

@@ -1,3 +1,4 @@
+import { isRunConfigPath } from "../config/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import {
   buildChildEnv,
@@ -237,10 +238,32 @@ export class Git {
     return await this.text(["rev-parse", "--verify", `${ref}^{commit}`], cwd);
   }
 
-  /** True when the work tree or index has changes (untracked files too unless `trackedOnly`). */
+  /**
+   * True when the work tree or index has changes. With `trackedOnly` (the branch guard's
+   * question: would merges mix with local edits?) untracked files and edits to run
+   * configuration and state (`isRunConfigPath`: bernstein.yaml, `.sdd/`, … — merges never
+   * touch them, the run_config gate sees to that) do not count.
+   */
   async isDirty(cwd?: string, trackedOnly = false): Promise<boolean> {
-    const untracked = trackedOnly ? "--untracked-files=no" : "--untracked-files=all";
-    return (await this.text(["status", "--porcelain", untracked], cwd)) !== "";
+    if (!trackedOnly) {
+      return (await this.text(["status", "--porcelain", "--untracked-files=all"], cwd)) !== "";
+    }
+    return (await this.changedTrackedPaths(cwd)).some((p) => !isRunConfigPath(p));
+  }
+
+  /** Repo-relative paths of tracked files changed in the index or work tree (both rename sides). */
+  async changedTrackedPaths(cwd?: string): Promise<string[]> {
+    const r = await this.run(["status", "--porcelain=v1", "-z", "--untracked-files=no"], { cwd });
+    const fields = outputText(r.stdout).split("\0");
+    const paths: string[] = [];
+    for (let i = 0; i < fields.length; i++) {
+      const entry = fields[i];
+      if (entry.length < 4) continue;
+      paths.push(entry.slice(3));
+      // A rename or copy is followed by its source path as a field of its own.
+      if (entry[0] === "R" || entry[0] === "C") paths.push(fields[++i] ?? "");
+    }
+    return paths;
   }
 
   /**

@@ -59,13 +59,7 @@ export {
   secretsGate,
   type SecretsGateInput,
 } from "./secrets_gate.ts";
-export {
-  commandGate,
-  type CommandGateOptions,
-  type GateResult,
-  RUN_CONFIG_PATTERNS,
-  runConfigGate,
-} from "./gates.ts";
+export { commandGate, type CommandGateOptions, type GateResult, runConfigGate } from "./gates.ts";
 export { matchesGlob, ownedEntriesOverlap, ownedFilesOverlap } from "./owned_files.ts";
 export {
   isRateLimitReason,

@@ -1,3 +1,5 @@
+import { RUN_CONFIG_FILES, STATE_DIR } from "../config/mod.ts";
+
 /** What the prompt is built from. */
 export interface PromptInput {
   /** Task id. */
@@ -47,7 +49,9 @@ export function protocolText(taskId: string, role: string): string {
   const lines = [
     "## How to report",
     `Your task id is ${taskId}. Work only inside the current directory (a git worktree made for you).`,
-    "Do not edit bernstein.yaml, .mcp.json, .claude/mcp.json or anything under .sdd/ — a gate refuses such changes.",
+    `Do not edit ${
+      RUN_CONFIG_FILES.join(", ")
+    } or anything under ${STATE_DIR} — a gate refuses such changes.`,
     "You do not need to commit: bernstein commits and merges your work after checks pass.",
     "When you are done, run:",
     `  bernstein task complete ${taskId} --summary "<one line: what you did>"`,

@@ -164,3 +164,38 @@ Deno.test("config set writes .sdd/config.yaml only, keeps comments, validates fi
     strictEqual(loaded.config?.role_model_policy?.backend.model, "opus");
   });
 });
+
+Deno.test("the project file is exactly one of bernstein.yaml, bernstein.yml, .bernstein/…; two is an error naming both", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    await Deno.mkdir(join(dir, ".bernstein"));
+    await Deno.writeTextFile(join(dir, ".bernstein", "bernstein.yaml"), "max_agents: 7\n");
+    const hidden = await loadConfig({ cwd: dir, env: mapEnv({}) });
+    strictEqual(hidden.config?.max_agents, 7);
+    strictEqual(hidden.sources.get("max_agents"), ".bernstein/bernstein.yaml");
+    await Deno.writeTextFile(join(dir, "bernstein.yml"), "max_agents: 5\n");
+    await rejects(loadConfig({ cwd: dir, env: mapEnv({}) }), (e: unknown) => {
+      strictEqual((e as ConfigError).code, "config.ambiguous_project_file");
+      ok((e as ConfigError).message.startsWith("bernstein.yml and .bernstein/bernstein.yaml"));
+      return true;
+    });
+    await Deno.remove(join(dir, ".bernstein"), { recursive: true });
+    const yml = await loadConfig({ cwd: dir, env: mapEnv({}) });
+    strictEqual(yml.config?.max_agents, 5);
+    strictEqual(yml.sources.get("max_agents"), "bernstein.yml");
+  });
+});
+
+Deno.test("init registers .claude/mcp.json with the runtime folders in info/exclude, once", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const project = await findProject(dir);
+    await initWorkspace(project, new SeededRandom(1));
+    await initWorkspace(project, new SeededRandom(2));
+    const exclude = await Deno.readTextFile(join(dir, ".git", "info", "exclude"));
+    strictEqual(exclude.split("\n").filter((l) => l === ".claude/mcp.json").length, 1);
+    await Deno.mkdir(join(dir, ".claude"));
+    await Deno.writeTextFile(join(dir, ".claude", "mcp.json"), "{}");
+    strictEqual((await git(dir, "status", "--porcelain")).includes("mcp.json"), false);
+  });
+});

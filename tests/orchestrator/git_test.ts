@@ -81,3 +81,29 @@ Deno.test("defaultBranch follows init.defaultBranch and falls back to master", a
     strictEqual(await g.defaultBranch(), "trunk");
   });
 });
+
+Deno.test("the branch guard counts tracked edits but not run configuration or state, renames included", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    await Deno.mkdir(join(dir, ".sdd"), { recursive: true });
+    await Deno.mkdir(join(dir, "src"), { recursive: true });
+    for (const f of ["bernstein.yaml", ".sdd/config.yaml", ".mcp.json", "src/a.ts", "src/b.ts"]) {
+      await Deno.writeTextFile(join(dir, f), "x: 1\n");
+    }
+    await git(dir, "add", "-A");
+    await git(dir, "commit", "-q", "-m", "tracked config and state");
+    const g = new Git(dir, { env: processEnv });
+    for (const f of ["bernstein.yaml", ".sdd/config.yaml", ".mcp.json"]) {
+      await Deno.writeTextFile(join(dir, f), "x: 2\n");
+    }
+    await Deno.writeTextFile(join(dir, "untracked.txt"), "new\n");
+    strictEqual(await g.isDirty(undefined, true), false, "config, state and untracked files");
+    strictEqual(await g.isDirty(), true, "the full question still sees them");
+    await git(dir, "mv", "src/a.ts", "src/renamed name.ts");
+    deepStrictEqual(
+      (await g.changedTrackedPaths()).filter((p) => p.startsWith("src/")).sort(),
+      ["src/a.ts", "src/renamed name.ts"],
+    );
+    strictEqual(await g.isDirty(undefined, true), true, "a rename of a source file counts");
+  });
+});
