@@ -38,6 +38,10 @@ export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
   { key: "provider_availability", issue: 19 },
   { key: "local_endpoints.*.engine", issue: 19 },
   { key: "local_endpoints.*.timeout", issue: 19 },
+  { key: "isolation", issue: 14 },
+  { key: "network.egress", issue: 14 },
+  { key: "sandbox.read_only", issue: 14 },
+  { key: "quality_gates.secrets", issue: 14 },
   { key: "bridges", issue: null },
 ];
 
