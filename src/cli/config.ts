@@ -173,8 +173,13 @@ async function storageRefusal(
 
 async function validate(ctx: CommandContext): Promise<number> {
   const cfg = await configModule();
+  const { checkConfig } = await import("../orchestrator/mod.ts");
   const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
-  const errors = loaded.problems.filter((p) => p.severity === "error");
+  // What the schema cannot see (adapter names, endpoints, addresses) is checked here too.
+  const problems = loaded.config === undefined
+    ? loaded.problems
+    : [...loaded.problems, ...checkConfig({ config: loaded.config, locate: loaded.locate })];
+  const errors = problems.filter((p) => p.severity === "error");
   const refusal = errors.length === 0 ? await storageRefusal(loaded) : undefined;
   if (refusal !== undefined) {
     if (!ctx.json) {
@@ -184,7 +189,7 @@ async function validate(ctx: CommandContext): Promise<number> {
     ctx.out.json({
       ok: false,
       problems: [
-        ...loaded.problems.map((p) => ({
+        ...problems.map((p) => ({
           ...p,
           location: p.location ?? null,
           hint: p.hint ?? null,
@@ -206,11 +211,11 @@ async function validate(ctx: CommandContext): Promise<number> {
     return refusal.exitCode;
   }
   const strict = booleanFlag(ctx, "strict");
-  const failed = errors.length > 0 || (strict && loaded.problems.length > 0);
+  const failed = errors.length > 0 || (strict && problems.length > 0);
   if (ctx.json) {
     ctx.out.json({
       ok: !failed,
-      problems: loaded.problems.map((p) => ({
+      problems: problems.map((p) => ({
         ...p,
         location: p.location ?? null,
         hint: p.hint ?? null,
@@ -223,12 +228,12 @@ async function validate(ctx: CommandContext): Promise<number> {
     });
     return failed ? 1 : 0;
   }
-  for (const p of loaded.problems) {
+  for (const p of problems) {
     if (p.severity === "error") {
       ctx.out.error(new (await import("../errors/mod.ts")).BernsteinError(p.code, p.message, p));
     } else ctx.out.warn(p);
   }
-  const warnings = loaded.problems.length - errors.length;
+  const warnings = problems.length - errors.length;
   const present = loaded.sourceFiles.filter((s) => s.present).map((s) => s.label);
   const counted = `${warnings} warning${warnings === 1 ? "" : "s"}`;
   ctx.out.line(

@@ -390,7 +390,8 @@ export const RUN_COMMANDS: CommandSpec[] = [
         name: "cli",
         type: "string",
         valueName: "NAME",
-        help: "Adapter for tasks without their own (see 'bernstein adapters list').",
+        help:
+          "Default adapter: for tasks with no cli of their own or of their role (role_model_policy).",
       },
       {
         name: "model",

@@ -20,11 +20,8 @@ export interface NotImplementedKey {
 
 /** Keys that validate and do nothing yet. README lists them; the schema walk checks them. */
 export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
-  { key: "goal", issue: 12 },
   { key: "cells", issue: 12 },
   { key: "workspace.worktrees_dir", issue: 12 },
-  { key: "internal_llm_provider", issue: 12 },
-  { key: "internal_llm_model", issue: 12 },
   { key: "catalogs", issue: 12 },
   { key: "tuning.orchestrator.stale_claim_timeout_s", issue: 12 },
   { key: "tuning.agent.heartbeat_interval_s", issue: 12 },

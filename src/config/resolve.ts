@@ -236,16 +236,22 @@ export interface ResolvedConfig {
   sources: Map<string, string>;
   /** Every warning and error, in layer order; repeats are reported once with a count. */
   problems: ConfigProblem[];
-  /** `file:line:col` of a dotted key (a leaf or a map) in the layer that set it. */
-  locate(dotted: string): string | undefined;
+  /**
+   * `file:line:col` of a dotted key (a leaf, a map or a list item) in the layer that set it:
+   * of the key itself, or with `value` of its value.
+   */
+  locate(dotted: string, value?: boolean): string | undefined;
 }
 
-/** Where a dotted key was set: its own layer, or the layer of its first leaf below it. */
+/**
+ * Where a dotted key was set: its own layer, else the layer of its first leaf below it (a
+ * map), else the layer of the nearest key above it (an item of a list).
+ */
 function locator(
   sources: ReadonlyMap<string, string>,
   byLabel: ReadonlyMap<string, YamlLayer>,
-): (dotted: string) => string | undefined {
-  return (dotted) => {
+): (dotted: string, value?: boolean) => string | undefined {
+  return (dotted, value = false) => {
     let label = sources.get(dotted);
     if (label === undefined) {
       for (const [leaf, l] of sources) {
@@ -255,10 +261,14 @@ function locator(
         }
       }
     }
+    for (let up = dotted.lastIndexOf("."); label === undefined && up > 0;) {
+      label = sources.get(dotted.slice(0, up));
+      up = dotted.lastIndexOf(".", up - 1);
+    }
     if (label === undefined) return undefined;
     if (label.startsWith("env:")) return label.slice(4);
     const layer = byLabel.get(label);
-    return layer ? layer.locate(dotted.split("."), true) : label;
+    return layer ? layer.locate(dotted.split("."), !value) : label;
   };
 }
 

@@ -150,9 +150,9 @@ function nodeAt(
       if (entry === undefined) return {};
       keyStart = entry.keyStart;
       current = entry.value;
-    } else if (current?.items && typeof seg === "number") {
+    } else if (current?.items && /^\d+$/.test(String(seg))) {
       keyStart = undefined;
-      current = current.items[seg];
+      current = current.items[Number(seg)];
     } else return {};
   }
   return { keyStart, node: current };

@@ -28,9 +28,11 @@ export interface CliChoiceContext {
 }
 
 /**
- * The adapter of a task, in precedence order: the task's own `cli`, `--cli`, the role's
- * `role_model_policy.<role>.cli`, the plan's `cli`, the configured `cli` (`auto` by default).
- * Unknown or missing adapters are refused with the list that would work.
+ * The adapter of a task, in precedence order: the task's own `cli`, the role's
+ * `role_model_policy.<role>.cli` (exclusive for that role, as designed), `--cli`, the plan's
+ * `cli`, the configured `cli` (`auto` by default). A run folds `--cli` and the plan's `cli`
+ * into the configured one as layers, so it passes neither here. Unknown or missing adapters
+ * are refused with the list that would work.
  */
 export async function resolveTaskCli(
   task: Pick<Task, "cli" | "role" | "id">,
@@ -42,11 +44,11 @@ export async function resolveTaskCli(
   if (task.cli) {
     requested = task.cli;
     location = `task ${task.id}: cli`;
+  } else if (config.role_model_policy?.[task.role]?.cli) {
+    ({ cli: requested, location } = cliForRole(config, task.role));
   } else if (ctx.cliOverride) {
     requested = ctx.cliOverride;
     location = "--cli";
-  } else if (config.role_model_policy?.[task.role]?.cli) {
-    ({ cli: requested, location } = cliForRole(config, task.role));
   } else if (ctx.planCli) {
     requested = ctx.planCli;
     location = "plan: cli";

@@ -12,6 +12,7 @@ import { type EnvReader, outputText, runProcess } from "../io/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import { storageDoctor } from "../storage/mod.ts";
+import { checkConfig } from "./config_checks.ts";
 import { Git } from "./git.ts";
 
 /** The verdict of one doctor check. */
@@ -136,10 +137,13 @@ async function diskCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
 async function configCheck(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
   try {
     const loaded = await loadConfig({ cwd, env });
-    const errors = loaded.problems.filter((p) => p.severity === "error");
-    const warnings = loaded.problems.filter((p) => p.severity === "warning");
+    const problems = loaded.config === undefined
+      ? loaded.problems
+      : [...loaded.problems, ...checkConfig({ config: loaded.config, locate: loaded.locate })];
+    const errors = problems.filter((p) => p.severity === "error");
+    const warnings = problems.filter((p) => p.severity === "warning");
     const lines: DoctorCheck[] = [];
-    for (const p of loaded.problems) {
+    for (const p of problems) {
       lines.push({
         name: "config",
         status: p.severity === "error" ? "FAIL" : "WARN",

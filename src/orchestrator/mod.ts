@@ -147,3 +147,4 @@ export { listSessionFiles, type RefusedMerge, type SessionFile } from "./run_sta
 export { loadRunRecords, type LoadRunRecordsOptions, readLogTails } from "./run_records.ts";
 export { processAlive, readSession, sessionPath, type SessionRecord } from "./session.ts";
 export { type SelfCommand, selfCommand, verifyCommand } from "./self_command.ts";
+export { checkConfig, type CheckedConfig } from "./config_checks.ts";

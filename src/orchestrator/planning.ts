@@ -15,8 +15,10 @@ import type { PlanningSource } from "./session.ts";
 export interface PlanningRequest {
   /** A plan file path, when given. */
   planPath?: string;
-  /** A goal, when given. */
+  /** A goal, when given (`-g`, else `goal:` of the configuration). */
   goal?: string;
+  /** Adapter and model of the manager agent (`internal_llm_provider`, `internal_llm_model`). */
+  manager?: { cli?: string; model?: string };
   /** `BERNSTEIN_TASK_FILTER`. */
   taskFilter?: string;
   /** `github.sync_backlog` (or `BERNSTEIN_SYNC_GITHUB_BACKLOG=1`). */
@@ -142,6 +144,8 @@ export async function planWork(
         priority: 1,
         scope: "small",
         max_retries: 0,
+        cli: request.manager?.cli ?? null,
+        model: request.manager?.model ?? null,
         metadata: { source: "goal" },
       }],
       warnings,

@@ -9,6 +9,7 @@ import { type PathLookup, systemPathLookup } from "../adapters/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import {
   type Config,
+  type ConfigProblem,
   findProject,
   initWorkspace,
   type ProjectPaths,
@@ -36,6 +37,7 @@ import { buildSummary, type RunSummary, writeRunRecord } from "./run_summary.ts"
 import { archivePreviousRun, recoverAfterCrash } from "./recovery.ts";
 import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
+import { checkConfig } from "./config_checks.ts";
 import { readSession, type SessionRecord, writeSession } from "./session.ts";
 
 /** `bernstein run` options. */
@@ -163,7 +165,7 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
     });
   }
   if (options.dryRun && planned) return { kind: "dry-run", planned, adapters, branch: plan.branch };
-  return await carryOutRun(plan, options, deps);
+  return await carryOutRun(plan, deps);
 }
 
 /** Project, configuration, repository checks, planning and adapter choices. */
@@ -174,33 +176,41 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
       hint: "git init, commit, and check out a feature branch",
     });
   }
-  const flags: Record<string, unknown> = {};
-  if (options.maxAgents !== undefined) flags.max_agents = options.maxAgents;
-  const { config, warnings, loaded } = await requireConfig({
-    cwd: deps.cwd,
-    env: deps.env,
-    flags,
-  });
-  for (const w of warnings) deps.warn(w);
   const git = new Git(project.root, { env: deps.env });
   const exempt = options.dryRun === true || options.planOnly === true;
-  const branch = await preflightRepository(git, deps.env, exempt);
   const previous = await readSession(project.sdd);
-  refuseRunInProgress(previous);
   const resume = previous?.status === "running" && !options.fresh && !exempt;
-  const lookup = systemPathLookup(deps.env);
-  const planned = resume ? undefined : await planFresh(project, config, options, deps);
   // A resumed run keeps the choices it started with; a fresh one takes them from flags and plan.
   const kept = resume ? (previous as SessionRecord).choices : undefined;
+  const flags = runFlags(options, kept);
+  const first = await requireConfig({ cwd: deps.cwd, env: deps.env, flags });
+  const branch = await preflightRepository(git, deps.env, exempt);
+  refuseRunInProgress(previous);
+  const planned = resume ? undefined : await planFresh(project, first.config, options, deps);
   const planCli = kept ? kept.plan_cli ?? undefined : planned?.graph?.cli;
-  const cliOverride = kept ? kept.cli ?? undefined : options.cli;
+  const planMaxAgents = kept ? undefined : planned?.graph?.max_agents;
+  // The plan's defaults are a layer of their own: above .sdd/config.yaml, below bernstein.yaml.
+  const { config, warnings, loaded } = planCli === undefined && planMaxAgents === undefined
+    ? first
+    : await requireConfig({
+      cwd: deps.cwd,
+      env: deps.env,
+      flags,
+      planDefaults: {
+        file: planned?.graph?.source ?? "plan",
+        values: {
+          ...(planCli === undefined ? {} : { cli: planCli }),
+          ...(planMaxAgents === undefined ? {} : { max_agents: planMaxAgents }),
+        },
+      },
+    });
+  for (const w of warnings) deps.warn(w);
+  refuseBadConfig(checkConfig({ config, locate: loaded.locate }));
+  const lookup = systemPathLookup(deps.env);
   const modelOverride = kept ? kept.model ?? undefined : options.model;
-  const maxAgents = options.maxAgents ?? kept?.max_agents ?? planned?.graph?.max_agents ??
-    config.max_agents;
-  // Refuse an unknown or missing adapter before any worktree or process exists.
-  const adapters = planned
-    ? await resolvePlannedAdapters(planned.drafts, { config, lookup, cliOverride, planCli })
-    : {};
+  // Refuse an unknown or missing adapter before any worktree or process exists. `--cli` and
+  // the plan's `cli` are layers of `cli` now: a role's own `cli` stays exclusive to it.
+  const adapters = planned ? await resolvePlannedAdapters(planned.drafts, { config, lookup }) : {};
   return {
     project,
     config,
@@ -212,11 +222,37 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
     lookup,
     planned,
     planCli,
-    cliOverride,
+    cliOverride: kept ? kept.cli ?? undefined : options.cli,
     modelOverride,
-    maxAgents,
+    maxAgents: config.max_agents,
     adapters,
   };
+}
+
+/** `--max-agents` and `--cli` as the flags layer (a resumed run's own, when it has them). */
+function runFlags(
+  options: RunOptions,
+  kept: SessionRecord["choices"] | undefined,
+): Record<string, unknown> {
+  const flags: Record<string, unknown> = {};
+  const maxAgents = options.maxAgents ?? kept?.max_agents;
+  if (maxAgents !== undefined) flags.max_agents = maxAgents;
+  const cli = kept ? kept.cli ?? undefined : options.cli;
+  if (cli !== undefined) flags.cli = cli;
+  return flags;
+}
+
+/** Configuration problems its schema cannot see stop the run (exit 2), even a dry run. */
+function refuseBadConfig(problems: readonly ConfigProblem[]): void {
+  if (problems.length === 0) return;
+  const [first] = problems;
+  const more = problems.length > 1
+    ? ` (and ${problems.length - 1} more; run 'bernstein config validate')`
+    : "";
+  throw new UsageError(first.code, first.message + more, {
+    location: first.location,
+    hint: first.hint,
+  });
 }
 
 async function planFresh(
@@ -227,7 +263,8 @@ async function planFresh(
 ): Promise<PlannedWork> {
   const planned = await planWork(project.sdd, deps.cwd, {
     planPath: options.planPath,
-    goal: options.goal,
+    goal: options.goal ?? config.goal,
+    manager: { cli: config.internal_llm_provider, model: config.internal_llm_model },
     taskFilter: deps.env.get("BERNSTEIN_TASK_FILTER"),
     syncGithubBacklog: config.github.sync_backlog,
   });
@@ -236,14 +273,14 @@ async function planFresh(
 }
 
 /** Opens everything, runs the loop, and writes the run's record. */
-async function carryOutRun(plan: RunPlan, options: RunOptions, deps: RunDeps): Promise<RunReport> {
+async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   const { project, resume, previous } = plan;
   await initWorkspace(project, deps.random, { projectTemplate: false });
   const opened = await openAudit(project.sdd, deps.env, deps.clock, deps.random);
   const attempt = resume ? (previous as SessionRecord).attempt + 1 : 1;
   const runId = resume ? (previous as SessionRecord).run_id : runIdFromSeed(deps.random.bytes(16));
   if (!resume) await archivePreviousRun(join(project.sdd, "runtime"), previous);
-  const session = sessionRecordOf(plan, options, deps, runId, attempt);
+  const session = sessionRecordOf(plan, deps, runId, attempt);
   const feed = await startDashboardFeed({
     sdd: project.sdd,
     session,
@@ -326,7 +363,6 @@ function announceDashboard(reporter: RunReporter, stores: RunStores): void {
 /** The session record: a resumed run keeps its own, with this process and attempt. */
 function sessionRecordOf(
   plan: RunPlan,
-  options: RunOptions,
   deps: RunDeps,
   runId: string,
   attempt: number,
@@ -340,7 +376,7 @@ function sessionRecordOf(
     started_at: new Date(deps.clock.nowMs()).toISOString(),
     branch: plan.branch,
     source: (plan.planned as PlannedWork).source,
-    goal: options.goal ?? null,
+    goal: plan.planned?.source.kind === "goal" ? plan.planned.source.goal : null,
     attempt,
     choices: {
       plan_cli: plan.planCli ?? null,
@@ -410,9 +446,10 @@ function newLoop(
     selfCommand: self.argv,
     selfEnv: self.env,
     reporter: deps.reporter,
-    cliOverride: plan.cliOverride,
+    // Already layers of config.cli (see planRun): passing them again would put them above it.
+    cliOverride: undefined,
     modelOverride: plan.modelOverride,
-    planCli: plan.planCli,
+    planCli: undefined,
     maxAgents: plan.maxAgents,
     goal: session.goal ?? undefined,
     runAttempt: session.attempt,

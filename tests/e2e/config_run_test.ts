@@ -1,7 +1,8 @@
 // Configuration in real runs: what the configuration says happens, in a real run with the
 // scripted agent, real git and the real task server.
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
+import { REPO_ROOT } from "../_helpers/cli.ts";
 import { git, withTempDir } from "../_helpers/temp.ts";
 import { bern, prepareRepo, step, summaryOf } from "./_run_helpers.ts";
 
@@ -30,5 +31,116 @@ Deno.test("after 'config set' (and a local bernstein.yaml edit) the next run is 
     const dirty = await bern(dir, ["run", "plan.yaml"]);
     strictEqual(dirty.code, 2);
     ok(dirty.stderr.startsWith("error[run.dirty_tree]"), dirty.stderr);
+  });
+});
+
+async function runOpen(dir: string, runId: string): Promise<Record<string, unknown>> {
+  const text = await Deno.readTextFile(
+    join(dir, ".sdd", "runtime", "ledger", runId, "000000.jsonl"),
+  );
+  const rows = text.trim().split("\n").map((l) => JSON.parse(l));
+  return rows.find((r) => r.kind === "run.open").payload;
+}
+
+Deno.test("a plan's max_agents is a default: the project file and the inline override beat it", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(dir, "max_agents: 1\n" + ONE_STEP);
+    const planOnly = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(planOnly.code, 0, planOnly.stderr);
+    strictEqual((await runOpen(dir, String(summaryOf(planOnly).run_id))).max_agents, 1);
+    // The design's own example: BERNSTEIN_CONFIG_OVERRIDE='{max_agents: 8}'.
+    const inline = await bern(dir, ["run", "plan.yaml", "--json"], {
+      BERNSTEIN_CONFIG_OVERRIDE: "{max_agents: 8}",
+    });
+    strictEqual(inline.code, 0, inline.stderr);
+    strictEqual((await runOpen(dir, String(summaryOf(inline).run_id))).max_agents, 8);
+    await Deno.writeTextFile(join(dir, "bernstein.yaml"), "max_agents: 2\n");
+    const project = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(project.code, 0, project.stderr);
+    strictEqual((await runOpen(dir, String(summaryOf(project).run_id))).max_agents, 2);
+  });
+});
+
+/** A stand-in for an agent CLI that is not installed here (a dry run only looks it up). */
+async function stubCli(dir: string, name: string): Promise<string> {
+  const bin = join(dir, "..", `${dir.split("/").pop()}-bin`);
+  await Deno.mkdir(bin, { recursive: true });
+  await Deno.writeTextFile(join(bin, name), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  return `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
+}
+
+Deno.test("the design's minimal example runs: goal seeds a manager task on internal_llm_provider", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(dir, ONE_STEP);
+    await Deno.copyFile(
+      join(REPO_ROOT, "fixtures/config/design_examples/minimal.yaml"),
+      join(dir, "bernstein.yaml"),
+    );
+    await git(dir, "add", "bernstein.yaml");
+    await git(dir, "commit", "-q", "-m", "design example");
+    const dry = await bern(dir, ["run", "--dry-run", "--json"], {
+      PATH: await stubCli(dir, "gemini"),
+    });
+    strictEqual(dry.code, 0, dry.stderr);
+    ok(!dry.stderr.includes("not_implemented"), dry.stderr);
+    const doc = JSON.parse(dry.stdout);
+    strictEqual(doc.source.kind, "goal");
+    strictEqual(doc.source.goal, "Implement API auth and integration tests");
+    deepStrictEqual(
+      doc.tasks.map((t: { role: string; adapter: string }) => [t.role, t.adapter]),
+      [["manager", "gemini"]],
+    );
+  });
+});
+
+Deno.test("a goal from bernstein.yaml runs its manager on internal_llm_provider; -g and plans come first", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(dir, ONE_STEP);
+    const goal = [
+      "Say hello in a file.",
+      '@agent run bernstein task create --title "Write hello" --role backend --description "@agent write hello.txt hi"',
+      "@agent summary planned one task",
+    ].map((l) => `  ${l}\n`).join("");
+    await Deno.writeTextFile(
+      join(dir, "bernstein.yaml"),
+      `goal: |\n${goal}internal_llm_provider: scripted\ncli: claude\n` +
+        "role_model_policy:\n  backend: {cli: scripted}\n",
+    );
+    await git(dir, "add", "bernstein.yaml");
+    await git(dir, "commit", "-q", "-m", "goal");
+    const run = await bern(dir, ["run", "--json"]);
+    strictEqual(run.code, 0, run.stderr + run.stdout);
+    strictEqual(await Deno.readTextFile(join(dir, "hello.txt")), "hi\n");
+    const tasks = JSON.parse((await bern(dir, ["task", "list", "--json"])).stdout).tasks;
+    strictEqual(tasks.length, 2);
+    // A plan given on the command line is run instead of the configured goal.
+    const plan = await bern(dir, ["run", "plan.yaml", "--dry-run", "--json"]);
+    strictEqual(JSON.parse(plan.stdout).source.kind, "plan");
+  });
+});
+
+Deno.test("an unknown adapter name in the configuration fails validate and a dry run at its line", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(dir, ONE_STEP);
+    await Deno.writeTextFile(
+      join(dir, "bernstein.yaml"),
+      "internal_llm_provider: gemni\nrole_model_policy:\n  qa: {endpoint: nowhere}\n",
+    );
+    const validate = await bern(dir, ["config", "validate"]);
+    strictEqual(validate.code, 1);
+    ok(
+      validate.stderr.includes(
+        "error[config.unknown_adapter]: bernstein.yaml:1:24: internal_llm_provider: unknown adapter 'gemni'",
+      ),
+      validate.stderr,
+    );
+    ok(validate.stderr.includes("error[config.unknown_endpoint]: bernstein.yaml:3:18"));
+    const dry = await bern(dir, ["run", "plan.yaml", "--dry-run"]);
+    strictEqual(dry.code, 2);
+    ok(
+      dry.stderr.startsWith("error[config.unknown_adapter]: bernstein.yaml:1:24: "),
+      dry.stderr,
+    );
+    ok(dry.stderr.includes("(and 1 more; run 'bernstein config validate')"), dry.stderr);
   });
 });
