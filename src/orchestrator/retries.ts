@@ -40,9 +40,28 @@ export class Retries {
   readonly #notBefore = new Map<string, number>();
   readonly #failureContext = new Map<string, string>();
   readonly #spawnFailures = new Map<string, number>();
+  /** Failed tasks this run decided will not be retried (their dependents may fail). */
+  readonly #final = new Set<string>();
+  #settledAtStart = false;
 
   constructor(deps: RetryDeps) {
     this.#deps = deps;
+  }
+
+  /**
+   * Failed tasks whose retry is not decided yet: their agent reported the failure and the
+   * orchestrator has not reaped it. A failure that predates this orchestrator (a resumed run)
+   * is settled: nothing is left to decide it.
+   */
+  failurePending(tasks: readonly Task[]): string[] {
+    const failed = tasks.filter((t) => t.status === "failed");
+    if (!this.#settledAtStart) {
+      for (const t of failed) this.#final.add(t.id);
+      this.#settledAtStart = true;
+    }
+    if (this.#deps.isStopping()) return [];
+    return failed.filter((t) => !this.#final.has(t.id) && t.retry_count < t.max_retries)
+      .map((t) => t.id);
   }
 
   /** Task id → earliest spawn time (ms), a copy for the scheduler. */
@@ -62,6 +81,7 @@ export class Retries {
 
   /** An open task whose dependency can never finish: failed, no retry. */
   async failDependent(taskId: string, reason: string): Promise<void> {
+    this.#final.add(taskId);
     await this.#deps.store.transition(taskId, "failed", {
       actor: "orchestrator",
       reason,
@@ -125,6 +145,8 @@ export class Retries {
     });
     if (task.retry_count < task.max_retries && !this.#deps.isStopping()) {
       await this.#retry(task, reason, code === "rate-limited");
+    } else {
+      this.#final.add(task.id);
     }
   }
 

@@ -238,6 +238,7 @@ export class RunLoop {
       maxAgents: this.#ctx.maxAgents,
       notBefore: this.#retries.notBefore(),
       nowMs: this.#ctx.clock.nowMs(),
+      failurePending: this.#retries.failurePending(tasks),
     };
     const decisions = scheduleTick(input);
     if (decisions.some((d) => d.kind !== "defer")) {
@@ -283,7 +284,13 @@ export class RunLoop {
       minTicks: ctx.config.tuning.orchestrator.stalled_run_ticks,
     });
     if (decision.stop === "quiescent") {
-      this.#end({ end: "quiescent", reason: "every task finished" });
+      this.#end({
+        end: "quiescent",
+        reason: decision.planned === 0
+          ? "every task finished"
+          : `every runnable task finished; ${decision.planned} task(s) left planned: ` +
+            "nothing opens a planned task once no agent runs",
+      });
       return true;
     }
     if (decision.stop === "backstop") {

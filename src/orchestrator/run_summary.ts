@@ -73,8 +73,9 @@ function costByAdapterModel(outcome: RunOutcome): CostTotal[] {
   return [...costs.values()];
 }
 
-// A run is unhealthy while any task ended here: it will not merge by itself.
-const UNHEALTHY: ReadonlySet<string> = new Set([...DEAD_END_STATUSES, "blocked"]);
+// A run is unhealthy while any task ended here: it will not merge by itself (a task left
+// `planned` was never opened, so its work was never done).
+const UNHEALTHY: ReadonlySet<string> = new Set([...DEAD_END_STATUSES, "blocked", "planned"]);
 
 /** The summary of a finished run. */
 export function buildSummary(

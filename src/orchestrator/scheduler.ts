@@ -57,6 +57,12 @@ export interface TickInput {
   notBefore: ReadonlyMap<string, number>;
   /** Now (ms), from the injected clock. */
   nowMs: number;
+  /**
+   * Ids of `failed` tasks whose failure the orchestrator has not settled yet (the agent
+   * reported it; the retry decision comes when the agent is reaped). Their dependents wait:
+   * a dependent fails only when its dependency is finally failed.
+   */
+  failurePending?: readonly string[];
 }
 
 /** One decision of a tick, in the order it is to be carried out. */
@@ -69,7 +75,7 @@ export type TickDecision =
  * One scheduler tick, as a pure function: open tasks whose dependencies finished are ordered by
  * priority then age and spawned up to `maxAgents`, skipping those in spawn backoff or whose
  * owned files overlap a running (or just chosen) task. Open tasks with a dead-end dependency are
- * failed. Order is the store's claim order (priority, age, creation order: the input's order).
+ * failed (a failed dependency whose retry is still being decided is not dead yet). Order is the store's claim order (priority, age, creation order: the input's order).
  * Same input → same decisions, in the same order.
  */
 export function scheduleTick(input: TickInput): TickDecision[] {
@@ -80,9 +86,12 @@ export function scheduleTick(input: TickInput): TickDecision[] {
     byId.get(id)?.owned_files ?? []
   );
   let capacity = input.maxAgents - input.running.length;
+  const pending = new Set(input.failurePending ?? []);
+  const deadEnd = (t: SchedulableTask | undefined) =>
+    t === undefined || (DEAD_END.has(t.status) && !(t.status === "failed" && pending.has(t.id)));
   for (const task of open) {
     const deps = task.depends_on.map((id) => ({ id, task: byId.get(id) }));
-    const dead = deps.find((d) => d.task === undefined || DEAD_END.has(d.task.status));
+    const dead = deps.find((d) => deadEnd(d.task));
     if (dead) {
       decisions.push({
         kind: "fail_dependent",

@@ -52,7 +52,7 @@ export interface TerminationInput {
 /** What termination decided. */
 export type TerminationDecision =
   | { stop: false; stall?: StallState }
-  | { stop: "quiescent" }
+  | { stop: "quiescent"; planned: number }
   | { stop: "backstop"; failTaskIds: string[]; reason: string };
 
 // `done` is finished for its agent; its merge is counted by `pendingMerges`.
@@ -79,21 +79,27 @@ export function taskFingerprint(tasks: readonly TerminationTask[]): string {
 }
 
 /**
- * Decides whether the run stops. Quiescence: nothing open or running and at least one task
- * finished. Zero-terminal backstop: quiescent with nothing finished while some task is still
- * unfinished, none deferred by backoff, and the task fingerprint unchanged for `graceS` over at
- * least `minTicks` ticks → fail the unfinished tasks. An active hold suppresses both.
+ * Decides whether the run stops. Quiescence: nothing open or running, every task finished,
+ * blocked or `planned`, and at least one finished or planned. A `planned` task waits for
+ * someone to open it; once no agent runs and no merge is pending nobody will, so it cannot
+ * keep the run alive (it is counted, and the summary calls the run unhealthy). Zero-terminal
+ * backstop: quiescent with nothing finished while some task is still unfinished, none
+ * deferred by backoff, and the task fingerprint unchanged for `graceS` over at least
+ * `minTicks` ticks → fail the unfinished tasks. An active hold suppresses both.
  */
 export function decideTermination(input: TerminationInput): TerminationDecision {
   if (input.holdActive) return { stop: false };
   const unfinished = input.tasks.filter((t) => !FINISHED.has(t.status) && t.status !== "planned");
   const finished = input.tasks.filter((t) => FINISHED.has(t.status));
+  const planned = input.tasks.filter((t) => t.status === "planned").length;
   const busy = input.runningAgents > 0 || input.pendingMerges > 0;
   if (
-    !busy && finished.length > 0 &&
-    input.tasks.every((t) => FINISHED.has(t.status) || t.status === "blocked")
+    !busy && (finished.length > 0 || planned > 0) &&
+    input.tasks.every((t) =>
+      FINISHED.has(t.status) || t.status === "blocked" || t.status === "planned"
+    )
   ) {
-    return { stop: "quiescent" };
+    return { stop: "quiescent", planned };
   }
   const zeroTerminal = !busy && finished.length === 0 && unfinished.length > 0 &&
     input.deferredByBackoff === 0;

@@ -141,6 +141,7 @@ function terminate(
 Deno.test("quiescence stops a run when nothing is open or running and something finished", () => {
   deepStrictEqual(terminate([{ id: "a", status: "closed" }, { id: "b", status: "failed" }]), {
     stop: "quiescent",
+    planned: 0,
   });
   deepStrictEqual(terminate([{ id: "a", status: "closed" }], { runningAgents: 1 }), {
     stop: false,
@@ -226,4 +227,30 @@ Deno.test("a rate-limited retry waits at least the cooldown; other failures the 
   deepStrictEqual([1, 2, 3].map((n) => retryDelayMs(n, tuning, true)), [60000, 60000, 60000]);
   // A backoff already longer than the cooldown is kept.
   deepStrictEqual(retryDelayMs(6, tuning, true), 160000);
+});
+
+Deno.test("a dependent waits while its failed dependency's retry is pending and fails once it is final", () => {
+  const tasks = [task("a", { status: "failed" }), task("b", { depends_on: ["a"] })];
+  deepStrictEqual(scheduleTick({ ...base, tasks, failurePending: ["a"] }), []);
+  deepStrictEqual(scheduleTick({ ...base, tasks, failurePending: [] }), [
+    { kind: "fail_dependent", taskId: "b", reason: "dependency a ended failed" },
+  ]);
+  const cancelled = [task("a", { status: "cancelled" }), task("b", { depends_on: ["a"] })];
+  strictEqual(
+    scheduleTick({ ...base, tasks: cancelled, failurePending: ["a"] })[0].kind,
+    "fail_dependent",
+  );
+});
+
+Deno.test("a planned task does not keep an idle run alive: quiescent, counted", () => {
+  deepStrictEqual(terminate([{ id: "a", status: "closed" }, { id: "p", status: "planned" }]), {
+    stop: "quiescent",
+    planned: 1,
+  });
+  deepStrictEqual(terminate([{ id: "p", status: "planned" }]), { stop: "quiescent", planned: 1 });
+  deepStrictEqual(
+    terminate([{ id: "p", status: "planned" }], { runningAgents: 1 }),
+    { stop: false },
+    "an agent still running may open it",
+  );
 });
