@@ -13,6 +13,7 @@ import type { Task } from "../tasks/mod.ts";
 import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
 import { DIRECT_SUBPROCESS } from "./agent_session.ts";
 import { sessionId } from "./agent_session.ts";
+import { processStartTime } from "./session.ts";
 import type { Execution, ExecutionRequest, Executor } from "./executor.ts";
 import type { MergeQueue } from "./merge_queue.ts";
 import { describeSignal } from "./planning.ts";
@@ -224,6 +225,7 @@ export class Dispatcher {
       branch: execution.branch,
       base_sha: execution.baseSha,
       pid: execution.pid,
+      pid_start: processStartTime(execution.pid),
       started_at: new Date(this.#deps.ctx.clock.nowMs()).toISOString(),
       state: "running",
       attachment_digests: attachments?.digests ?? [],

@@ -37,6 +37,8 @@ export type RunFact =
     attempt: number;
     source: JsonObject;
     host: string;
+    /** Tasks still to do (not closed, failed or cancelled) after recovery. */
+    open: number;
   }
   | { kind: "task.scheduled"; taskId: string; title: string; role: string }
   | { kind: "run.planned"; runId: string; tasks: number; source: string; branch: string }
@@ -73,6 +75,7 @@ export type RunFact =
     exit: AgentExit;
   }
   | { kind: "agent.stalled"; taskId: string; session: string; silentS: number }
+  | { kind: "agent.leftover_ended"; taskId: string; session: string; pid: number }
   | { kind: "task.done"; taskId: string; summary: string }
   | {
     kind: "task.failed";
@@ -167,12 +170,23 @@ function runRecords(fact: RunFact): FactRecords | undefined {
           branch: fact.branch,
           attempt: fact.attempt,
           source: fact.source,
+          open: fact.open,
         }),
         ledger: {
           kind: "run.resumed",
-          payload: { attempt: fact.attempt, host: fact.host, branch: fact.runBranch },
+          payload: {
+            attempt: fact.attempt,
+            host: fact.host,
+            branch: fact.runBranch,
+            open: fact.open,
+          },
         },
-        progress: { type: "run.resumed", run_id: fact.runId, attempt: fact.attempt },
+        progress: {
+          type: "run.resumed",
+          run_id: fact.runId,
+          attempt: fact.attempt,
+          open: fact.open,
+        },
       };
     case "task.scheduled":
       return {
@@ -276,6 +290,18 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
         }),
       };
     }
+    case "agent.leftover_ended":
+      return {
+        audit: orchestratorEvent("agent.leftover_ended", "agent", fact.session, {
+          task_id: fact.taskId,
+          pid: fact.pid,
+          reason: "left running by an orchestrator that died",
+        }),
+        progress: warning(
+          `${fact.taskId}: agent ${fact.session} (pid ${fact.pid}) was left running by a dead ` +
+            "run; ended it",
+        ),
+      };
     case "agent.stalled":
       return {
         audit: orchestratorEvent("agent.stalled", "agent", fact.session, {

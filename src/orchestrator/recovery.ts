@@ -1,15 +1,45 @@
 /**
- * Between runs and after a crash: a fresh run moves the previous run's task log under its run
- * folder; a resumed run kills agents the dead orchestrator left running, keeps their partial
- * work on their branches, puts interrupted tasks back to open, and sends tasks whose agents
- * had finished (`done`) straight to checks and merge — no task runs twice.
+ * Between runs and after a crash: every start first ends the agents a dead orchestrator left
+ * running (each identified by its pid and that process's start time, so a recycled pid is
+ * never signalled); a fresh run moves the previous run's task log under its run folder; a
+ * resumed run keeps interrupted agents' partial work on their branches, puts interrupted tasks
+ * back to open, and sends tasks whose agents had finished (`done`) straight to checks and
+ * merge — no task runs twice.
  */
 import { join } from "node:path";
 import type { Task, TaskStore } from "../tasks/mod.ts";
 import type { Git } from "./git.ts";
 import type { Recorder } from "./recorder.ts";
 import { listSessionFiles, saveSessionFile, type SessionFile } from "./run_state.ts";
-import type { SessionRecord } from "./session.ts";
+import { processAlive, processStartTime, type SessionRecord } from "./session.ts";
+
+/** An agent of a dead run that this start ended. */
+export interface EndedAgent {
+  /** Session id. */
+  session: string;
+  /** Its task. */
+  taskId: string;
+  /** Its process (group) id. */
+  pid: number;
+}
+
+/**
+ * Ends (SIGKILL to the process group) every agent a session file still lists as running whose
+ * process is alive and is still that agent: same kernel start time as recorded at spawn.
+ * Where start times cannot be read (no /proc), a live pid of a running session is ended as
+ * before. Call only when no orchestrator of this project is alive.
+ */
+export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
+  const ended: EndedAgent[] = [];
+  for (const file of await listSessionFiles(sdd)) {
+    if (file.state !== "running" || !processAlive(file.pid)) continue;
+    const now = processStartTime(file.pid);
+    if (file.pid_start != null && now !== null && now !== file.pid_start) continue;
+    killLeftover(file.pid);
+    ended.push({ session: file.session, taskId: file.task_id, pid: file.pid });
+  }
+  return ended;
+}
 
 /** A fresh run starts with an empty task log: the previous run's log is moved under its run. */
 export async function archivePreviousRun(
@@ -39,14 +69,13 @@ export interface RecoveryDeps {
   adoptDone: (task: Task, file: SessionFile) => void;
 }
 
-/** Recovers a crashed run; the number of tasks still to do. */
+/** Recovers a crashed run (its agents already ended); the number of tasks still to do. */
 export async function recoverAfterCrash(deps: RecoveryDeps): Promise<number> {
   const { sdd, store, git } = deps;
   const files = await listSessionFiles(sdd);
   const tasks = new Map((await store.list({})).map((t) => [t.id, t]));
   for (const file of files) {
     if (file.state !== "running") continue;
-    killLeftover(file.pid);
     const task = tasks.get(file.task_id);
     if (task?.status === "done") {
       deps.adoptDone(task, file);

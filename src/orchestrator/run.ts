@@ -19,7 +19,7 @@ import { UsageError, type Warning } from "../errors/mod.ts";
 import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
 import type { AuditKey, AuditLog } from "../audit/mod.ts";
-import type { Task, TaskDraft, TaskStore } from "../tasks/mod.ts";
+import { FINISHED_STATUSES, type Task, type TaskDraft, type TaskStore } from "../tasks/mod.ts";
 import { join } from "node:path";
 import { Git } from "./git.ts";
 import { type PlannedWork, planWork } from "./planning.ts";
@@ -34,7 +34,7 @@ import {
 } from "./run_preflight.ts";
 import { openAudit, openRunStores, type RunStores } from "./run_stores.ts";
 import { buildSummary, type RunSummary, writeRunRecord } from "./run_summary.ts";
-import { archivePreviousRun, recoverAfterCrash } from "./recovery.ts";
+import { archivePreviousRun, endLeftoverAgents, recoverAfterCrash } from "./recovery.ts";
 import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
 import { checkConfig } from "./config_checks.ts";
@@ -279,6 +279,8 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   const opened = await openAudit(project.sdd, deps.env, deps.clock, deps.random);
   const attempt = resume ? (previous as SessionRecord).attempt + 1 : 1;
   const runId = resume ? (previous as SessionRecord).run_id : runIdFromSeed(deps.random.bytes(16));
+  // Agents a killed orchestrator left behind are ended before anything else (audited below).
+  const leftovers = await endLeftoverAgents(project.sdd);
   if (!resume) await archivePreviousRun(join(project.sdd, "runtime"), previous);
   const session = sessionRecordOf(plan, deps, runId, attempt);
   const feed = await startDashboardFeed({
@@ -315,7 +317,15 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       reporter: runDeps.reporter,
       sdd: project.sdd,
     });
-    await recordStart(recorder, plan, session);
+    await recordStart(recorder, plan, session, await stillToDo(stores.store));
+    for (const a of leftovers) {
+      await recorder.record({
+        kind: "agent.leftover_ended",
+        taskId: a.taskId,
+        session: a.session,
+        pid: a.pid,
+      });
+    }
     const loop = newLoop(plan, runDeps, stores, recorder, session);
     feed.connect({ tasks: () => stores.store.list({}), agents: () => loop.liveAgents() });
     await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
@@ -387,11 +397,17 @@ function sessionRecordOf(
   };
 }
 
+/** Tasks of a resumed run still to do: neither closed nor failed nor cancelled. */
+async function stillToDo(store: TaskStore): Promise<number> {
+  return (await store.list({})).filter((t) => !FINISHED_STATUSES.includes(t.status)).length;
+}
+
 /** `run.started` (audit + ledger) for a fresh run; `run.resumed` for a resumed one. */
 async function recordStart(
   recorder: Recorder,
   plan: RunPlan,
   session: SessionRecord,
+  open: number,
 ): Promise<void> {
   const source = session.source as unknown as JsonObject;
   if (plan.resume) {
@@ -403,6 +419,7 @@ async function recordStart(
       attempt: session.attempt,
       source,
       host: hostName(),
+      open,
     });
     return;
   }

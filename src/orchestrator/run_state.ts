@@ -22,6 +22,8 @@ export interface SessionFile {
   base_sha: string;
   /** Process id (process group) of the agent. */
   pid: number;
+  /** Kernel start time of that process (`processStartTime`), null where unknown. */
+  pid_start?: string | null;
   /** ISO start time. */
   started_at: string;
   /** running · exited · merged · failed · abandoned */

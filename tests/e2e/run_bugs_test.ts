@@ -3,7 +3,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { withTempDir } from "../_helpers/temp.ts";
-import { bern, eventsOf, prepareRepo, step, summaryOf } from "./_run_helpers.ts";
+import { bern, eventsOf, prepareRepo, startBernstein, step, summaryOf } from "./_run_helpers.ts";
 
 Deno.test("a dependency that fails once and succeeds on retry still lets its dependent run", async () => {
   await withTempDir(async (dir) => {
@@ -68,4 +68,80 @@ ${
       "every runnable task finished; 1 task(s) left planned: nothing opens a planned task once no agent runs",
     );
   });
+});
+
+/** The running agent sessions recorded in `.sdd/runtime/sessions/`. */
+async function runningSessions(dir: string): Promise<{ session: string; pid: number }[]> {
+  const out: { session: string; pid: number }[] = [];
+  try {
+    for await (const e of Deno.readDir(join(dir, ".sdd", "runtime", "sessions"))) {
+      const file = JSON.parse(
+        await Deno.readTextFile(join(dir, ".sdd", "runtime", "sessions", e.name)),
+      );
+      if (file.state === "running") out.push({ session: file.session, pid: file.pid });
+    }
+  } catch {
+    // Not written yet.
+  }
+  return out;
+}
+
+/** A live process: it exists and is not a zombie (an ended agent whose parent died). */
+function alive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: "agents of a kill -9'd run are ended, and audited, when the next run starts",
+  ignore: Deno.build.os !== "linux", // reads /proc to tell a live agent from a zombie
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      await prepareRepo(
+        dir,
+        `cli: scripted
+stages:
+  - name: s
+    steps:
+${step("Hang", ["@agent hang"])}
+`,
+      );
+      await Deno.writeTextFile(
+        join(dir, "other.yaml"),
+        `cli: scripted\nstages:\n  - name: s\n    steps:\n${
+          step("Quick", ["@agent write q.txt q"])
+        }\n`,
+      );
+      const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
+      let sessions: { session: string; pid: number }[] = [];
+      const deadline = Date.now() + 60_000;
+      while ((sessions = await runningSessions(dir)).length === 0) {
+        if (Date.now() > deadline) throw new Error("the agent never started");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      child.kill("SIGKILL");
+      await child.output();
+      const [agent] = sessions;
+      strictEqual(alive(agent.pid), true, "the dead run's agent is still running");
+      const next = await bern(dir, ["run", "other.yaml", "--fresh", "--json"]);
+      strictEqual(next.code, 0, next.stderr + next.stdout);
+      strictEqual(alive(agent.pid), false, "ended before the new run started");
+      const warning = eventsOf(next).find((e) =>
+        e.type === "run.warning" && String(e.message).includes("left running by a dead run")
+      );
+      strictEqual(typeof warning?.message, "string");
+      const audit = await bern(dir, ["audit", "show", "--type", "agent.leftover_ended", "--json"]);
+      const shown = JSON.parse(audit.stdout);
+      deepStrictEqual(
+        shown.records.map((
+          r: { record: { resource_id: string; details: { pid: number } } },
+        ) => [r.record.resource_id, r.record.details.pid]),
+        [[agent.session, agent.pid]],
+      );
+    });
+  },
 });

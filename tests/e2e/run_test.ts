@@ -430,10 +430,14 @@ ${step("Slow", ["@agent sleep 2500", "@agent write slow.txt s"])}
     }
     child.kill("SIGKILL");
     await child.output();
+    const before = JSON.parse((await bern(dir, ["status", "--json"])).stdout).tasks;
+    const toDo = before.total - (before.closed ?? 0) - (before.failed ?? 0);
+    ok(toDo >= 1, JSON.stringify(before));
     const again = await bern(dir, ["run", "--json"]);
     strictEqual(again.code, 0, again.stderr + again.stdout);
     const events = eventsOf(again);
     strictEqual(events[0].type, "run.resumed");
+    strictEqual(events[0].open, toDo, "the banner counts the tasks still to do");
     deepStrictEqual(events.filter((e) => e.type === "task.spawned").map((e) => e.task_id), [
       "1.2-slow",
     ], "only the interrupted task runs again");
