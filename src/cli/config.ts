@@ -287,7 +287,8 @@ export const CONFIG_COMMANDS: CommandSpec[] = [
   },
   {
     path: ["config", "validate"],
-    summary: "Check every layer and the storage URLs; print every problem; exit 1 on errors.",
+    summary:
+      "Check every layer and the storage URLs; exit 1 on errors, 2 if storage is unreachable.",
     description:
       "Warnings include config.not_implemented: a key that validates but has no effect yet\n" +
       "(the documented list in README's configuration reference). --strict fails on any warning.\n" +
