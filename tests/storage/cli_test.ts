@@ -202,7 +202,11 @@ cliTest("config get/list/set show storage URLs without their password", async (s
     const env = await project(dir, `{ backend: postgres, database_url: "${server.url}" }`);
     const get = await runBernstein(["config", "get", "storage.database_url"], { cwd: dir, env });
     assert.equal(get.code, 0, get.stderr);
-    assert.equal(get.stdout.trim(), server.url.replace(POSTGRES_PASSWORD, "***"));
+    // The human output names the layer that set the value (issue 12).
+    assert.equal(
+      get.stdout.trim(),
+      `${server.url.replace(POSTGRES_PASSWORD, "***")}  (bernstein.yaml)`,
+    );
     const tree = await runBernstein(["config", "get", "storage", "--json"], { cwd: dir, env });
     assert.match(tree.stdout, /bern:\*\*\*@127\.0\.0\.1/);
     const list = await runBernstein(["config", "list", "--json"], { cwd: dir, env });
