@@ -2,6 +2,7 @@
 // permission sets and V8 flags the binaries get (deno.json "permissions", runtime_flags.ts).
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { v8FlagsArg } from "../../scripts/runtime_flags.ts";
+import { LineWatcher } from "./events.ts";
 
 /** Repository root. */
 export const REPO_ROOT: string = fromFileUrl(new URL("../../", import.meta.url));
@@ -26,12 +27,24 @@ export interface CliRunOptions {
   stdin?: string;
 }
 
-async function runEntry(
+/** A whole-binary run in progress, its output read line by line as it comes. */
+export interface SpawnedCli {
+  /** The process (for its pid, `kill` and `status`). */
+  child: Deno.ChildProcess;
+  /** Its stdout. */
+  stdout: LineWatcher;
+  /** Its stderr. */
+  stderr: LineWatcher;
+  /** Resolves once it has exited and both streams have ended. */
+  result: Promise<CliRun>;
+}
+
+function spawnEntry(
   entry: string,
   permissionSet: string,
   args: readonly string[],
   options: CliRunOptions,
-): Promise<CliRun> {
+): SpawnedCli {
   const env: Record<string, string> = {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     HOME: Deno.env.get("HOME") ?? "/tmp",
@@ -58,14 +71,36 @@ async function runEntry(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  if (options.stdin !== undefined) {
+  const written = options.stdin === undefined ? Promise.resolve() : (async () => {
     const w = child.stdin.getWriter();
     await w.write(new TextEncoder().encode(options.stdin));
     await w.close();
-  }
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  })();
+  const stdout = new LineWatcher(child.stdout);
+  const stderr = new LineWatcher(child.stderr);
+  const result = (async () => {
+    await written;
+    const [status, out, err] = await Promise.all([child.status, stdout.done, stderr.done]);
+    return { code: status.code, stdout: out, stderr: err };
+  })();
+  return { child, stdout, stderr, result };
+}
+
+function runEntry(
+  entry: string,
+  permissionSet: string,
+  args: readonly string[],
+  options: CliRunOptions,
+): Promise<CliRun> {
+  return spawnEntry(entry, permissionSet, args, options).result;
+}
+
+/**
+ * Starts `bernstein ARGS` like {@linkcode runBernstein}, for tests that act on what it prints
+ * while it runs (wait for a line, then start a server or send a signal).
+ */
+export function spawnBernstein(args: readonly string[], options: CliRunOptions = {}): SpawnedCli {
+  return spawnEntry("main.ts", "bernstein", args, options);
 }
 
 /** Runs `bernstein ARGS` (main.ts under the `bernstein` permission set). */

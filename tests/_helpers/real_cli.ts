@@ -111,8 +111,14 @@ export interface RealRunOptions {
   server: ModelServer;
   /** Prompt. */
   prompt: string;
-  /** Deadline in ms. */
+  /** Deadline in ms (from the spawn, or from `deadlineFrom`). */
   timeoutMs: number;
+  /**
+   * Start counting the deadline only when this settles (e.g. once the model server has
+   * answered the CLI twice), so that how long the CLI takes to start on a busy machine does
+   * not decide the outcome. The CLI is then killed like at the deadline and the parser told so.
+   */
+  deadlineFrom?: Promise<unknown>;
   /** Turn limit. */
   max_turns?: number;
   /** `adapters.<name>` settings. */
@@ -157,25 +163,32 @@ export async function runRealCli<T>(
       is_root: Deno.uid() === 0,
     });
     await writeInvocationFiles(invocation, home);
+    const late = options.deadlineFrom !== undefined ? new AbortController() : undefined;
     const handle = spawnProcess(invocation.argv, {
       cwd: invocation.cwd,
       env: invocation.env,
       stdin: invocation.stdin,
-      timeoutMs: options.timeoutMs,
+      timeoutMs: late === undefined ? options.timeoutMs : undefined,
+      signal: late?.signal,
       killGraceMs: 1000,
     });
-    const done = await handle.done;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    options.deadlineFrom?.then(() => {
+      timer = setTimeout(() => late?.abort(), options.timeoutMs);
+    }, () => {});
+    const done = await handle.done.finally(() => clearTimeout(timer));
+    const timedOut = done.timedOut || done.aborted;
     const stdout = outputText(done.stdout);
     const stderr = outputText(done.stderr);
     const parsed = parseOutput(adapter, stdout, {
       code: done.code,
-      timed_out: done.timedOut,
+      timed_out: timedOut,
       stderr,
     });
     return await fn({
       invocation,
       code: done.code,
-      timedOut: done.timedOut,
+      timedOut,
       stdout,
       stderr,
       events: parsed.events,

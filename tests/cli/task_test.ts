@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FakeClock, SeededRandom } from "../../src/io/mod.ts";
 import { openJsonlTaskStore, type Task } from "../../src/tasks/mod.ts";
-import { runBernstein } from "../_helpers/cli.ts";
+import { runBernstein, spawnBernstein } from "../_helpers/cli.ts";
 import { startTestServer, type TestServer } from "../server/_server.ts";
 
 const OP = { actor: "test", reason: "setup" };
@@ -160,7 +160,7 @@ Deno.test("task CLI: retries while the server refuses connections, then succeeds
     await first.server.close();
     const store = first.store;
 
-    const cli = runBernstein(["task", "progress", "t", "--message", "still here"], {
+    const cli = spawnBernstein(["task", "progress", "t", "--message", "still here"], {
       cwd: root,
       env: {
         ...env,
@@ -169,10 +169,12 @@ Deno.test("task CLI: retries while the server refuses connections, then succeeds
           "tuning: {server: {client_connect_attempts: 30, client_retry_base_ms: 100}}",
       },
     });
-    await new Promise((r) => setTimeout(r, 700));
+    // The server comes up once the CLI has been refused and said it retries, however long
+    // its start-up took.
+    await cli.stderr.waitFor(/refused the connection; retrying/, "the first retry");
     server = await startTestServer({ root, store, server: { port } });
     assert.deepEqual(await store.list(), snapshot);
-    const result = await cli;
+    const result = await cli.result;
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /refused the connection; retrying in 100 ms \(1\/29\)/);
     assert.equal((await store.get("t"))?.status, "claimed");

@@ -15,6 +15,7 @@ import { fromHex } from "../../src/canonical/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import { buildPromptBody } from "../../src/orchestrator/mod.ts";
 import { REPO_ROOT, runBernstein } from "../_helpers/cli.ts";
+import { waitUntil } from "../_helpers/events.ts";
 import { git, makeRepo, withTempDir } from "../_helpers/temp.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -655,10 +656,11 @@ async function crashedRun(fx: Fixture): Promise<{ release: string; first: Uint8A
   const started = async () =>
     await exists(join(fx.root, ".sdd", "runtime", "sessions")) &&
     (await sessionsOf(fx.root, "1.1-slow")).length > 0;
-  for (let i = 0; i < 600 && !(await started() && await exists(fx.record)); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  ok(await started(), "the agent started");
+  // The agent waits for the release file, so the run cannot end before it started.
+  await waitUntil(async () => await started() && await exists(fx.record), {
+    what: "the agent to start and record its prompt",
+    until: child.status,
+  });
   child.kill("SIGKILL");
   await child.status;
   const first = await Deno.readFile(fx.record);

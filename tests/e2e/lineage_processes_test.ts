@@ -4,6 +4,7 @@ import { deepStrictEqual, equal, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { REPO_ROOT } from "../_helpers/cli.ts";
 import { gateDir } from "../_helpers/lineage_tree.ts";
+import { LineWatcher } from "../_helpers/events.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 const WRITER = join(REPO_ROOT, "tests/e2e/_lineage_writer.ts");
@@ -37,38 +38,10 @@ async function logHashes(dir: string): Promise<Set<string>> {
   return hashes;
 }
 
-/** Reads the writer's output until its first acknowledgement, waits `ms` more, kills it. */
-async function killAfterFirstAck(p: Deno.ChildProcess, ms: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  const reader = p.stdout.getReader();
-  const drained = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      chunks.push(value);
-    }
-  })();
-  while (!chunks.some((c) => c.includes(0x0a))) {
-    const status = await Promise.race([p.status, new Promise((r) => setTimeout(r, 20))]);
-    if (status !== undefined) break;
-  }
-  await new Promise((r) => setTimeout(r, ms));
-  p.kill("SIGKILL");
-  const status = await p.status;
-  equal(status.signal, "SIGKILL");
-  await drained;
-  await p.stderr.cancel();
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
-}
-
-function acknowledged(stdout: Uint8Array): string[] {
-  return new TextDecoder().decode(stdout).split("\n").filter((l) => l !== "").map((l) =>
+/** Entry hashes the writer acknowledged (complete lines only: a kill may cut the last one). */
+function acknowledged(stdout: Uint8Array | string): string[] {
+  const text = typeof stdout === "string" ? stdout : new TextDecoder().decode(stdout);
+  return text.split("\n").filter((l) => /^\d+ sha256:[0-9a-f]{64}$/.test(l)).map((l) =>
     l.split(" ")[1]
   );
 }
@@ -113,10 +86,17 @@ Deno.test("a writer SIGKILLed mid-append, again and again: intact log or a repor
     const acked: string[] = [];
     for (let round = 0; round < 6; round++) {
       const p = writer(dir, `k${round % 2}`, 10_000, ["a.ts", "b.ts", "c.ts"]);
-      // Once it has acknowledged a first write (start-up time varies with the machine's load),
-      // kill it somewhere further on in its stream.
-      const stdout = await killAfterFirstAck(p, round * 37);
-      acked.push(...acknowledged(stdout));
+      const stdout = new LineWatcher(p.stdout);
+      const stderr = new LineWatcher(p.stderr);
+      // Once it has acknowledged a few entries (a different number each round; however long
+      // its start-up takes), kill it somewhere in the appends that follow.
+      await stdout.waitForCount(/^\d+ sha256:/, 1 + (round * 37) % 50, "the writer's entries");
+      await new Promise((r) => setTimeout(r, round * 3));
+      p.kill("SIGKILL");
+      const status = await p.status;
+      await stderr.done;
+      equal(status.signal, "SIGKILL", stderr.text());
+      acked.push(...acknowledged(await stdout.done));
       const result = await gateDir(dir);
       // The only tolerated problems are those of a torn last record, and the signature of the
       // interrupted append (written before its line; the next writer removes it).

@@ -463,6 +463,28 @@ Deno.test("scripted 429/500: each API's error shape, retry-after, then the turn 
   }
 });
 
+Deno.test("answered() resolves once enough matching requests were answered; close rejects it", async () => {
+  const server = startModelServer({ script: ["@model fail 500"] });
+  const body = {
+    stream: false,
+    tools: [{ name: "Write" }],
+    messages: [{ role: "user", content: "x" }],
+  };
+  const twice = server.answered((r) => r.answer === "fail 500", 2);
+  let settled = false;
+  twice.then(() => (settled = true), () => {});
+  assert.equal((await post(server, "/v1/messages", body)).status, 500);
+  await Promise.resolve();
+  assert.equal(settled, false, "one matching answer is not two");
+  assert.equal((await post(server, "/v1/messages", body)).status, 500);
+  assert.deepEqual((await twice).map((r) => r.seq), [0, 1]);
+  // Already true when asked: resolves at once.
+  assert.equal((await server.answered((r) => r.answer === "fail 500")).length, 2);
+  const never = assert.rejects(server.answered((r) => r.answer === "hang"), /model server closed/);
+  await server.close();
+  await never;
+});
+
 Deno.test("a scripted hang sends headers and nothing more, until the server closes", async () => {
   const server = startModelServer();
   const res = await fetch(`${server.origin}/v1/messages`, {

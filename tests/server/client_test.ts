@@ -81,19 +81,18 @@ Deno.test("client: discovery prefers env, then walks up to .sdd/runtime from a w
 Deno.test("client: retries while the connection is refused, then reaches the server", async () => {
   const port = freePort();
   let retries = 0;
+  let started: Awaited<ReturnType<typeof startTestServer>> | undefined;
+  let starter: Promise<void> | undefined;
+  // The server comes up when the first attempt has been refused (an event, not a delay).
   const client = new TaskClient({ url: `http://127.0.0.1:${port}`, token: "unused" }, {
-    attempts: 10,
+    attempts: 20,
     baseDelayMs: 50,
     clock: systemClock,
-    onRetry: () => retries++,
+    onRetry: () => {
+      retries++;
+      starter ??= startTestServer({ server: { port } }).then((s) => void (started = s));
+    },
   });
-  let started: Awaited<ReturnType<typeof startTestServer>> | undefined;
-  const starter = new Promise<void>((resolve) =>
-    setTimeout(async () => {
-      started = await startTestServer({ server: { port } });
-      resolve();
-    }, 250)
-  );
   try {
     const health = await client.health();
     assert.equal(health.ok, true);

@@ -81,6 +81,11 @@ export interface ModelServer {
   script: ModelScript;
   /** Model requests answered with a turn, for one working directory (all when omitted). */
   turns(cwd?: string): LoggedRequest[];
+  /**
+   * Resolves once `count` answered requests match `test` (with them); rejects if the server
+   * closes first. Tests wait on this instead of a timer.
+   */
+  answered(test: (r: LoggedRequest) => boolean, count?: number): Promise<LoggedRequest[]>;
   /** Stops the server, ending hanging answers first. */
   close(): Promise<void>;
 }
@@ -110,6 +115,22 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
   const hanging = new Set<ReadableStreamDefaultController<Uint8Array>>();
   const state = { script: toScript(options.script) };
   let port = 0;
+  const waiters: {
+    test: (r: LoggedRequest) => boolean;
+    count: number;
+    resolve: (r: LoggedRequest[]) => void;
+    reject: (e: Error) => void;
+  }[] = [];
+
+  /** Settles the waiters whose requests have all been answered. */
+  function wake(): void {
+    for (const w of [...waiters]) {
+      const matched = requests.filter((r) => r.answer !== "" && w.test(r));
+      if (matched.length < w.count) continue;
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(matched);
+    }
+  }
 
   function scriptFor(parsed: ParsedRequest): ModelScript {
     for (const text of parsed.userTexts) {
@@ -232,54 +253,62 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
       },
     },
     async (req) => {
-      const url = new URL(req.url);
-      const path = url.pathname + url.search;
-      const body = req.method === "GET" || req.method === "HEAD" ? "" : await req.text();
-      const host = req.headers.get("host") ?? "";
-      const log: LoggedRequest = {
-        seq: requests.length,
-        method: req.method,
-        path,
-        host,
-        headers: Object.fromEntries(req.headers),
-        body,
-        kind: "other",
-        answer: "",
-      };
-      requests.push(log);
-      if (!LOOPBACK.some((h) => host === `${h}:${port}`)) {
-        problems.push(`#${log.seq} request for another host: ${host} ${req.method} ${path}`);
-        log.answer = "421 (not this host)";
-        return json({ error: { message: `not ${host}` } }, 421);
+      try {
+        return await respond(req);
+      } finally {
+        wake();
       }
-      if (req.method === "HEAD" || (req.method === "GET" && url.pathname === "/")) {
-        log.answer = "200 (probe)";
-        return new Response(null, { status: 200 });
-      }
-      if (req.method === "GET" && url.pathname.endsWith("/models")) {
-        log.answer = "model list";
-        return json({ object: "list", data: [{ id: model, object: "model", owned_by: "test" }] });
-      }
-      if (url.pathname.endsWith("/messages/count_tokens")) {
-        log.answer = "token count";
-        return json({ input_tokens: 12 });
-      }
-      if (url.pathname.endsWith(":countTokens")) {
-        log.answer = "token count";
-        return json({ totalTokens: 12 });
-      }
-      const codec = req.method === "POST"
-        ? CODECS.find((c) => c.isModelCall(url.pathname))
-        : undefined;
-      if (codec === undefined) {
-        problems.push(`#${log.seq} no route: ${req.method} ${path}`);
-        log.answer = "404";
-        return json({ error: { message: `no route ${req.method} ${path}` } }, 404);
-      }
-      log.api = codec.api;
-      return modelCall(codec, url.pathname, body, log);
     },
   );
+
+  async function respond(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const path = url.pathname + url.search;
+    const body = req.method === "GET" || req.method === "HEAD" ? "" : await req.text();
+    const host = req.headers.get("host") ?? "";
+    const log: LoggedRequest = {
+      seq: requests.length,
+      method: req.method,
+      path,
+      host,
+      headers: Object.fromEntries(req.headers),
+      body,
+      kind: "other",
+      answer: "",
+    };
+    requests.push(log);
+    if (!LOOPBACK.some((h) => host === `${h}:${port}`)) {
+      problems.push(`#${log.seq} request for another host: ${host} ${req.method} ${path}`);
+      log.answer = "421 (not this host)";
+      return json({ error: { message: `not ${host}` } }, 421);
+    }
+    if (req.method === "HEAD" || (req.method === "GET" && url.pathname === "/")) {
+      log.answer = "200 (probe)";
+      return new Response(null, { status: 200 });
+    }
+    if (req.method === "GET" && url.pathname.endsWith("/models")) {
+      log.answer = "model list";
+      return json({ object: "list", data: [{ id: model, object: "model", owned_by: "test" }] });
+    }
+    if (url.pathname.endsWith("/messages/count_tokens")) {
+      log.answer = "token count";
+      return json({ input_tokens: 12 });
+    }
+    if (url.pathname.endsWith(":countTokens")) {
+      log.answer = "token count";
+      return json({ totalTokens: 12 });
+    }
+    const codec = req.method === "POST"
+      ? CODECS.find((c) => c.isModelCall(url.pathname))
+      : undefined;
+    if (codec === undefined) {
+      problems.push(`#${log.seq} no route: ${req.method} ${path}`);
+      log.answer = "404";
+      return json({ error: { message: `no route ${req.method} ${path}` } }, 404);
+    }
+    log.api = codec.api;
+    return modelCall(codec, url.pathname, body, log);
+  }
   port = server.addr.port;
   return {
     origin: `http://127.0.0.1:${port}`,
@@ -294,7 +323,14 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
     },
     turns: (cwd) =>
       requests.filter((r) => r.kind === "turn" && (cwd === undefined || r.cwd === cwd)),
+    answered(test, count = 1) {
+      return new Promise((resolve, reject) => {
+        waiters.push({ test, count, resolve, reject });
+        wake();
+      });
+    },
     async close() {
+      for (const w of waiters.splice(0)) w.reject(new Error("model server closed"));
       for (const c of hanging) {
         try {
           c.error(new Error("model server closed"));

@@ -32,7 +32,10 @@ interface FailureProfile {
   downFast: boolean;
   /** A 429 ends the CLI's run (else the CLI retries it itself and succeeds). */
   stopsOn429: boolean;
-  /** Seconds it may take to reach its model on a loaded machine (the hang test's deadline). */
+  /**
+   * The hang test's deadline: time for one attempt to start and finish three turns on a busy
+   * machine (an attempt that needs longer is retried, see the test).
+   */
   startS: number;
 }
 
@@ -193,46 +196,59 @@ export function defineFailureTests(cli: RealCli): void {
       `released, the retry merges${why}`,
     ignore,
     async fn() {
+      // The deadline is short (the hung attempt must wait it out), so on a busy machine an
+      // attempt may also be killed before it reaches the model or before it finishes; retries
+      // absorb that. What must hold is what happened: the one hung attempt was killed at the
+      // deadline with its process group, every failure was the deadline, and a later attempt
+      // of the same task claimed it and merged.
+      const retries = 3;
       await withRun({
         steps: oneStep(cli.name, "Write after a hang", [
           "@model hang times=1",
           "@model write out.txt after the hang",
           "@model say wrote out.txt",
         ]),
-        tuning: { max_retries: 1, deadline_s: profile.startS },
+        tuning: { max_retries: retries, deadline_s: profile.startS },
       }, async (run, server) => {
         const taskId = "1.1-write-after-a-hang";
-        const first = join(run.root, ".sdd", "worktrees", `${taskId}-a1-${runTag(run)}`);
-        assert.deepEqual(
-          server.turns(first).map((t) => t.answer),
-          ["hang"],
-          `attempt 1 reached its model within ${profile.startS}s and got the hang`,
-        );
+        const session = (n: number) => `${taskId}-a${n}-${runTag(run)}`;
+        const worktree = (n: number) => join(run.root, ".sdd", "worktrees", session(n));
         assert.equal(run.summary?.health, "HEALTHY", context(run));
+        const started = await rowsOf(run, "task.started", taskId);
+        const attempts = started.length;
+        assert.deepEqual(
+          started.map((s) => s.session),
+          Array.from({ length: attempts }, (_, i) => session(i + 1)),
+        );
+        const hung = server.turns().filter((t) => t.answer === "hang");
+        assert.equal(hung.length, 1, "the model hung exactly once");
+        const hungAttempt = Array.from({ length: attempts }, (_, i) => i + 1)
+          .find((n) => hung[0].cwd === worktree(n));
+        assert.ok(hungAttempt !== undefined && hungAttempt < attempts, "a later attempt followed");
+        assert.deepEqual(server.turns(worktree(hungAttempt)).map((t) => t.answer), ["hang"]);
         const failed = await rowsOf(run, "task.failed", taskId);
-        assert.equal(failed.length, 1);
-        assert.equal(failed[0].reason, "deadline");
-        assert.match(String(failed[0].detail), new RegExp(`killed after ${profile.startS}s`));
-        // The deadline killed the agent's whole process group.
-        const exited = (await auditEvents(run)).filter((e) =>
-          e.event_type === "agent.exited" && e.resource_id === `${taskId}-a1-${runTag(run)}`
+        assert.equal(failed.length, attempts - 1, context(run));
+        for (const f of failed) {
+          assert.equal(f.reason, "deadline");
+          assert.match(String(f.detail), new RegExp(`killed after ${profile.startS}s`));
+        }
+        // The deadline killed the hung agent's whole process group.
+        const audit = await auditEvents(run);
+        const exited = audit.filter((e) =>
+          e.event_type === "agent.exited" && e.resource_id === session(hungAttempt)
         );
         assert.equal((exited[0].details as Record<string, unknown>).timed_out, true);
-        const spawned = (await auditEvents(run)).find((e) =>
-          e.event_type === "agent.spawned" && e.resource_id === `${taskId}-a1-${runTag(run)}`
+        const spawned = audit.find((e) =>
+          e.event_type === "agent.spawned" && e.resource_id === session(hungAttempt)
         );
         const pid = Number((spawned?.details as Record<string, unknown>).pid);
         assert.ok(pid > 0);
         assert.deepEqual(liveGroupMembers(pid), [], `process group ${pid} is gone`);
-        // The claim was released: a second session claimed the same task and merged it.
-        const started = await rowsOf(run, "task.started", taskId);
-        assert.deepEqual(started.map((s) => s.session), [
-          `${taskId}-a1-${runTag(run)}`,
-          `${taskId}-a2-${runTag(run)}`,
-        ]);
+        // The claim was released: the last attempt claimed the same task and merged it.
         const task = (await taskRecords(run)).get(taskId);
         assert.equal(task?.status, "closed");
-        assert.equal(task?.assigned_agent, `${taskId}-a2-${runTag(run)}`);
+        assert.equal(task?.assigned_agent, session(attempts));
+        assert.equal((await rowsOf(run, "task.completed", taskId))[0]?.merged, true);
       });
     },
   });
