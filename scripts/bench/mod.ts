@@ -1,8 +1,11 @@
-// `deno task bench`: runs every benchmark script as its own process (so peak memory is per
-// benchmark) and prints their figures. Each script prints JSON lines
-// {"bench": name, "metric": name, "value": number, "unit": text}.
+// `deno task bench [NAME]`: runs every benchmark script (or those whose name starts with NAME)
+// as its own process (so peak memory is per benchmark) and prints their figures as they come,
+// each beside its reference and the ratio where it has one, with the load average at the start
+// and the end (figures taken on a busy machine say so). Each script prints JSON lines (see
+// `Figure` in _report.ts).
 import { join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import type { Figure } from "./_report.ts";
 
 /** Benchmark scripts, in print order. Each is run with the `dev` permission set. */
 const SCRIPTS: string[] = [
@@ -22,37 +25,60 @@ const SCRIPTS: string[] = [
   "compliance.ts",
 ];
 
-interface Figure {
-  bench: string;
-  metric: string;
-  value: number;
-  unit: string;
+/** One printed line: the figure, then its reference and the ratio when it has one. */
+function formatFigure(fig: Figure): string {
+  const head = `${fig.bench.padEnd(12)} ${fig.metric.padEnd(56)} ${
+    String(fig.value).padStart(10)
+  } ${fig.unit}`;
+  if (fig.refLabel === undefined) return head;
+  const ref = fig.ref === undefined ? "n/a" : `${fig.ref} ${fig.unit}`;
+  const ratio = fig.ratio === undefined ? "" : `  ratio ${fig.ratio}x`;
+  const goal = fig.goal === undefined ? "" : ` (goal ${fig.goal})`;
+  return `${head.padEnd(86)}  | ref ${ref} [${fig.refLabel}]${ratio}${goal}`;
+}
+
+/** Opt-in scripts: run only when named (they take minutes and gigabytes of disk). */
+const OPT_IN: string[] = ["compliance_scale.ts"];
+
+/** Prints the figures a script writes, as they come (a long script shows progress). */
+async function printFigures(stream: ReadableStream<Uint8Array>): Promise<void> {
+  const decoder = new TextDecoder();
+  let partial = "";
+  const line = (text: string) => {
+    if (text.startsWith("{")) console.log(formatFigure(JSON.parse(text) as Figure));
+  };
+  for await (const chunk of stream) {
+    const parts = (partial + decoder.decode(chunk, { stream: true })).split("\n");
+    partial = parts.pop() ?? "";
+    parts.forEach(line);
+  }
+  line(partial + decoder.decode());
 }
 
 const here = fromFileUrl(new URL(".", import.meta.url));
 const only = Deno.args[0];
-const rows: Figure[] = [];
 let failed = 0;
-for (const script of SCRIPTS) {
-  if (only && !script.startsWith(only)) continue;
-  const out = await new Deno.Command(Deno.execPath(), {
+const loadavg = () => {
+  try {
+    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+  } catch {
+    return "unknown";
+  }
+};
+console.log(`bench: load average ${loadavg()} at start (${navigator.hardwareConcurrency} cores)`);
+for (const script of [...SCRIPTS, ...OPT_IN]) {
+  if (only ? !script.startsWith(only) : OPT_IN.includes(script)) continue;
+  const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-q", "--frozen", "-P=dev", join(here, script)],
     stdout: "piped",
     stderr: "inherit",
-  }).output();
-  if (out.code !== 0) {
-    console.error(`bench ${script} failed with exit code ${out.code}`);
+  }).spawn();
+  await printFigures(child.stdout);
+  const status = await child.status;
+  if (status.code !== 0) {
+    console.error(`bench ${script} failed with exit code ${status.code}`);
     failed++;
   }
-  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
-    if (!line.startsWith("{")) continue;
-    const fig = JSON.parse(line) as Figure;
-    rows.push(fig);
-    console.log(
-      `${fig.bench.padEnd(34)} ${fig.metric.padEnd(30)} ${
-        String(fig.value).padStart(12)
-      } ${fig.unit}`,
-    );
-  }
 }
+console.log(`bench: load average ${loadavg()} at the end`);
 if (failed > 0) Deno.exit(1);

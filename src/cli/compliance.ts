@@ -21,11 +21,11 @@ async function pack(ctx: CommandContext): Promise<number> {
   const { resolve } = await import("node:path");
   const { UsageError } = await import("../errors/mod.ts");
   const { requireConfig } = await import("../config/mod.ts");
-  const { systemRandom, writeFileAtomic } = await import("../io/mod.ts");
+  const { openAtomicFile, systemRandom } = await import("../io/mod.ts");
   const { resolveBuildTime } = await import("../compliance/mod.ts");
   const store = await import("../compliance/store/mod.ts");
   const { packWindow } = await import("../verify/mod.ts");
-  const { sha256Hex } = await import("../crypto/mod.ts");
+  const { sha256Stream } = await import("../crypto/mod.ts");
   const { MAIN_BINARY, VERSION } = await import("../meta/mod.ts");
 
   const required = (name: string): string => {
@@ -62,8 +62,12 @@ async function pack(ctx: CommandContext): Promise<number> {
   const key = keyFlag === undefined
     ? await store.ensureOperatorSigningKey(sdd, systemRandom)
     : await store.readOperatorSigningKey(resolve(ctx.cwd, keyFlag));
-  let built: import("../compliance/store/mod.ts").ProjectPackResult | undefined = await store
-    .buildProjectPack({
+  // The pack is written to a temp file as it is made and renamed over --output when whole.
+  const out = await openAtomicFile(output, { mode: 0o644 });
+  const hash = sha256Stream();
+  let built: import("../compliance/store/mod.ts").ProjectPackResult;
+  try {
+    built = await store.buildProjectPack({
       sdd,
       org,
       since,
@@ -73,12 +77,22 @@ async function pack(ctx: CommandContext): Promise<number> {
       compliance: config.compliance,
       signer: key.signer,
       env: ctx.env,
+      sink: {
+        write(bytes) {
+          hash.update(bytes);
+          out.write(bytes);
+        },
+      },
     });
-  await writeFileAtomic(output, built.zip, { mode: 0o644 });
-  const bytes = built.zip.length;
-  const sha256 = sha256Hex(built.zip);
+    await out.commit();
+  } catch (error) {
+    await out.abort();
+    throw error;
+  }
+  const bytes = built.bytes;
+  const sha256 = hash.hexDigest();
   const { facts, warnings, externalParents, skipped } = built;
-  built = undefined; // the ZIP is on disk: the self-check reads it from there
+  // The self-check reads the file as written, as the auditor will.
   const check = await store.verifyWrittenPack(output, key.signer.publicKey);
   if (ctx.json) {
     ctx.out.json({

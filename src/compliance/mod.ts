@@ -29,22 +29,38 @@ export { CompliancePackError } from "./errors.ts";
 export {
   buildPack,
   type BuiltPack,
+  CheckpointedWindow,
   type OperatorSigner,
   type PackCard,
   type PackCheckpoint,
   packCheckpointMembers,
   type PackContent,
   type PackEntry,
+  type PackHeader,
   type RenderedPack,
   renderPackMembers,
   type SealedPack,
   sealPack,
   windowFacts,
+  writePack,
+  type WrittenPack,
 } from "./pack.ts";
+export { type CollectedWindow, SignatureMembers, WindowMembers } from "./window_members.ts";
 export {
   type SkippedLine,
   type WindowEntry,
   type WindowSelection,
   WindowSelector,
 } from "./window.ts";
-export { memberLevel, PACK_DEFLATE_LEVEL, zipMembers } from "./zip_writer.ts";
+export {
+  MemberCompressor,
+  memberLevel,
+  MemorySink,
+  ONE_SHOT_BYTES,
+  PACK_DEFLATE_LEVEL,
+  type PreparedMember,
+  prepareMember,
+  zipMembers,
+  type ZipSink,
+  ZipStreamWriter,
+} from "./zip_writer.ts";

@@ -33,7 +33,14 @@ import {
 } from "../verify/mod.ts";
 import { renderReadme, renderVerifyInstructions } from "./documents.ts";
 import { CompliancePackError } from "./errors.ts";
-import { zipMembers } from "./zip_writer.ts";
+import type { CollectedWindow } from "./window_members.ts";
+import {
+  type PreparedMember,
+  prepareMember,
+  zipMembers,
+  type ZipSink,
+  ZipStreamWriter,
+} from "./zip_writer.ts";
 
 /** One entry of the window: its exact log line, the parsed entry, its hash and signature. */
 export interface PackEntry {
@@ -74,6 +81,59 @@ export interface PackCheckpoint {
 }
 
 /**
+ * Checks window entries, as they come in log order, against the tree the checkpoint commits
+ * to, and keeps their leaf indices for the batch proof. Throws {@linkcode CompliancePackError}
+ * when an entry is not the line the tree committed to.
+ */
+export class CheckpointedWindow {
+  #checkpoint: SignedCheckpoint;
+  #tree: MerkleTree;
+  #indices: number[] = [];
+  #leaf = new Uint8Array(MERKLE_HASH_BYTES);
+  #digest = new Uint8Array(MERKLE_HASH_BYTES);
+
+  constructor(checkpoint: SignedCheckpoint, tree: MerkleTree) {
+    this.#checkpoint = checkpoint;
+    this.#tree = tree;
+  }
+
+  /** The next window entry: its hash and leaf index (0-based line number). */
+  add(hash: string, leaf: number): void {
+    const size = this.#checkpoint.size;
+    const committed = leaf < size ? this.#tree.leaf(leaf) : undefined;
+    if (!digestInto(hash, this.#digest) || committed === undefined) {
+      throw new CompliancePackError(
+        "compliance.not_checkpointed",
+        `entry ${hash} (log line ${leaf + 1}) is not covered by the checkpoint of size ${size}`,
+      );
+    }
+    merkleLeafHash(this.#digest, 0, this.#leaf);
+    if (merkleHashHex(this.#leaf) !== merkleHashHex(committed)) {
+      throw new CompliancePackError(
+        "compliance.log_changed",
+        `log line ${leaf + 1} is not the line the checkpoint committed to; the log changed`,
+        { hint: "run 'bernstein lineage gate' to see what changed" },
+      );
+    }
+    this.#indices.push(leaf);
+  }
+
+  /** The checkpoint members: the document and the batch proof of every entry added. */
+  members(operatorPublicKey: Uint8Array): PackCheckpoint {
+    const checkpoint = this.#checkpoint;
+    const indices = this.#indices;
+    return {
+      document: renderCheckpointDocument({ checkpoint, operatorPublicKey }),
+      inclusion: renderInclusionBatch({
+        tree_size: checkpoint.size,
+        leaf_ranges: indexRanges(indices),
+        proof: this.#tree.batchProof(indices, checkpoint.size).map(merkleHashHex),
+      }),
+    };
+  }
+}
+
+/**
  * The checkpoint members of a pack: the operator's checkpoint of the whole log and the batch
  * proof that places every window entry (by its leaf index) in its tree. Throws
  * {@linkcode CompliancePackError} when a window entry is not the line the tree committed to.
@@ -84,40 +144,9 @@ export function packCheckpointMembers(options: {
   entries: readonly { hash: string; leaf: number }[];
   operatorPublicKey: Uint8Array;
 }): PackCheckpoint {
-  const { checkpoint, tree, entries } = options;
-  const leaf = new Uint8Array(MERKLE_HASH_BYTES);
-  const digest = new Uint8Array(MERKLE_HASH_BYTES);
-  for (const e of entries) {
-    const committed = e.leaf < checkpoint.size ? tree.leaf(e.leaf) : undefined;
-    if (!digestInto(e.hash, digest) || committed === undefined) {
-      throw new CompliancePackError(
-        "compliance.not_checkpointed",
-        `entry ${e.hash} (log line ${
-          e.leaf + 1
-        }) is not covered by the checkpoint of size ${checkpoint.size}`,
-      );
-    }
-    merkleLeafHash(digest, 0, leaf);
-    if (merkleHashHex(leaf) !== merkleHashHex(committed)) {
-      throw new CompliancePackError(
-        "compliance.log_changed",
-        `log line ${e.leaf + 1} is not the line the checkpoint committed to; the log changed`,
-        { hint: "run 'bernstein lineage gate' to see what changed" },
-      );
-    }
-  }
-  const indices = entries.map((e) => e.leaf);
-  return {
-    document: renderCheckpointDocument({
-      checkpoint,
-      operatorPublicKey: options.operatorPublicKey,
-    }),
-    inclusion: renderInclusionBatch({
-      tree_size: checkpoint.size,
-      leaf_ranges: indexRanges(indices),
-      proof: tree.batchProof(indices, checkpoint.size).map(merkleHashHex),
-    }),
-  };
+  const window = new CheckpointedWindow(options.checkpoint, options.tree);
+  for (const e of options.entries) window.add(e.hash, e.leaf);
+  return window.members(options.operatorPublicKey);
 }
 
 /** Everything the pack holds, before it is sealed. */
@@ -179,72 +208,130 @@ export function windowFacts(entries: readonly PackEntry[]): LogFacts {
   return collector.facts();
 }
 
-/** Renders every member but the manifest and its signature. */
-export function renderPackMembers(content: PackContent): RenderedPack {
+/** Everything a pack states besides its window's entries (see {@linkcode PackContent}). */
+export type PackHeader = Omit<PackContent, "entries">;
+
+/** A member name clash is a builder bug or a hostile card set: refused, never overwritten. */
+function memberClash(name: string): CompliancePackError {
+  return new CompliancePackError(
+    "compliance.member_clash",
+    `two pack members would be named ${name}`,
+  );
+}
+
+/**
+ * The members besides the window's log, CSV and signatures: README, guide, operator key and
+ * agent cards, by name.
+ */
+function coverMembers(
+  header: PackHeader,
+  facts: LogFacts,
+  signatureCount: number,
+): Map<string, Uint8Array> {
   const members = new Map<string, Uint8Array>();
   const put = (name: string, bytes: Uint8Array) => {
-    if (members.has(name)) {
-      throw new CompliancePackError(
-        "compliance.member_clash",
-        `two pack members would be named ${name}`,
-      );
-    }
+    if (members.has(name)) throw memberClash(name);
     members.set(name, bytes);
   };
+  for (const card of header.cards) put(cardMemberName(card.agent_id, card.kid), card.bytes);
+  put(PACK_MEMBERS.operatorKey, encoder.encode(encodePublicKeyPem(header.operatorPublicKey)));
+  put(PACK_CHECKPOINT_MEMBER, header.checkpoint.document);
+  put(PACK_INCLUSION_MEMBER, header.checkpoint.inclusion);
+  put(
+    PACK_MEMBERS.readme,
+    encoder.encode(renderReadme({
+      org: header.org,
+      since: header.since,
+      until: header.until,
+      builder: header.builder,
+      builtAt: header.builtAt,
+      facts,
+      article12: header.article12,
+      operatorKid: kidForPublicKey(header.operatorPublicKey),
+      operatorFingerprint: operatorFingerprint(header.operatorPublicKey),
+      signatureCount,
+      cardCount: header.cards.length,
+    })),
+  );
+  put(PACK_MEMBERS.instructions, encoder.encode(renderVerifyInstructions()));
+  return members;
+}
+
+/** The manifest without `input_hashes` and `output_hash`. */
+function manifestBase(header: PackHeader, entryCount: number): JsonObject {
+  return {
+    schema: PACK_SCHEMA,
+    pack_format_version: PACK_FORMAT_VERSION,
+    builder: header.builder,
+    org: header.org,
+    period: { since: header.since, until: header.until },
+    built_at: header.builtAt,
+    entry_count: entryCount,
+    external_parents: [...header.externalParents].sort(byCodeUnit),
+    article12: header.article12,
+    operator: {
+      kid: kidForPublicKey(header.operatorPublicKey),
+      public_key_sha256: operatorFingerprint(header.operatorPublicKey),
+    },
+  };
+}
+
+/** Renders every member but the manifest and its signature. */
+export function renderPackMembers(content: PackContent): RenderedPack {
   const facts = windowFacts(content.entries);
   let logSize = 0;
   for (const e of content.entries) logSize += e.line.length + 1;
   const log = new Uint8Array(logSize);
   const csv: string[] = [csvHeader()];
+  const signatures = new Map<string, Uint8Array>();
   let at = 0;
   for (const e of content.entries) {
     log.set(e.line, at);
     log[at + e.line.length] = 0x0a;
     at += e.line.length + 1;
     csv.push(csvRow(e.entry));
-    if (e.signature !== undefined && !members.has(signatureMemberName(e.hash))) {
-      put(signatureMemberName(e.hash), e.signature);
-    }
+    const name = signatureMemberName(e.hash);
+    if (e.signature !== undefined && !signatures.has(name)) signatures.set(name, e.signature);
   }
-  put(PACK_MEMBERS.log, log);
-  put(PACK_MEMBERS.csv, encoder.encode(csv.join("")));
-  for (const card of content.cards) put(cardMemberName(card.agent_id, card.kid), card.bytes);
-  put(PACK_MEMBERS.operatorKey, encoder.encode(encodePublicKeyPem(content.operatorPublicKey)));
-  put(PACK_CHECKPOINT_MEMBER, content.checkpoint.document);
-  put(PACK_INCLUSION_MEMBER, content.checkpoint.inclusion);
-  const signatureCount = [...members.keys()].filter((n) => n.startsWith("signatures/")).length;
-  const kid = kidForPublicKey(content.operatorPublicKey);
-  const fingerprint = operatorFingerprint(content.operatorPublicKey);
-  put(
-    PACK_MEMBERS.readme,
-    encoder.encode(renderReadme({
-      org: content.org,
-      since: content.since,
-      until: content.until,
-      builder: content.builder,
-      builtAt: content.builtAt,
-      facts,
-      article12: content.article12,
-      operatorKid: kid,
-      operatorFingerprint: fingerprint,
-      signatureCount,
-      cardCount: content.cards.length,
-    })),
-  );
-  put(PACK_MEMBERS.instructions, encoder.encode(renderVerifyInstructions()));
-  const manifestBase: JsonObject = {
-    schema: PACK_SCHEMA,
-    pack_format_version: PACK_FORMAT_VERSION,
-    builder: content.builder,
-    org: content.org,
-    period: { since: content.since, until: content.until },
-    built_at: content.builtAt,
-    entry_count: content.entries.length,
-    external_parents: [...content.externalParents].sort(byCodeUnit),
-    article12: content.article12,
-    operator: { kid, public_key_sha256: fingerprint },
-  };
-  return { members, manifestBase, facts };
+  const members = coverMembers(content, facts, signatures.size);
+  for (
+    const [name, bytes] of [
+      [PACK_MEMBERS.log, log],
+      [PACK_MEMBERS.csv, encoder.encode(csv.join(""))],
+      ...signatures,
+    ] as [string, Uint8Array][]
+  ) {
+    if (members.has(name)) throw memberClash(name);
+    members.set(name, bytes);
+  }
+  return { members, manifestBase: manifestBase(content, content.entries.length), facts };
+}
+
+/** The sealed manifest: bytes and the operator's detached JWS over them. */
+interface SealedManifest {
+  manifest: JsonObject;
+  manifestBytes: Uint8Array;
+  signature: Uint8Array;
+}
+
+/** Adds `input_hashes` (name → `sha256:` hex, any order) and `output_hash`, and signs. */
+function sealManifest(
+  base: JsonObject,
+  inputHashes: Iterable<[string, string]>,
+  signer: OperatorSigner,
+): SealedManifest {
+  const hashes: JsonObject = {};
+  for (const [name, hash] of [...inputHashes].sort((a, b) => byCodeUnit(a[0], b[0]))) {
+    if (name === PACK_MEMBERS.manifest || name === PACK_MEMBERS.manifestSignature) continue;
+    hashes[name] = hash;
+  }
+  const manifest: JsonObject = { ...base, input_hashes: hashes };
+  manifest.output_hash = manifestOutputHash(manifest);
+  const manifestBytes = canonicalBytes(manifest, "canon");
+  const jws = signDetachedJws(signer.seed, manifestBytes, {
+    kid: kidForPublicKey(signer.publicKey),
+  });
+  return { manifest, manifestBytes, signature: encoder.encode(jws) };
 }
 
 /**
@@ -256,21 +343,85 @@ export function sealPack(
   manifestBase: JsonObject,
   signer: OperatorSigner,
 ): SealedPack {
-  const inputHashes: JsonObject = {};
-  for (const name of [...members.keys()].sort(byCodeUnit)) {
-    if (name === PACK_MEMBERS.manifest || name === PACK_MEMBERS.manifestSignature) continue;
-    inputHashes[name] = "sha256:" + sha256Hex(members.get(name) as Uint8Array);
-  }
-  const manifest: JsonObject = { ...manifestBase, input_hashes: inputHashes };
-  manifest.output_hash = manifestOutputHash(manifest);
-  const manifestBytes = canonicalBytes(manifest, "canon");
-  const jws = signDetachedJws(signer.seed, manifestBytes, {
-    kid: kidForPublicKey(signer.publicKey),
-  });
+  const sealed = sealManifest(
+    manifestBase,
+    [...members].map(([name, bytes]) => [name, "sha256:" + sha256Hex(bytes)]),
+    signer,
+  );
   const out = new Map(members);
-  out.set(PACK_MEMBERS.manifest, manifestBytes);
-  out.set(PACK_MEMBERS.manifestSignature, encoder.encode(jws));
-  return { members: out, manifest, manifestBytes };
+  out.set(PACK_MEMBERS.manifest, sealed.manifestBytes);
+  out.set(PACK_MEMBERS.manifestSignature, sealed.signature);
+  return { members: out, manifest: sealed.manifest, manifestBytes: sealed.manifestBytes };
+}
+
+/** What {@linkcode writePack} wrote. */
+export interface WrittenPack {
+  /** The manifest as written. */
+  manifest: JsonObject;
+  /** Its bytes. */
+  manifestBytes: Uint8Array;
+  /** The archive's size in bytes. */
+  bytes: number;
+}
+
+/**
+ * Seals a window collected by {@linkcode WindowMembers} and writes the pack to `sink` member
+ * by member: the same bytes as {@linkcode buildPack} over the same entries, without holding
+ * them (only the compressed log and CSV, the signatures and the manifest).
+ *
+ * @example
+ * ```ts
+ * const w = new WindowMembers();
+ * for (const e of entries) w.add(e.line, e.entry, e.hash, e.signature);
+ * const written = writePack(header, w.finish(), signer, fileSink);
+ * ```
+ */
+export function writePack(
+  header: PackHeader,
+  window: CollectedWindow,
+  signer: OperatorSigner,
+  sink: ZipSink,
+): WrittenPack {
+  checkSigner(header, signer);
+  const cover = new Map<string, PreparedMember>();
+  const rawCover = coverMembers(header, window.facts, window.signatures.count);
+  for (const [name, bytes] of rawCover) cover.set(name, prepareMember(name, bytes));
+  for (const name of [PACK_MEMBERS.log, PACK_MEMBERS.csv]) {
+    if (cover.has(name)) throw memberClash(name);
+  }
+  cover.set(PACK_MEMBERS.log, window.log);
+  cover.set(PACK_MEMBERS.csv, window.csv);
+  const hashes: [string, string][] = [...cover].map(([n, m]) => [n, `sha256:${m.sha256}`]);
+  for (const s of window.signatures.inNameOrder()) {
+    if (cover.has(s.name)) throw memberClash(s.name);
+    hashes.push([s.name, s.sha256]);
+  }
+  const sealed = sealManifest(manifestBase(header, window.facts.entry_count), hashes, signer);
+  hashes.length = 0;
+  cover.set(PACK_MEMBERS.manifest, prepareMember(PACK_MEMBERS.manifest, sealed.manifestBytes));
+  cover.set(
+    PACK_MEMBERS.manifestSignature,
+    prepareMember(PACK_MEMBERS.manifestSignature, sealed.signature),
+  );
+  // Archive order is name order; the signatures (`signatures/…`) go in as one run.
+  const writer = new ZipStreamWriter(sink);
+  const names = [...cover.keys()].sort(byCodeUnit);
+  const before = names.filter((n) => byCodeUnit(n, "signatures/") < 0);
+  for (const name of before) writer.addPrepared(name, cover.get(name) as PreparedMember);
+  for (const s of window.signatures.inNameOrder()) writer.add(s.name, s.bytes);
+  for (const name of names.slice(before.length)) {
+    writer.addPrepared(name, cover.get(name) as PreparedMember);
+  }
+  return { manifest: sealed.manifest, manifestBytes: sealed.manifestBytes, bytes: writer.finish() };
+}
+
+function checkSigner(header: PackHeader, signer: OperatorSigner): void {
+  if (operatorFingerprint(header.operatorPublicKey) !== operatorFingerprint(signer.publicKey)) {
+    throw new CompliancePackError(
+      "compliance.operator_key_mismatch",
+      "the embedded operator key is not the signing key's public half",
+    );
+  }
 }
 
 /** A built pack: the ZIP and what went into it. */
@@ -291,12 +442,7 @@ export interface BuiltPack extends SealedPack {
  * ```
  */
 export function buildPack(content: PackContent, signer: OperatorSigner): BuiltPack {
-  if (operatorFingerprint(content.operatorPublicKey) !== operatorFingerprint(signer.publicKey)) {
-    throw new CompliancePackError(
-      "compliance.operator_key_mismatch",
-      "the embedded operator key is not the signing key's public half",
-    );
-  }
+  checkSigner(content, signer);
   const rendered = renderPackMembers(content);
   const sealed = sealPack(rendered.members, rendered.manifestBase, signer);
   return { ...sealed, zip: zipMembers(sealed.members), facts: rendered.facts };

@@ -3,7 +3,7 @@
 // the window (declared in the manifest so the verifier can tell them from removed entries),
 // and the oldest entry still retained (for the retention facts).
 import { parseCanonicalLine } from "../canonical/mod.ts";
-import { entryHashOfBytes, type LineageEntry, parseEntry } from "../lineage/mod.ts";
+import { DigestTable, entryHashOfBytes, type LineageEntry, parseEntry } from "../lineage/mod.ts";
 import type { PackWindow } from "../verify/mod.ts";
 
 /** A window entry before its signature is looked up. */
@@ -28,7 +28,7 @@ export interface SkippedLine {
 
 /** What {@linkcode WindowSelector} found. */
 export interface WindowSelection {
-  /** Entries in the window, in log order. */
+  /** Entries in the window, in log order (empty unless the selector keeps them). */
   entries: WindowEntry[];
   /** Parents of window entries that are earlier entries outside the window, sorted. */
   externalParents: string[];
@@ -40,8 +40,18 @@ export interface WindowSelection {
   skipped: SkippedLine[];
 }
 
+/** Options for {@linkcode WindowSelector}. */
+export interface WindowSelectorOptions {
+  /**
+   * Keep the window's entries for {@linkcode WindowSelector.result} (default true). A builder
+   * that consumes each entry as `add` returns it passes false, and nothing per entry is kept
+   * but its digest.
+   */
+  keep?: boolean;
+}
+
 /**
- * Feeds every line of the log; keeps the window.
+ * Feeds every line of the log; picks the window.
  *
  * @example
  * ```ts
@@ -52,16 +62,19 @@ export interface WindowSelection {
  */
 export class WindowSelector {
   #window: PackWindow;
+  #keep: boolean;
   #entries: WindowEntry[] = [];
-  #inWindow = new Set<string>();
-  #before = new Set<string>(); // hashes of valid entries outside the window seen so far
+  // Digests, not strings: a long log has as many entries before the window as it likes.
+  #inWindow = new DigestTable();
+  #before = new DigestTable(); // valid entries outside the window seen so far
   #external = new Set<string>();
   #oldest: bigint | null = null;
   #lines = 0;
   #skipped: SkippedLine[] = [];
 
-  constructor(window: PackWindow) {
+  constructor(window: PackWindow, options: WindowSelectorOptions = {}) {
     this.#window = window;
+    this.#keep = options.keep ?? true;
   }
 
   /** Records line `lineNo` as unusable without parsing it (e.g. longer than the reader's limit). */
@@ -70,36 +83,41 @@ export class WindowSelector {
     this.#skipped.push({ line: lineNo, reason });
   }
 
-  /** Feeds line `lineNo` (its bytes without `\n`; `terminated` false for a torn tail). */
-  add(lineNo: number, bytes: Uint8Array, terminated: boolean): void {
+  /**
+   * Feeds line `lineNo` (its bytes without `\n`; `terminated` false for a torn tail); returns
+   * the entry when it is in the window (its `line` is `bytes` itself unless entries are kept).
+   */
+  add(lineNo: number, bytes: Uint8Array, terminated: boolean): WindowEntry | undefined {
     this.#lines = lineNo;
     if (!terminated) {
       this.#skipped.push({ line: lineNo, reason: "torn last line (no trailing newline)" });
-      return;
+      return undefined;
     }
     const parsed = parseCanonicalLine(bytes, "canon");
     if (!parsed.ok) {
       this.#skipped.push({ line: lineNo, reason: `${parsed.reason}: ${parsed.detail}` });
-      return;
+      return undefined;
     }
     let entry: LineageEntry;
     try {
       entry = parseEntry(parsed.value);
     } catch (error) {
       this.#skipped.push({ line: lineNo, reason: (error as Error).message });
-      return;
+      return undefined;
     }
     const hash = entryHashOfBytes(bytes);
     if (this.#oldest === null || entry.ts_ns < this.#oldest) this.#oldest = entry.ts_ns;
     if (entry.ts_ns < this.#window.startNs || entry.ts_ns > this.#window.endNs) {
-      this.#before.add(hash);
-      return;
+      this.#before.set(hash, 0);
+      return undefined;
     }
     for (const p of entry.parent_hashes) {
       if (!this.#inWindow.has(p) && this.#before.has(p)) this.#external.add(p);
     }
-    this.#inWindow.add(hash);
-    this.#entries.push({ line: bytes.slice(), entry, hash, leaf: lineNo - 1 });
+    this.#inWindow.set(hash, 0);
+    const picked = { line: this.#keep ? bytes.slice() : bytes, entry, hash, leaf: lineNo - 1 };
+    if (this.#keep) this.#entries.push(picked);
+    return picked;
   }
 
   /** The selection so far. */

@@ -1,27 +1,403 @@
-// Reproducible ZIP bytes (FORMATS.md §5): members in sorted order, one fixed DEFLATE level,
-// every mtime 1980-01-01 00:00 local time (fflate reads the local-time fields, so the bytes do
-// not depend on the builder's time zone), no extra fields, no comments, no folder entries.
-// Signature members are stored: 180 bytes of base64url shrink by ~10% at best, while
-// inflating 100 000 tiny DEFLATE streams would dominate the verifier's time.
-import { type Zippable, zipSync } from "fflate";
+// Reproducible ZIP bytes (FORMATS.md §5), written member by member as they are made: members
+// in sorted order, one fixed DEFLATE level, every mtime 1980-01-01 00:00, no extra fields, no
+// comments, no folder entries. A member is handed over whole (small members) or compressed
+// piece by piece first (`MemberCompressor`: the log and the CSV of a large window), so the
+// writer never holds the archive, only the member in hand and one directory record per member.
+//
+// The bytes are exactly fflate's `zipSync` for members of at most {@linkcode ONE_SHOT_BYTES}
+// (each is deflated in one call with the same options); a larger member is deflated in fixed
+// 64 KiB pushes of a streaming deflater, so its bytes depend only on its content, never on
+// how it was read. Signature members are stored: 180 bytes of base64url shrink by ~10% at best,
+// while inflating 100 000 tiny DEFLATE streams would dominate the verifier's time.
+import { crc32 } from "node:zlib";
+import { Deflate, deflateSync } from "fflate";
+import { sha256Hex, sha256HexPure, sha256Stream } from "../crypto/mod.ts";
 
 /** The DEFLATE level of every pack member except signatures (stored). */
 export const PACK_DEFLATE_LEVEL = 6;
+
+/** Members up to this size are deflated in one call (fflate `zipSync` bytes). */
+export const ONE_SHOT_BYTES = 1024 * 1024;
+
+/** Larger members are fed to the streaming deflater in pieces of exactly this size. */
+const PUSH_BYTES = 64 * 1024;
 
 /** The level a member is written with: 0 (stored) for `signatures/…`, else the fixed level. */
 export function memberLevel(name: string): 0 | typeof PACK_DEFLATE_LEVEL {
   return name.startsWith("signatures/") ? 0 : PACK_DEFLATE_LEVEL;
 }
 
-const MTIME = new Date(1980, 0, 1, 0, 0, 0);
+/** Where the archive's bytes go, in order (a file, or a buffer in tests). */
+export interface ZipSink {
+  /** Appends bytes (the writer does not reuse them after the call returns). */
+  write(bytes: Uint8Array): void;
+}
 
-function byCodeUnit(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+/** A member's bytes, compressed or stored, with what its headers and the manifest need. */
+export interface PreparedMember {
+  /** 0 stored, 8 deflated. */
+  method: 0 | 8;
+  /** The data as written, in pieces. */
+  data: Uint8Array[];
+  /** Bytes of `data`. */
+  compressedSize: number;
+  /** Uncompressed size. */
+  size: number;
+  /** CRC-32 of the uncompressed bytes. */
+  crc32: number;
+  /** SHA-256 of the uncompressed bytes, hex. */
+  sha256: string;
 }
 
 /**
- * Zips `members` (name → bytes) reproducibly: same members, same bytes. Names are written
- * flat (`signatures/…` as one name), which creates no folder entries.
+ * Compresses one member fed in pieces of any size: the first {@linkcode ONE_SHOT_BYTES} are
+ * kept as they are; a member that ends by then is deflated in one call, a longer one is
+ * streamed through the deflater in fixed pieces. Computes the CRC-32 and SHA-256 on the way.
+ *
+ * @example
+ * ```ts
+ * const c = new MemberCompressor(PACK_DEFLATE_LEVEL);
+ * for (const line of lines) c.write(line);
+ * writer.addPrepared("lineage-log.jsonl", c.finish());
+ * ```
+ */
+export class MemberCompressor {
+  #level: 0 | 6;
+  #crc = 0;
+  #size = 0;
+  #sha = sha256Stream();
+  #head = new Uint8Array(0); // allocated on the first write
+  #headUsed = 0;
+  #held: Uint8Array[] = []; // full pieces kept while the member may still be one-shot
+  #deflate: Deflate | undefined;
+  #out: Uint8Array[] = [];
+  #outSize = 0;
+  #finished = false;
+
+  constructor(level: 0 | typeof PACK_DEFLATE_LEVEL) {
+    this.#level = level;
+  }
+
+  /** Feeds the next bytes (copied; the caller may reuse its buffer). */
+  write(bytes: Uint8Array): void {
+    if (this.#finished) throw new Error("zip: member written after finish");
+    if (bytes.length === 0) return;
+    this.#crc = crc32(bytes, this.#crc);
+    this.#size += bytes.length;
+    this.#sha.update(bytes);
+    if (this.#head.length === 0) this.#head = new Uint8Array(PUSH_BYTES);
+    let at = 0;
+    while (at < bytes.length) {
+      const n = Math.min(bytes.length - at, PUSH_BYTES - this.#headUsed);
+      this.#head.set(bytes.subarray(at, at + n), this.#headUsed);
+      this.#headUsed += n;
+      at += n;
+      if (this.#headUsed === PUSH_BYTES) {
+        this.#piece(this.#head);
+        this.#headUsed = 0;
+      }
+    }
+  }
+
+  /** One full piece: stored as is, kept while the member may be one-shot, or deflated. */
+  #piece(piece: Uint8Array): void {
+    if (this.#level === 0) {
+      this.#emit(piece.slice());
+    } else if (this.#deflate !== undefined) {
+      this.#deflate.push(piece, false);
+    } else {
+      this.#held.push(piece.slice());
+      // Past the one-shot size: what was kept goes to the streaming deflater, in order.
+      if (this.#held.length * PUSH_BYTES > ONE_SHOT_BYTES) this.#stream();
+    }
+  }
+
+  #stream(): void {
+    const deflate = new Deflate({ level: this.#level }, (chunk) => this.#emit(chunk));
+    for (const h of this.#held) deflate.push(h, false);
+    this.#held = [];
+    this.#deflate = deflate;
+  }
+
+  #emit(chunk: Uint8Array): void {
+    if (chunk.length === 0) return;
+    this.#out.push(chunk);
+    this.#outSize += chunk.length;
+  }
+
+  /** Ends the member. */
+  finish(): PreparedMember {
+    if (this.#finished) throw new Error("zip: member finished twice");
+    this.#finished = true;
+    const tail = this.#head.subarray(0, this.#headUsed);
+    if (this.#level === 0) {
+      this.#emit(tail.slice());
+    } else {
+      const kept = this.#held.length * PUSH_BYTES + tail.length;
+      if (this.#deflate === undefined && kept > ONE_SHOT_BYTES) this.#stream();
+      if (this.#deflate !== undefined) {
+        this.#deflate.push(tail, true);
+      } else {
+        // At most ONE_SHOT_BYTES in all: one call, as fflate's zipSync deflates a member.
+        const whole = new Uint8Array(kept);
+        this.#held.forEach((h, i) => whole.set(h, i * PUSH_BYTES));
+        whole.set(tail, this.#held.length * PUSH_BYTES);
+        this.#held = [];
+        this.#emit(deflateSync(whole, { level: this.#level }));
+      }
+    }
+    this.#head = new Uint8Array(0);
+    return {
+      method: this.#level === 0 ? 0 : 8,
+      data: this.#out,
+      compressedSize: this.#outSize,
+      size: this.#size,
+      crc32: this.#crc >>> 0,
+      sha256: this.#sha.hexDigest(),
+    };
+  }
+}
+
+/**
+ * A whole member prepared in one call (stored or deflated per {@linkcode memberLevel}): the
+ * same bytes as feeding it to a {@linkcode MemberCompressor}, without its buffers (a pack has
+ * a signature member per entry).
+ */
+export function prepareMember(name: string, bytes: Uint8Array): PreparedMember {
+  const level = memberLevel(name);
+  if (level !== 0 && bytes.length > ONE_SHOT_BYTES) {
+    const c = new MemberCompressor(level);
+    c.write(bytes);
+    return c.finish();
+  }
+  const data = level === 0 ? bytes : deflateSync(bytes, { level });
+  return {
+    method: level === 0 ? 0 : 8,
+    data: data.length === 0 ? [] : [data],
+    compressedSize: data.length,
+    size: bytes.length,
+    crc32: crc32(bytes) >>> 0,
+    // Pure JS for small members: a native hash object per signature would wait for a major GC.
+    sha256: bytes.length <= 4096 ? sha256HexPure(bytes) : sha256Hex(bytes),
+  };
+}
+
+// 1980-01-01 00:00:00 in the DOS date/time fields, as fflate writes `new Date(1980, 0, 1)`.
+const DOS_TIME = (1 << 21) | (1 << 16);
+const LOCAL_SIG = 0x04034b50;
+const CENTRAL_SIG = 0x02014b50;
+const END_SIG = 0x06054b50;
+const ZIP64_END_SIG = 0x06064b50;
+const ZIP64_LOCATOR_SIG = 0x07064b50;
+const FLAG_UTF8 = 0x0800;
+const textEncoder = new TextEncoder();
+
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** One directory record kept per member: 16 bytes of numbers and the name. */
+interface DirectoryRecord {
+  name: Uint8Array;
+  flags: number;
+  method: number;
+  crc32: number;
+  compressedSize: number;
+  size: number;
+  offset: number;
+}
+
+/**
+ * Writes a ZIP to a sink member by member, in the order members are added (which must be
+ * sorted by name: the writer refuses anything else), then the central directory and the end
+ * records (a ZIP64 end record and locator past 65 535 members; sizes and offsets stay
+ * 32-bit, so an archive must stay below 4 GiB).
+ *
+ * @example
+ * ```ts
+ * const w = new ZipStreamWriter(sink);
+ * w.add("README.md", readme);
+ * w.addPrepared("lineage-log.jsonl", compressor.finish());
+ * const bytes = w.finish();
+ * ```
+ */
+export class ZipStreamWriter {
+  #sink: ZipSink;
+  #records: DirectoryRecord[] = [];
+  #offset = 0;
+  #last: string | undefined;
+  #finished = false;
+
+  constructor(sink: ZipSink) {
+    this.#sink = sink;
+  }
+
+  /** Bytes written so far. */
+  get offset(): number {
+    return this.#offset;
+  }
+
+  /** Adds a whole member. */
+  add(name: string, bytes: Uint8Array): void {
+    this.addPrepared(name, prepareMember(name, bytes));
+  }
+
+  /** Adds a member whose bytes were prepared (compressed) already. */
+  addPrepared(name: string, member: PreparedMember): void {
+    if (this.#finished) throw new Error("zip: member added after finish");
+    if (this.#last !== undefined && compareCodeUnits(this.#last, name) >= 0) {
+      throw new Error(`zip: member ${name} is not after ${this.#last} in name order`);
+    }
+    if (member.method !== (memberLevel(name) === 0 ? 0 : 8)) {
+      throw new Error(`zip: member ${name} prepared with the wrong method`);
+    }
+    this.#last = name;
+    const encoded = textEncoder.encode(name);
+    if (encoded.length > 0xffff) throw new Error(`zip: member name too long: ${name}`);
+    const total = this.#offset + 30 + encoded.length + member.compressedSize;
+    if (total > 0xffffffff || member.size > 0xffffffff) {
+      throw new Error("zip: archive past 4 GiB (ZIP64 sizes are not written)");
+    }
+    const record: DirectoryRecord = {
+      name: encoded,
+      flags: encoded.length !== name.length ? FLAG_UTF8 : 0,
+      method: member.method,
+      crc32: member.crc32,
+      compressedSize: member.compressedSize,
+      size: member.size,
+      offset: this.#offset,
+    };
+    this.#records.push(record);
+    this.#put(header(record, false));
+    for (const piece of member.data) this.#put(piece);
+  }
+
+  #put(bytes: Uint8Array): void {
+    this.#sink.write(bytes);
+    this.#offset += bytes.length;
+  }
+
+  /** Writes the central directory and the end records; returns the archive's size. */
+  finish(): number {
+    if (this.#finished) throw new Error("zip: finished twice");
+    this.#finished = true;
+    const cdOffset = this.#offset;
+    // The directory in pieces of ~64 KiB, not one buffer for millions of records.
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    for (const r of this.#records) {
+      const h = header(r, true);
+      pending.push(h);
+      pendingBytes += h.length;
+      if (pendingBytes >= PUSH_BYTES) {
+        this.#put(concat(pending, pendingBytes));
+        pending = [];
+        pendingBytes = 0;
+      }
+    }
+    if (pendingBytes > 0) this.#put(concat(pending, pendingBytes));
+    const cdSize = this.#offset - cdOffset;
+    const count = this.#records.length;
+    this.#records = [];
+    if (cdOffset + cdSize > 0xffffffff) {
+      throw new Error("zip: archive past 4 GiB (ZIP64 sizes are not written)");
+    }
+    if (count > 0xffff) this.#put(zip64End(count, cdSize, cdOffset, this.#offset));
+    this.#put(endRecord(count > 0xffff ? 0xffff : count, cdSize, cdOffset));
+    return this.#offset;
+  }
+}
+
+function concat(parts: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** A local (30 bytes + name) or central (46 bytes + name) header, as fflate writes them. */
+function header(r: DirectoryRecord, central: boolean): Uint8Array {
+  const fixed = central ? 46 : 30;
+  const out = new Uint8Array(fixed + r.name.length);
+  const v = new DataView(out.buffer);
+  let at = 0;
+  v.setUint32(at, central ? CENTRAL_SIG : LOCAL_SIG, true);
+  at += 4;
+  if (central) {
+    v.setUint16(at, 20, true); // made by: version 2.0, MS-DOS
+    at += 2;
+  }
+  v.setUint16(at, 20, true); // needed to extract: 2.0
+  v.setUint16(at + 2, r.flags, true);
+  v.setUint16(at + 4, r.method, true);
+  v.setUint32(at + 6, DOS_TIME, true);
+  v.setUint32(at + 10, r.crc32, true);
+  v.setUint32(at + 14, r.compressedSize, true);
+  v.setUint32(at + 18, r.size, true);
+  v.setUint16(at + 22, r.name.length, true);
+  v.setUint16(at + 24, 0, true); // no extra field
+  at += 26;
+  if (central) {
+    // Comment length, disk, internal and external attributes: all zero; then the offset.
+    v.setUint32(at + 10, r.offset, true);
+    at += 14;
+  }
+  out.set(r.name, at);
+  return out;
+}
+
+/** The ZIP64 end record and its locator (APPNOTE 4.3.14-15) for more than 65 535 members. */
+function zip64End(count: number, cdSize: number, cdOffset: number, at: number): Uint8Array {
+  const out = new Uint8Array(56 + 20);
+  const v = new DataView(out.buffer);
+  v.setUint32(0, ZIP64_END_SIG, true);
+  v.setBigUint64(4, 44n, true);
+  v.setUint16(12, 45, true);
+  v.setUint16(14, 45, true);
+  v.setBigUint64(24, BigInt(count), true);
+  v.setBigUint64(32, BigInt(count), true);
+  v.setBigUint64(40, BigInt(cdSize), true);
+  v.setBigUint64(48, BigInt(cdOffset), true);
+  v.setUint32(56, ZIP64_LOCATOR_SIG, true);
+  v.setBigUint64(56 + 8, BigInt(at), true);
+  v.setUint32(56 + 16, 1, true);
+  return out;
+}
+
+function endRecord(count: number, cdSize: number, cdOffset: number): Uint8Array {
+  const out = new Uint8Array(22);
+  const v = new DataView(out.buffer);
+  v.setUint32(0, END_SIG, true);
+  v.setUint16(8, count, true);
+  v.setUint16(10, count, true);
+  v.setUint32(12, cdSize, true);
+  v.setUint32(16, cdOffset, true);
+  return out;
+}
+
+/** A sink that keeps everything in memory (small archives, tests). */
+export class MemorySink implements ZipSink {
+  #parts: Uint8Array[] = [];
+  #size = 0;
+
+  /** Appends a copy. */
+  write(bytes: Uint8Array): void {
+    this.#parts.push(bytes.slice());
+    this.#size += bytes.length;
+  }
+
+  /** Everything written, as one buffer. */
+  bytes(): Uint8Array {
+    return concat(this.#parts, this.#size);
+  }
+}
+
+/**
+ * Zips `members` (name → bytes) reproducibly in memory: same members, same bytes (the same
+ * as writing them with {@linkcode ZipStreamWriter}).
  *
  * @example
  * ```ts
@@ -29,52 +405,11 @@ function byCodeUnit(a: string, b: string): number {
  * ```
  */
 export function zipMembers(members: ReadonlyMap<string, Uint8Array>): Uint8Array {
-  // Object keys keep insertion order except integer-like keys; a member name always holds a
-  // `.` or `/`, so none is integer-like and sorted insertion is the archive order.
-  const tree: Zippable = {};
-  for (const name of [...members.keys()].sort(byCodeUnit)) {
-    if (/^\d+$/.test(name)) throw new Error(`member name ${name} would be reordered`);
-    tree[name] = [members.get(name) as Uint8Array, { level: memberLevel(name), mtime: MTIME }];
+  const sink = new MemorySink();
+  const writer = new ZipStreamWriter(sink);
+  for (const name of [...members.keys()].sort(compareCodeUnits)) {
+    writer.add(name, members.get(name) as Uint8Array);
   }
-  const zip = zipSync(tree, { level: PACK_DEFLATE_LEVEL, mtime: MTIME });
-  return members.size > 0xffff ? withZip64End(zip, members.size) : zip;
-}
-
-/**
- * A ZIP's end records for more than 65 535 members: fflate writes the count in the 16-bit
- * fields of the end record only, so a ZIP64 end record and locator (APPNOTE 4.3.14-15) carry
- * the real count and the end record says 0xFFFF, as unzip and Python's zipfile expect.
- * Sizes and offsets stay 32-bit: a pack is below 4 GiB.
- */
-function withZip64End(zip: Uint8Array, count: number): Uint8Array {
-  const eocd = zip.length - 22;
-  const old = new DataView(zip.buffer, zip.byteOffset + eocd, 22);
-  const cdSize = old.getUint32(12, true);
-  const cdOffset = old.getUint32(16, true);
-  const out = new Uint8Array(eocd + 56 + 20 + 22);
-  out.set(zip.subarray(0, eocd));
-  const v = new DataView(out.buffer);
-  let at = eocd;
-  v.setUint32(at, 0x06064b50, true);
-  v.setBigUint64(at + 4, 44n, true);
-  v.setUint16(at + 12, 45, true);
-  v.setUint16(at + 14, 45, true);
-  v.setUint32(at + 16, 0, true);
-  v.setUint32(at + 20, 0, true);
-  v.setBigUint64(at + 24, BigInt(count), true);
-  v.setBigUint64(at + 32, BigInt(count), true);
-  v.setBigUint64(at + 40, BigInt(cdSize), true);
-  v.setBigUint64(at + 48, BigInt(cdOffset), true);
-  at += 56;
-  v.setUint32(at, 0x07064b50, true);
-  v.setUint32(at + 4, 0, true);
-  v.setBigUint64(at + 8, BigInt(eocd), true);
-  v.setUint32(at + 16, 1, true);
-  at += 20;
-  v.setUint32(at, 0x06054b50, true);
-  v.setUint16(at + 8, 0xffff, true);
-  v.setUint16(at + 10, 0xffff, true);
-  v.setUint32(at + 12, cdSize, true);
-  v.setUint32(at + 16, cdOffset, true);
-  return out;
+  writer.finish();
+  return sink.bytes();
 }

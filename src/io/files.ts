@@ -34,6 +34,95 @@ export async function writeFileAtomic(
   }
 }
 
+/** A file written in pieces that appears at its path only once complete (see {@linkcode openAtomicFile}). */
+export interface AtomicFileWriter {
+  /** Appends bytes (buffered; copied, so the caller may reuse its buffer). */
+  write(bytes: Uint8Array): void;
+  /** Bytes written so far. */
+  readonly size: number;
+  /** Flushes, fsyncs and renames the file over the target. */
+  commit(): Promise<void>;
+  /** Removes the unfinished file; the target is left as it was. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Starts writing `path` in pieces, crash-safe like {@linkcode writeFileAtomic}: the bytes go to
+ * a temp file in the same folder (through a 1 MiB buffer, synchronous writes), which `commit`
+ * fsyncs and renames over the target. For outputs too large to build in memory first.
+ *
+ * @example
+ * ```ts
+ * const out = await openAtomicFile("pack.zip");
+ * try {
+ *   for (const piece of pieces) out.write(piece);
+ *   await out.commit();
+ * } catch (error) {
+ *   await out.abort();
+ *   throw error;
+ * }
+ * ```
+ */
+export async function openAtomicFile(
+  path: string,
+  options: WriteOptions = {},
+): Promise<AtomicFileWriter> {
+  const tmp = join(dirname(path), `.${Deno.pid}.${++tmpCounter}.tmp`);
+  const file = await Deno.open(tmp, { write: true, createNew: true, mode: options.mode ?? 0o644 });
+  const buffer = new Uint8Array(1024 * 1024);
+  let used = 0;
+  let size = 0;
+  let closed = false;
+  const writeOut = (bytes: Uint8Array) => {
+    let written = 0;
+    while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+  };
+  const flush = () => {
+    if (used > 0) writeOut(buffer.subarray(0, used));
+    used = 0;
+  };
+  const close = () => {
+    if (!closed) file.close();
+    closed = true;
+  };
+  return {
+    write(bytes) {
+      if (closed) throw new Error(`${path}: written after commit or abort`);
+      size += bytes.length;
+      if (used + bytes.length > buffer.length) flush();
+      if (bytes.length >= buffer.length) writeOut(bytes);
+      else {
+        buffer.set(bytes, used);
+        used += bytes.length;
+      }
+    },
+    get size() {
+      return size;
+    },
+    async commit() {
+      try {
+        flush();
+        await file.sync();
+      } catch (error) {
+        close();
+        await Deno.remove(tmp).catch(() => {});
+        throw error;
+      }
+      close();
+      try {
+        await Deno.rename(tmp, path);
+      } catch (error) {
+        await Deno.remove(tmp).catch(() => {});
+        throw error;
+      }
+    },
+    async abort() {
+      close();
+      await Deno.remove(tmp).catch(() => {});
+    },
+  };
+}
+
 /** Writes `path` only if it does not exist yet; returns false when it already existed. */
 export async function writeFileIfAbsent(
   path: string,

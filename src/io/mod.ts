@@ -9,6 +9,8 @@ export { type EnvReader, mapEnv, processEnv } from "./env.ts";
 export { PathEscapeError, SpawnError } from "./errors.ts";
 export {
   appendDurable,
+  type AtomicFileWriter,
+  openAtomicFile,
   pathExists,
   readFileIfExists,
   readUpTo,

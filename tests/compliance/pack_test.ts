@@ -3,9 +3,18 @@
 // (unzip, Python's zipfile) read exactly.
 import { deepStrictEqual, notDeepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { join } from "node:path";
-import { buildPack, CompliancePackError, zipMembers } from "../../src/compliance/mod.ts";
+import {
+  buildPack,
+  CompliancePackError,
+  MemorySink,
+  type PackContent,
+  type PackHeader,
+  WindowMembers,
+  writePack,
+  zipMembers,
+} from "../../src/compliance/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
-import { memoryBytes, packZipLimits, readZipDirectory } from "../../src/verify/mod.ts";
+import { memoryBytes, packZipLimits, readZipDirectory, verifyPack } from "../../src/verify/mod.ts";
 import { sampleLog, samplePackContent } from "../../scripts/sample_pack.ts";
 import { REPO_ROOT } from "../_helpers/cli.ts";
 import { withTempDir } from "../_helpers/temp.ts";
@@ -143,4 +152,56 @@ Deno.test("more than 65 535 members get ZIP64 end records that unzip, Python and
     const t = await new Deno.Command("unzip", { args: ["-tq", path], stdout: "piped" }).output();
     strictEqual(t.code, 0, new TextDecoder().decode(t.stdout));
   });
+});
+
+/** The pack written entry by entry through WindowMembers and writePack. */
+function streamed(c: PackContent, signer = sample.operator) {
+  const { entries, ...header } = c;
+  const members = new WindowMembers();
+  for (const e of entries) members.add(e.line, e.entry, e.hash, e.signature);
+  const sink = new MemorySink();
+  const written = writePack(header satisfies PackHeader, members.finish(), signer, sink);
+  return { ...written, zip: sink.bytes() };
+}
+
+Deno.test("a pack written member by member is byte for byte the pack built in memory", () => {
+  const empty = sampleLog({ seed: 9, entries: 0 });
+  for (
+    const [c, signer] of [[content, sample.operator], [
+      samplePackContent(empty),
+      empty.operator,
+    ]] as const
+  ) {
+    const built = buildPack(c, signer);
+    const written = streamed(c, signer);
+    deepStrictEqual(written.zip, built.zip);
+    deepStrictEqual(written.manifestBytes, built.manifestBytes);
+    strictEqual(written.bytes, built.zip.length);
+  }
+  // A duplicated line (same entry hash twice): one signature member, as in memory.
+  const doubled = { ...content, entries: [...content.entries, content.entries[3]] };
+  deepStrictEqual(streamed(doubled).zip, buildPack(doubled, sample.operator).zip);
+  throws(
+    () => streamed({ ...content, operatorPublicKey: sampleLog({ seed: 6 }).operator.publicKey }),
+    (e: unknown) =>
+      e instanceof CompliancePackError && e.code === "compliance.operator_key_mismatch",
+  );
+});
+
+Deno.test("a window whose log is past the one-shot size streams: same manifest as in memory, and it verifies", async () => {
+  const long = sampleLog({ seed: 4, entries: 3000, agents: 4, artefacts: 300 });
+  const c = samplePackContent(long);
+  const built = buildPack(c, long.operator);
+  const written = streamed(c, long.operator);
+  deepStrictEqual(
+    written.manifestBytes,
+    built.manifestBytes,
+    "the manifest hashes members, not the container",
+  );
+  const r = await verifyPack(memoryBytes(written.zip), {
+    operatorPublicKey: long.operator.publicKey,
+    workers: 0,
+  });
+  deepStrictEqual(r.errors, []);
+  strictEqual(r.stats.entries, c.entries.length);
 });

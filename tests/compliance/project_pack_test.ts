@@ -5,7 +5,7 @@ import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import type { JsonObject } from "../../src/canonical/mod.ts";
 import { AuditLog, ensureAuditKey } from "../../src/audit/mod.ts";
-import { CompliancePackError } from "../../src/compliance/mod.ts";
+import { CompliancePackError, MemorySink } from "../../src/compliance/mod.ts";
 import {
   buildProjectPack,
   ensureOperatorSigningKey,
@@ -19,7 +19,11 @@ import { ed25519KeyPairFromSeed } from "../../src/crypto/mod.ts";
 import { writeValidTree } from "../_helpers/lineage_tree.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
-async function options(dir: string, env: Record<string, string>): Promise<ProjectPackOptions> {
+/** Options whose sink keeps the ZIP in memory (`sink.bytes()`). */
+async function options(
+  dir: string,
+  env: Record<string, string>,
+): Promise<ProjectPackOptions & { sink: MemorySink }> {
   const sdd = join(dir, ".sdd");
   const key = await ensureOperatorSigningKey(sdd, new SeededRandom(4));
   return {
@@ -36,11 +40,17 @@ async function options(dir: string, env: Record<string, string>): Promise<Projec
     },
     signer: key.signer,
     env: mapEnv(env),
+    sink: new MemorySink(),
   };
 }
 
-function selfCheck(r: { zip: Uint8Array }, o: ProjectPackOptions): Promise<PackVerifyResult> {
-  return verifyPack(memoryBytes(r.zip), { operatorPublicKey: o.signer.publicKey });
+function selfCheck(
+  r: { bytes: number },
+  o: ProjectPackOptions & { sink: MemorySink },
+): Promise<PackVerifyResult> {
+  const zip = o.sink.bytes();
+  strictEqual(zip.length, r.bytes, "the result counts the bytes written");
+  return verifyPack(memoryBytes(zip), { operatorPublicKey: o.signer.publicKey });
 }
 
 function paragraph(r: { manifest: JsonObject }, key: string): JsonObject {

@@ -4,6 +4,8 @@
 // writes it.
 import { deepStrictEqual, notDeepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
+import { sha256Hex } from "../../src/crypto/mod.ts";
+import { makeAgentCard, renderAgentCard } from "../../src/lineage/mod.ts";
 import { runBernstein, runVerify } from "../_helpers/cli.ts";
 import { writeValidTree } from "../_helpers/lineage_tree.ts";
 import { git, withTempDir } from "../_helpers/temp.ts";
@@ -56,6 +58,9 @@ Deno.test("compliance pack builds a pack that bernstein-verify passes against th
     strictEqual(report.operator.created, true);
     deepStrictEqual(report.self_check, { ok: true, errors: [] });
     ok(report.warnings.some((w: { code: string }) => w.code === "compliance.audit_not_linked"));
+    const written = await Deno.readFile(out);
+    strictEqual(report.bytes, written.length);
+    strictEqual(report.sha256, sha256Hex(written), "the printed hash is the file's");
     const fp = report.operator.fingerprint;
     const verified = await runVerify(["pack", out, "--operator-fingerprint", fp]);
     strictEqual(verified.code, 0, verified.stdout);
@@ -217,5 +222,41 @@ Deno.test("a pack that would fail the auditor's check is still written, and the 
     ok(run.stdout.includes("invalid signature: no signature sidecar"), run.stdout);
     const verified = await runVerify(["pack", out]);
     strictEqual(verified.code, 1);
+  });
+});
+
+Deno.test("a pack that cannot be built leaves the previous --output as it was and no temp file", async () => {
+  await withTempDir(async (dir) => {
+    await project(dir);
+    const out = join(dir, "q1.zip");
+    const first = await runBernstein([...PACK, "--org", "Acme Bank", "--output", out], {
+      cwd: dir,
+      env: env(dir),
+    });
+    strictEqual(first.code, 0, first.stderr);
+    const before = await Deno.readFile(out);
+    // A second card for a signer with another key: the build refuses to pick one.
+    const log = await Deno.readTextFile(join(dir, ".sdd", "lineage", "log.jsonl"));
+    const entry = JSON.parse(log.split("\n")[0]);
+    await Deno.mkdir(join(dir, ".sdd", "agents", "rogue"), { recursive: true });
+    await Deno.writeFile(
+      join(dir, ".sdd", "agents", "rogue", "card.json"),
+      renderAgentCard(
+        makeAgentCard(entry.agent_id, {
+          kid: entry.agent_card_kid,
+          publicKey: new Uint8Array(32).fill(9),
+        }),
+      ),
+    );
+    const second = await runBernstein([...PACK, "--org", "Acme Bank", "--output", out], {
+      cwd: dir,
+      env: env(dir),
+    });
+    strictEqual(second.code, 1, second.stdout + second.stderr);
+    ok(second.stderr.includes("compliance.conflicting_cards"), second.stderr);
+    deepStrictEqual(await Deno.readFile(out), before, "the old pack is untouched");
+    const left: string[] = [];
+    for await (const e of Deno.readDir(dir)) if (e.name.endsWith(".tmp")) left.push(e.name);
+    deepStrictEqual(left, [], "no temp file left behind");
   });
 });

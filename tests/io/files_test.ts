@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   appendDurable,
   checkRelativePath,
+  openAtomicFile,
   PathEscapeError,
   readUpTo,
   resolveInside,
@@ -123,5 +124,34 @@ Deno.test("readUpTo reads the whole range, or only what is left before the end",
     } finally {
       file.close();
     }
+  });
+});
+
+Deno.test("openAtomicFile: the target appears only at commit, whole; abort leaves the old file", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "out.bin");
+    await Deno.writeTextFile(path, "old");
+    const out = await openAtomicFile(path, { mode: 0o600 });
+    const piece = new Uint8Array(300_000).fill(7);
+    for (let i = 0; i < 5; i++) out.write(piece); // past the 1 MiB buffer
+    out.write(new Uint8Array(2 * 1024 * 1024).fill(9)); // larger than the buffer
+    strictEqual(out.size, 1_500_000 + 2 * 1024 * 1024);
+    strictEqual(await Deno.readTextFile(path), "old", "not replaced before commit");
+    await out.commit();
+    const got = await Deno.readFile(path);
+    strictEqual(got.length, 1_500_000 + 2 * 1024 * 1024);
+    ok(
+      got.subarray(0, 1_500_000).every((b) => b === 7) &&
+        got.subarray(1_500_000).every((b) => b === 9),
+    );
+    strictEqual(((await Deno.stat(path)).mode ?? 0) & 0o777, 0o600);
+    throws(() => out.write(piece), /after commit or abort/);
+    const aborted = await openAtomicFile(path);
+    aborted.write(piece);
+    await aborted.abort();
+    strictEqual((await Deno.readFile(path)).length, got.length, "abort keeps the old file");
+    const left = [];
+    for await (const e of Deno.readDir(dir)) left.push(e.name);
+    strictEqual(left.join(","), "out.bin", "no temp file left behind");
   });
 });

@@ -5,8 +5,10 @@
  * @example
  * ```ts
  * const key = await ensureOperatorSigningKey(project.sdd, systemRandom);
+ * const out = await openAtomicFile(output);
  * const r = await buildProjectPack({ sdd: project.sdd, org, since, until, builtAt, builder,
- *   compliance: config.compliance, signer: key.signer, env });
+ *   compliance: config.compliance, signer: key.signer, env, sink: out });
+ * await out.commit();
  * ```
  *
  * @module

@@ -1,7 +1,9 @@
 // Builds a pack from a project's `.sdd/`: streams the lineage log for the window, reads each
 // entry's signature sidecar and the signers' cards, links tool calls to the authenticated audit
-// log (read-only: the audit key is read, never created), states the Article 12 facts, builds
-// the pack in memory and runs the verifier over the result before anyone sees it.
+// log (read-only: the audit key is read, never created), states the Article 12 facts, and
+// writes the pack member by member to a sink (the output file); the verifier then runs over
+// the written file before anyone sees it. One pass over the log; what stays in memory is the
+// compressed log and CSV, the signatures and per-entry digests, never the parsed entries.
 import { join } from "node:path";
 import {
   checkpointAuditLog,
@@ -36,16 +38,18 @@ import {
   type AuditCrossLinks,
   AuditLinker,
   buildArticle12,
-  buildPack,
+  CheckpointedWindow,
+  type CollectedWindow,
   CompliancePackError,
   type OperatorSigner,
-  packCheckpointMembers,
-  type PackEntry,
   selectCards,
   type SkippedLine,
-  windowFacts,
+  type WindowEntry,
+  WindowMembers,
   type WindowSelection,
   WindowSelector,
+  writePack,
+  type ZipSink,
 } from "../mod.ts";
 
 /** The `compliance` section of the configuration. */
@@ -78,12 +82,14 @@ export interface ProjectPackOptions {
   signer: OperatorSigner;
   /** Environment (audit key location). */
   env: EnvReader;
+  /** Where the ZIP goes, member by member (a file being written, or memory). */
+  sink: ZipSink;
 }
 
 /** What {@linkcode buildProjectPack} produced. */
 export interface ProjectPackResult {
-  /** The ZIP bytes. */
-  zip: Uint8Array;
+  /** Bytes written to the sink. */
+  bytes: number;
   /** The signed manifest. */
   manifest: JsonObject;
   /** Facts of the window. */
@@ -171,120 +177,6 @@ async function auditLinks(
 }
 
 /**
- * The log's window, read up to the line the pack's checkpoint covers: lines appended after it
- * (a run still writing) belong to the next pack.
- */
-async function readWindow(
-  logPath: string,
-  window: PackWindow,
-  warnings: Warning[],
-  maxLines: number,
-): Promise<WindowSelection> {
-  const selector = new WindowSelector(window);
-  let file: Deno.FsFile | undefined;
-  try {
-    file = await Deno.open(logPath, { read: true });
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    warnings.push({ code: "compliance.no_log", message: `no lineage log at ${logPath}` });
-  }
-  let later = 0;
-  if (file !== undefined) {
-    for await (const l of streamLines(file.readable)) {
-      if (l.line > maxLines) {
-        later++;
-        continue;
-      }
-      if (l.tooLong) selector.skip(l.line, "line longer than the reader's limit");
-      else selector.add(l.line, l.bytes, l.terminated);
-    }
-  }
-  if (later > 0) {
-    warnings.push({
-      code: "compliance.after_checkpoint",
-      message:
-        `${later} line(s) of ${logPath} were appended after the pack's checkpoint and are left for the next pack`,
-    });
-  }
-  const selection = selector.result();
-  for (const s of selection.skipped) {
-    warnings.push({
-      code: "compliance.log_line_skipped",
-      message: `${logPath}:${s.line}: not a valid entry, left out of the pack (${s.reason})`,
-    });
-  }
-  return selection;
-}
-
-interface WindowAnalysis {
-  entries: PackEntry[];
-  toolCallIds: Set<string>;
-  signers: { agent_id: string; kid: string }[];
-  riskEntries: number;
-  riskArtefacts: string[];
-  unresolved: number;
-}
-
-function analyzeWindow(
-  selection: WindowSelection,
-  lineageDir: string,
-  riskPaths: readonly string[],
-  warnings: Warning[],
-): WindowAnalysis {
-  const entries: PackEntry[] = [];
-  const toolCallIds = new Set<string>();
-  const signers = new Map<string, { agent_id: string; kid: string }>();
-  const analyzer = new LineageAnalyzer();
-  const matchers = riskPaths.map((g) => {
-    try {
-      return compileGlob(g);
-    } catch (cause) {
-      throw new CompliancePackError(
-        "compliance.bad_risk_path",
-        `compliance.risk_paths: ${(cause as Error).message}`,
-        { cause, exitCode: 2 },
-      );
-    }
-  });
-  let riskEntries = 0;
-  const riskArtefacts = new Set<string>();
-  for (const w of selection.entries) {
-    const sidecar = join(lineageDir, signaturePath(w.entry.artefact_path, w.hash));
-    const sig = readSidecar(sidecar);
-    if (typeof sig === "string") {
-      warnings.push({
-        code: "compliance.signature_missing",
-        message: `${sidecar}: signature of ${w.hash} is ${sig}; the pack will fail verification`,
-      });
-    }
-    entries.push({ ...w, signature: typeof sig === "string" ? undefined : sig });
-    toolCallIds.add(w.entry.tool_call_id);
-    signers.set(`${w.entry.agent_id}\u0000${w.entry.agent_card_kid}`, {
-      agent_id: w.entry.agent_id,
-      kid: w.entry.agent_card_kid,
-    });
-    analyzer.add({
-      hash: w.hash,
-      artefact_path: w.entry.artefact_path,
-      parent_hashes: w.entry.parent_hashes,
-      content_hash: w.entry.content_hash,
-    });
-    if (matchers.some((m) => m.test(w.entry.artefact_path))) {
-      riskEntries++;
-      riskArtefacts.add(w.entry.artefact_path);
-    }
-  }
-  return {
-    entries,
-    toolCallIds,
-    signers: [...signers.values()],
-    riskEntries,
-    riskArtefacts: [...riskArtefacts].sort(),
-    unresolved: analyzer.unresolvedForks().length + analyzer.splitHeads().length,
-  };
-}
-
-/**
  * Checkpoints both logs, as every pack does (FORMATS.md §8): the lineage checkpoint is the
  * one the pack carries (a failure stops the build: the pack would prove nothing); an audit
  * checkpoint that cannot be written is a warning.
@@ -325,18 +217,140 @@ async function checkpointLogs(
   return lineage;
 }
 
+interface WindowAnalysis {
+  collected: CollectedWindow;
+  selection: WindowSelection;
+  toolCallIds: Set<string>;
+  signers: { agent_id: string; kid: string }[];
+  riskEntries: number;
+  riskArtefacts: string[];
+  unresolved: number;
+}
+
+function riskMatchers(riskPaths: readonly string[]): RegExp[] {
+  return riskPaths.map((g) => {
+    try {
+      return compileGlob(g);
+    } catch (cause) {
+      throw new CompliancePackError(
+        "compliance.bad_risk_path",
+        `compliance.risk_paths: ${(cause as Error).message}`,
+        { cause, exitCode: 2 },
+      );
+    }
+  });
+}
+
+/**
+ * One pass over the log in log order, up to the line the pack's checkpoint covers (lines
+ * appended after it, by a run still writing, belong to the next pack): picks the window,
+ * checks each window entry against the checkpoint's tree, reads its sidecar and feeds it to
+ * the pack's members (compressed log and CSV, signatures), the fork analysis, the signers and
+ * the risk counts. No entry is kept once it has been fed.
+ */
+async function analyzeWindow(
+  logPath: string,
+  window: PackWindow,
+  lineageDir: string,
+  riskPaths: readonly string[],
+  warnings: Warning[],
+  committed: CheckpointedWindow,
+  maxLines: number,
+): Promise<WindowAnalysis> {
+  const matchers = riskMatchers(riskPaths);
+  const selector = new WindowSelector(window, { keep: false });
+  const members = new WindowMembers();
+  const toolCallIds = new Set<string>();
+  const signers = new Map<string, { agent_id: string; kid: string }>();
+  const analyzer = new LineageAnalyzer();
+  let riskEntries = 0;
+  const riskArtefacts = new Set<string>();
+  const take = (w: WindowEntry) => {
+    committed.add(w.hash, w.leaf);
+    const sidecar = join(lineageDir, signaturePath(w.entry.artefact_path, w.hash));
+    const sig = readSidecar(sidecar);
+    if (typeof sig === "string") {
+      warnings.push({
+        code: "compliance.signature_missing",
+        message: `${sidecar}: signature of ${w.hash} is ${sig}; the pack will fail verification`,
+      });
+    }
+    members.add(w.line, w.entry, w.hash, typeof sig === "string" ? undefined : sig);
+    toolCallIds.add(w.entry.tool_call_id);
+    const signer = `${w.entry.agent_id}\u0000${w.entry.agent_card_kid}`;
+    if (!signers.has(signer)) {
+      signers.set(signer, { agent_id: w.entry.agent_id, kid: w.entry.agent_card_kid });
+    }
+    analyzer.add({
+      hash: w.hash,
+      artefact_path: w.entry.artefact_path,
+      parent_hashes: w.entry.parent_hashes,
+      content_hash: w.entry.content_hash,
+    });
+    if (matchers.some((m) => m.test(w.entry.artefact_path))) {
+      riskEntries++;
+      riskArtefacts.add(w.entry.artefact_path);
+    }
+  };
+  let file: Deno.FsFile | undefined;
+  try {
+    file = await Deno.open(logPath, { read: true });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    warnings.push({ code: "compliance.no_log", message: `no lineage log at ${logPath}` });
+  }
+  let later = 0;
+  if (file !== undefined) {
+    for await (const l of streamLines(file.readable)) {
+      if (l.line > maxLines) {
+        later++;
+        continue;
+      }
+      if (l.tooLong) selector.skip(l.line, "line longer than the reader's limit");
+      else {
+        const picked = selector.add(l.line, l.bytes, l.terminated);
+        if (picked !== undefined) take(picked);
+      }
+    }
+  }
+  if (later > 0) {
+    warnings.push({
+      code: "compliance.after_checkpoint",
+      message:
+        `${later} line(s) of ${logPath} were appended after the pack's checkpoint and are left for the next pack`,
+    });
+  }
+  const selection = selector.result();
+  for (const s of selection.skipped) {
+    warnings.push({
+      code: "compliance.log_line_skipped",
+      message: `${logPath}:${s.line}: not a valid entry, left out of the pack (${s.reason})`,
+    });
+  }
+  return {
+    collected: members.finish(),
+    selection,
+    toolCallIds,
+    signers: [...signers.values()],
+    riskEntries,
+    riskArtefacts: [...riskArtefacts].sort(),
+    unresolved: analyzer.unresolvedForks().length + analyzer.splitHeads().length,
+  };
+}
+
 /**
  * Builds the pack of `since`..`until` from the project at `sdd`. Throws
  * {@linkcode CompliancePackError} when it cannot be built honestly (conflicting cards for a
  * signer, bad risk glob); everything else becomes a warning, and the self-check
  * ({@linkcode verifyWrittenPack}) shows its effect. The phases are helper functions so that
- * what each one holds (the log's parse, the fork analysis) is garbage before the next.
+ * what each one holds (the fork analysis, the window's members) is garbage before the next.
  *
  * @example
  * ```ts
+ * const out = await openAtomicFile(output);
  * const r = await buildProjectPack({ sdd, org, since, until, builtAt: null, builder,
- *   compliance: config.compliance, signer, env });
- * await writeFileAtomic(output, r.zip);
+ *   compliance: config.compliance, signer, env, sink: out });
+ * await out.commit();
  * ```
  */
 export async function buildProjectPack(options: ProjectPackOptions): Promise<ProjectPackResult> {
@@ -355,19 +369,20 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     kid: kidForPublicKey(options.signer.publicKey),
   };
   const checkpoint = await checkpointLogs(options.sdd, signer, warnings);
-  const selection = await readWindow(
+  const committed = new CheckpointedWindow(
+    checkpoint.checkpoint,
+    await committedTree(lineageDir, checkpoint.checkpoint),
+  );
+  const a = await analyzeWindow(
     join(lineageDir, LOG_FILE),
     window,
+    lineageDir,
+    options.compliance.risk_paths,
     warnings,
+    committed,
     checkpoint.checkpoint.size,
   );
-  const a = analyzeWindow(selection, lineageDir, options.compliance.risk_paths, warnings);
-  const checkpointMembers = packCheckpointMembers({
-    checkpoint: checkpoint.checkpoint,
-    tree: await committedTree(lineageDir, checkpoint.checkpoint),
-    entries: selection.entries,
-    operatorPublicKey: options.signer.publicKey,
-  });
+  const selection = a.selection;
   const picked = selectCards(readCardDirectory(join(options.sdd, "agents")), a.signers);
   if (picked.conflicts.length > 0) {
     const c = picked.conflicts[0];
@@ -397,7 +412,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
         `${a.unresolved} unresolved fork(s) in the window; the pack will fail verification until they are merged ('bernstein lineage forks')`,
     });
   }
-  const facts = windowFacts(a.entries);
+  const facts = a.collected.facts;
   const audit = await auditLinks(options.sdd, options.env, a.toolCallIds);
   if (!audit.checked) {
     warnings.push({
@@ -419,23 +434,27 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     periodEndNs: window.endNs,
     unreadableLogLines: selection.skipped.length,
   });
-  const pack = buildPack({
-    org: options.org,
-    since: options.since,
-    until: options.until,
-    builtAt: options.builtAt,
-    builder: options.builder,
-    entries: a.entries,
-    externalParents: selection.externalParents,
-    cards: picked.cards,
-    article12,
-    operatorPublicKey: options.signer.publicKey,
-    checkpoint: checkpointMembers,
-  }, options.signer);
+  const written = writePack(
+    {
+      org: options.org,
+      since: options.since,
+      until: options.until,
+      builtAt: options.builtAt,
+      builder: options.builder,
+      externalParents: selection.externalParents,
+      cards: picked.cards,
+      article12,
+      operatorPublicKey: options.signer.publicKey,
+      checkpoint: committed.members(options.signer.publicKey),
+    },
+    a.collected,
+    options.signer,
+    options.sink,
+  );
   return {
-    zip: pack.zip,
-    manifest: pack.manifest,
-    facts: pack.facts,
+    bytes: written.bytes,
+    manifest: written.manifest,
+    facts,
     logLines: selection.logLines,
     skipped: selection.skipped,
     externalParents: selection.externalParents,

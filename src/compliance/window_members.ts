@@ -1,0 +1,149 @@
+// The members a window's entries make, collected entry by entry in log order without holding
+// the entries: the log and the evidence CSV are compressed as they come (with their CRC-32
+// and SHA-256), the signatures go into one buffer (a pack has one per entry, and one object
+// each would cost several times their 180 bytes), and the Article 12 facts are counted.
+import { sha256HexPure } from "../crypto/mod.ts";
+import { digestInto, DigestTable, digestText, type LineageEntry } from "../lineage/mod.ts";
+import {
+  csvHeader,
+  csvRow,
+  type LogFacts,
+  LogFactsCollector,
+  PACK_MEMBERS,
+  signatureMemberName,
+} from "../verify/mod.ts";
+import { MemberCompressor, memberLevel, type PreparedMember } from "./zip_writer.ts";
+
+const encoder = new TextEncoder();
+const NEWLINE = new Uint8Array([0x0a]);
+// CSV rows are encoded in batches: one encode per ~64 KiB instead of one per entry.
+const CSV_BATCH_CHARS = 64 * 1024;
+
+/**
+ * The signature members of a window: each entry's detached JWS, once per entry hash, with its
+ * SHA-256 for the manifest, handed out in member-name order.
+ */
+export class SignatureMembers {
+  #index = new DigestTable();
+  #entries: Uint8Array = new Uint8Array(32 * 1024); // entry digests, 32 bytes each
+  #shas: Uint8Array = new Uint8Array(32 * 1024); // SHA-256 of each member's bytes
+  #offsets: number[] = [];
+  #lengths: number[] = [];
+  #bytes: Uint8Array = new Uint8Array(256 * 1024);
+  #end = 0;
+
+  /** Members held. */
+  get count(): number {
+    return this.#offsets.length;
+  }
+
+  /** Adds the signature of entry `hash` (ignored when that entry already has one). */
+  add(hash: string, signature: Uint8Array): void {
+    const i = this.#offsets.length;
+    if (this.#index.has(hash) || !this.#index.set(hash, i)) return;
+    if ((i + 1) * 32 > this.#entries.length) {
+      this.#entries = grow(this.#entries, (i + 1) * 32);
+      this.#shas = grow(this.#shas, (i + 1) * 32);
+    }
+    digestInto(hash, this.#entries, i * 32);
+    // Pure JS: a native hash object per signature waits for a major GC to be freed.
+    digestInto(`sha256:${sha256HexPure(signature)}`, this.#shas, i * 32);
+    if (this.#end + signature.length > this.#bytes.length) {
+      this.#bytes = grow(this.#bytes, this.#end + signature.length);
+    }
+    this.#bytes.set(signature, this.#end);
+    this.#offsets.push(this.#end);
+    this.#lengths.push(signature.length);
+    this.#end += signature.length;
+  }
+
+  /** Every member in name order: its name, bytes (a view) and `sha256:` digest. */
+  *inNameOrder(): Generator<{ name: string; bytes: Uint8Array; sha256: string }> {
+    const order = Array.from({ length: this.count }, (_, i) => i).sort((a, b) =>
+      compareDigests(this.#entries, a, b)
+    );
+    for (const i of order) {
+      yield {
+        name: signatureMemberName(digestText(this.#entries, i * 32)),
+        bytes: this.#bytes.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]),
+        sha256: digestText(this.#shas, i * 32),
+      };
+    }
+  }
+}
+
+function grow(bytes: Uint8Array, atLeast: number): Uint8Array {
+  const out = new Uint8Array(Math.max(bytes.length * 2, atLeast));
+  out.set(bytes);
+  return out;
+}
+
+/** Lowercase hex sorts like the bytes it encodes: member names sort by their digests. */
+function compareDigests(digests: Uint8Array, a: number, b: number): number {
+  for (let k = 0; k < 32; k++) {
+    const d = digests[a * 32 + k] - digests[b * 32 + k];
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** What a window's entries made. */
+export interface CollectedWindow {
+  /** `lineage-log.jsonl`, compressed. */
+  log: PreparedMember;
+  /** `article12-evidence.csv`, compressed. */
+  csv: PreparedMember;
+  /** The signature members. */
+  signatures: SignatureMembers;
+  /** The window's facts. */
+  facts: LogFacts;
+}
+
+/**
+ * Collects the members of a window's entries, fed in log order.
+ *
+ * @example
+ * ```ts
+ * const members = new WindowMembers();
+ * for (const e of windowEntries) members.add(e.line, e.entry, e.hash, e.signature);
+ * const collected = members.finish();
+ * ```
+ */
+export class WindowMembers {
+  #log = new MemberCompressor(memberLevel(PACK_MEMBERS.log));
+  #csv = new MemberCompressor(memberLevel(PACK_MEMBERS.csv));
+  #csvPending = csvHeader();
+  #facts = new LogFactsCollector();
+  #signatures = new SignatureMembers();
+
+  /** Feeds the next window entry: its line (without newline), entry, hash and signature. */
+  add(
+    line: Uint8Array,
+    entry: LineageEntry,
+    hash: string,
+    signature: Uint8Array | undefined,
+  ): void {
+    this.#log.write(line);
+    this.#log.write(NEWLINE);
+    this.#csvPending += csvRow(entry);
+    if (this.#csvPending.length >= CSV_BATCH_CHARS) this.#flushCsv();
+    this.#facts.add(entry);
+    if (signature !== undefined) this.#signatures.add(hash, signature);
+  }
+
+  #flushCsv(): void {
+    this.#csv.write(encoder.encode(this.#csvPending));
+    this.#csvPending = "";
+  }
+
+  /** Ends the window. */
+  finish(): CollectedWindow {
+    this.#flushCsv();
+    return {
+      log: this.#log.finish(),
+      csv: this.#csv.finish(),
+      signatures: this.#signatures,
+      facts: this.#facts.facts(),
+    };
+  }
+}
