@@ -95,6 +95,11 @@ export class IndexedTaskStore implements TaskStore {
   readonly #byStatus = new Map<TaskStatus, Set<string>>();
   /** Creation sequence of every id: breaks ties between tasks made in the same millisecond. */
   readonly #seq = new Map<string, number>();
+  /**
+   * Open tasks in claim order (priority, creation time, creation sequence — none of which ever
+   * changes), so `claimNext` stops at the first ready task instead of scanning them all.
+   */
+  readonly #open: Task[] = [];
   /** Last heartbeat of each claim, by task id (valid while that agent holds the task). */
   readonly #leases = new Map<string, { agent: string; atMs: number }>();
   #unavailable: Error | undefined;
@@ -129,10 +134,26 @@ export class IndexedTaskStore implements TaskStore {
 
   #lookup = (id: string): Task | undefined => this.#tasks.get(id);
 
+  #claimOrder = (a: Task, b: Task): number => compareClaimOrder(a, b) || this.#order(a, b);
+
+  /** Where `task` is, or would go, in the open list (binary search on the claim order). */
+  #openIndex(task: Task): number {
+    let lo = 0;
+    let hi = this.#open.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#claimOrder(this.#open[mid], task) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   #put(task: Task): void {
     const old = this.#tasks.get(task.id);
     if (old !== undefined) this.#byStatus.get(old.status)?.delete(task.id);
     else this.#seq.set(task.id, this.#seq.size);
+    if (old?.status === "open") this.#open.splice(this.#openIndex(old), 1);
+    if (task.status === "open") this.#open.splice(this.#openIndex(task), 0, task);
     this.#tasks.set(task.id, task);
     let set = this.#byStatus.get(task.status);
     if (set === undefined) this.#byStatus.set(task.status, set = new Set());
@@ -255,13 +276,9 @@ export class IndexedTaskStore implements TaskStore {
 
   async claimNext(role: string | undefined, options: ClaimOptions): Promise<Task | undefined> {
     this.#check();
-    let best: Task | undefined;
-    for (const id of this.#byStatus.get("open") ?? []) {
-      const t = this.#require(id);
-      if (role !== undefined && t.role !== role) continue;
-      if (!isReady(t, this.#lookup)) continue;
-      if (best === undefined || (compareClaimOrder(t, best) || this.#order(t, best)) < 0) best = t;
-    }
+    const best = this.#open.find((t) =>
+      (role === undefined || t.role === role) && isReady(t, this.#lookup)
+    );
     if (best === undefined) return undefined;
     const change = applyTransition(best, "claimed", claimOptions(options), {
       now: this.#now(),
