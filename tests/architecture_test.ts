@@ -109,6 +109,7 @@ const RANK: Record<string, number> = {
   storage: 6,
   server: 7,
   orchestrator: 8,
+  workers: 8.5,
   cli: 9,
 };
 

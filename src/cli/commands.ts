@@ -16,6 +16,7 @@ import { LOGS_COMMANDS } from "./logs.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 import { STORAGE_COMMANDS } from "./storage.ts";
 import { TASK_COMMANDS } from "./task.ts";
+import { WORKERS_COMMANDS } from "./workers.ts";
 
 /** Command groups, in help order. */
 export const GROUPS: readonly GroupSpec[] = [
@@ -28,6 +29,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { name: "runs", summary: "List past runs; verify their scorecards; write their reports." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
   { name: "storage", summary: "The shared task store's PostgreSQL schema." },
+  { name: "workers", summary: "Workers on other hosts: tokens, list, cordon, drain." },
   { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
   { name: "lineage", summary: "Verify, inspect and merge the signed lineage log." },
   {
@@ -50,6 +52,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...RUNS_COMMANDS,
   ...TASK_COMMANDS,
   ...STORAGE_COMMANDS,
+  ...WORKERS_COMMANDS,
   ...AUDIT_COMMANDS,
   ...LINEAGE_COMMANDS,
   ...COMPLIANCE_COMMANDS,

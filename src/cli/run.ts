@@ -57,6 +57,7 @@ async function run(ctx: CommandContext): Promise<number> {
     attachments: (parts) =>
       attachments.provider({ ...parts, clock: io.systemClock, random: io.systemRandom }),
     onStopSignal: installStopHandler,
+    workers: async (parts) => (await import("../workers/mod.ts")).startWorkerPool(parts),
   });
   const attached = attachments.rows();
   if (report.kind === "plan" || report.kind === "dry-run") {

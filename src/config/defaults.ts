@@ -64,6 +64,12 @@ export const DEFAULT_TUNING: Tuning = {
     // frees the task at once (the claim itself lives in PostgreSQL).
     claim_lock_ttl_s: 5,
   },
+  workers: {
+    poll_wait_s: 20,
+    // A worker picks an assignment up within one poll; longer means it is gone or cut off.
+    start_timeout_s: 30,
+    sign_timeout_s: 60,
+  },
 };
 
 /** Task scopes, smallest first. */

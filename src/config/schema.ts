@@ -125,6 +125,17 @@ export const TuningSchema = z.object({
     pool_size: positiveInt.describe("Connections in each PostgreSQL pool."),
     claim_lock_ttl_s: positive.describe("Lifetime of a Redis claim lock."),
   }).strict(),
+  workers: z.object({
+    poll_wait_s: positive.describe(
+      "Longest the orchestrator holds a worker's poll open while it has nothing for it.",
+    ),
+    start_timeout_s: positive.describe(
+      "Longest wait for a worker to start an agent it was assigned (then the spawn failed).",
+    ),
+    sign_timeout_s: positive.describe(
+      "Longest wait for a worker to sign a lineage entry of its agent's merged file.",
+    ),
+  }).strict(),
 }).strict();
 
 /** Every tunable, as `tuning:` holds it after defaults are applied. */
@@ -367,6 +378,22 @@ export const ConfigSchema = z.object({
     ).optional().describe("One orchestrator at a time per namespace of a shared database."),
   }).strict(),
   notify: NotifySchema.optional(),
+  workers: z.object({
+    listen: z.string().regex(
+      /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/,
+      "must be host:port (an IPv6 address in brackets)",
+    ).refine((v) => Number(v.slice(v.lastIndexOf(":") + 1)) <= 65535, "port above 65535")
+      .optional().describe(
+        "Address the task server also listens on for workers on other hosts and their agents " +
+          "(host:port); unset: no workers.",
+      ),
+    url: z.string().url().optional().describe(
+      "URL workers and their agents use when it differs from http://<listen> (NAT, a proxy).",
+    ),
+    local_agents: z.number().int().nonnegative().optional().describe(
+      "Agents this host runs itself besides the workers' (default: max_agents; 0: workers only).",
+    ),
+  }).strict().optional().describe("Workers on other hosts (`bernstein worker`)."),
   network: z.object({
     allowed_ips: z.array(z.string().min(1)).describe(
       "Addresses or CIDR ranges allowed to call the task server.",

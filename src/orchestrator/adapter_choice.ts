@@ -13,6 +13,12 @@ import {
 import type { Config } from "../config/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 
+/**
+ * Where binaries are "found" when agents run on worker hosts only: every name resolves here as
+ * itself; the worker resolves it for real and refuses the assignment when it cannot.
+ */
+export const WORKER_HOSTS_LOOKUP: PathLookup = { which: (binary) => Promise.resolve(binary) };
+
 /** What adapter resolution reads. */
 export interface CliChoiceContext {
   /** Effective configuration (`cli`, `role_model_policy`, `adapters`). */

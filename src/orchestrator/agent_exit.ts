@@ -64,9 +64,14 @@ export class AgentExits {
       adapter: s.adapterName,
       model: s.file.model,
       exit,
+      worker: s.execution?.host,
     });
     s.state = "checking";
     const current = await store.get(s.task.id) as Task;
+    if (current.assigned_agent !== s.session) {
+      await this.#claimLost(s, current);
+      return;
+    }
     const task = await this.#settle(s, current, exit);
     if (task === undefined) return;
     if (task.status !== "done") {
@@ -79,6 +84,17 @@ export class AgentExits {
       summary: task.result_summary ?? "",
     });
     await this.#deps.completion.complete(s, task, exit.result.cost_usd);
+  }
+
+  /** The claim expired (or was released) while the agent ran: its result is not used. */
+  async #claimLost(s: RunningSession, task: Task): Promise<void> {
+    await this.#deps.recorder.record({
+      kind: "claim.lost",
+      taskId: task.id,
+      session: s.session,
+      holder: task.assigned_agent,
+    });
+    await this.#deps.sessions.finish(s, "released");
   }
 
   /**

@@ -51,9 +51,16 @@ interface Attempt {
   cli: ResolvedCli;
 }
 
+/** The lineage identity of an attempt's agent. */
+function agentIdOf(a: Attempt): string {
+  return `${a.cli.adapter.name}:${a.session}`;
+}
+
 /** Spawns agents for the tasks the scheduler chose. */
 export class Dispatcher {
   readonly #deps: DispatchDeps;
+  /** Sessions whose agent started (a released claim's task runs again under a new one). */
+  readonly #used = new Set<string>();
 
   constructor(deps: DispatchDeps) {
     this.#deps = deps;
@@ -83,7 +90,7 @@ export class Dispatcher {
     const attempt = task.retry_count + 1;
     // The run id's hex tail plus the resume count: unique per run and per resume.
     const runTag = `${ctx.runId.split("-").pop()}${ctx.runAttempt > 1 ? `r${ctx.runAttempt}` : ""}`;
-    const session = sessionId(task.id, attempt, runTag);
+    const session = this.#fresh(sessionId(task.id, attempt, runTag));
     const choice = modelForAttempt(task, ctx.config, ctx.modelOverride);
     try {
       const cli = await adapters.resolve({ ...task, cli: choice.cli ?? task.cli });
@@ -92,6 +99,13 @@ export class Dispatcher {
       await retries.failTask(task, `adapter: ${(error as Error).message}`, "infra-error");
       return undefined;
     }
+  }
+
+  /** `base`, or `base-d2`, `base-d3` … when an earlier dispatch used it (claim released). */
+  #fresh(base: string): string {
+    let session = base;
+    for (let n = 2; this.#used.has(session); n++) session = `${base}-d${n}`;
+    return session;
   }
 
   /** The claim seam: open → claimed at the version the scheduler saw. */
@@ -131,6 +145,7 @@ export class Dispatcher {
     const attachments = await this.#attachments(a);
     const request = await this.#request(a, token.token, attachments);
     const execution = await executor.start(request);
+    this.#used.add(a.session);
     const running = await ctx.store.transition(a.task.id, "in_progress", {
       actor: "orchestrator",
       reason: `agent ${a.session} started (pid ${execution.pid})`,
@@ -190,6 +205,8 @@ export class Dispatcher {
     return {
       session: a.session,
       taskId: a.task.id,
+      title: a.task.title,
+      agentId: agentIdOf(a),
       cli: a.cli,
       model: a.choice.model,
       effort: a.choice.effort,
@@ -220,7 +237,7 @@ export class Dispatcher {
       task_id: a.task.id,
       adapter: a.cli.adapter.name,
       model: a.choice.model ?? null,
-      agent_id: `${a.cli.adapter.name}:${a.session}`,
+      agent_id: agentIdOf(a),
       worktree: execution.worktree,
       branch: execution.branch,
       base_sha: execution.baseSha,
@@ -245,6 +262,7 @@ export class Dispatcher {
       promptChannel: execution.promptChannel,
       attachmentDigests: file.attachment_digests,
       notes: execution.notes,
+      worker: execution.host,
     });
   }
 }

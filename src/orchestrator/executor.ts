@@ -14,6 +14,7 @@ import type {
   ResolvedCli,
 } from "../adapters/mod.ts";
 import type { Clock } from "../io/mod.ts";
+import type { ExternalSigner } from "../lineage/store/mod.ts";
 import { type AgentProcess, startAgent, type StartAgentOptions } from "./agent_session.ts";
 
 /** How an agent process ended, as its adapter's parser read it. */
@@ -32,6 +33,10 @@ export interface ExecutionRequest {
   session: string;
   /** The claimed task. */
   taskId: string;
+  /** Its title (commit messages where the agent ran elsewhere). */
+  title: string;
+  /** Lineage identity of the agent (`<adapter>:<session>`). */
+  agentId: string;
   /** The adapter and its executable on this host. */
   cli: ResolvedCli;
   /** Model or tier, when chosen. */
@@ -86,12 +91,26 @@ export interface Execution {
   terminate(graceMs: number): Promise<void>;
   /** Resolves when the agent exited. */
   readonly exit: Promise<AgentExit>;
+  /**
+   * The worker host it runs on; undefined: this host. A claim held elsewhere stays alive only
+   * by that host's heartbeats.
+   */
+  readonly host?: string;
+  /** Signs the lineage of its merged files where the agent's key lives (a worker host). */
+  readonly lineageSigner?: ExternalSigner;
 }
 
 /** Starts agents. */
 export interface Executor {
   /** Prepares the workspace and starts the agent; throws when it cannot start. */
   start(request: ExecutionRequest): Promise<Execution>;
+  /**
+   * Agents it could run at once right now, the running ones included (workers join, leave,
+   * are cordoned). Undefined: as many as the run allows (`max_agents`).
+   */
+  slots?(): number;
+  /** Calls `listener` when `slots()` may have changed; returns the unsubscriber. */
+  onChange?(listener: () => void): () => void;
 }
 
 /** Where a process executor works: `startAgent`'s options, with a clock for liveness times. */

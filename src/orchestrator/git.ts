@@ -31,6 +31,14 @@ export interface GitOptions {
   identity?: GitIdentity;
   /** Deadline per git command (default 120 s). */
   timeoutMs?: number;
+  /** More variables for every git child (a worker's `GIT_CONFIG_*` auth header). */
+  extraEnv?: Readonly<Record<string, string>>;
+  /**
+   * Transports this instance may use (`file`, `http`, `https`): the worker git remote. Every
+   * other Git has none (`protocol.allow=never`); URLs are always passed explicitly, never read
+   * from a configured remote an agent could rewrite.
+   */
+  transport?: readonly ("file" | "http" | "https")[];
 }
 
 /** One changed path between two commits. */
@@ -112,6 +120,9 @@ export const SAFE_GIT_CONFIG: readonly string[] = [
   "fetch.recurseSubmodules=false",
 ];
 
+/** Per repository root: the tail of its worktree-change and fetch queue (see `Git.exclusive`). */
+const REPOSITORY_QUEUES = new Map<string, Promise<unknown>>();
+
 /**
  * A small argv-only wrapper over the git CLI for one repository. Every call runs with
  * {@linkcode SAFE_GIT_ENV} and {@linkcode SAFE_GIT_CONFIG}, so nothing the repository's config
@@ -125,13 +136,17 @@ export class Git {
   readonly #env: Record<string, string>;
   readonly #identity: GitIdentity;
   readonly #timeoutMs: number;
-  #worktreeQueue: Promise<void> = Promise.resolve();
+  readonly #transport: string[];
 
   constructor(root: string, options: GitOptions) {
     this.root = root;
-    this.#env = buildChildEnv(GIT_ENV, options.env, SAFE_GIT_ENV);
+    this.#env = buildChildEnv(GIT_ENV, options.env, { ...SAFE_GIT_ENV, ...options.extraEnv });
     this.#identity = options.identity ?? { name: "bernstein", email: "bernstein@localhost" };
     this.#timeoutMs = options.timeoutMs ?? 120_000;
+    this.#transport = (options.transport ?? []).flatMap((p) => [
+      "-c",
+      `protocol.${p}.allow=always`,
+    ]);
   }
 
   /** The argv of one call: the fixed safe settings, bernstein's identity, then `args`. */
@@ -139,6 +154,7 @@ export class Git {
     return [
       "git",
       ...SAFE_GIT_CONFIG.flatMap((setting) => ["-c", setting]),
+      ...this.#transport,
       "-c",
       `user.name=${this.#identity.name}`,
       "-c",
@@ -271,8 +287,17 @@ export class Git {
    * `.git/worktrees/` (git 2.39 fails with "failed to read …/commondir").
    */
   #worktreeOps(fn: () => Promise<void>): Promise<void> {
-    const next = this.#worktreeQueue.then(fn);
-    this.#worktreeQueue = next.catch(() => {});
+    return this.exclusive(fn);
+  }
+
+  /**
+   * Runs `fn` alone among the worktree changes and fetches of every `Git` of this repository
+   * root in this process: a fetch must never meet a half-made or half-removed worktree.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const queue = REPOSITORY_QUEUES.get(this.root) ?? Promise.resolve();
+    const next = queue.then(fn);
+    REPOSITORY_QUEUES.set(this.root, next.catch(() => {}));
     return next;
   }
 
@@ -280,6 +305,13 @@ export class Git {
   addWorktree(path: string, branch: string, base: string): Promise<void> {
     return this.#worktreeOps(async () => {
       await this.run(["worktree", "add", "--quiet", "-b", branch, path, base]);
+    });
+  }
+
+  /** Creates a worktree at `path` checking out the existing branch `branch`. */
+  checkoutWorktree(path: string, branch: string): Promise<void> {
+    return this.#worktreeOps(async () => {
+      await this.run(["worktree", "add", "--quiet", path, branch]);
     });
   }
 

@@ -1,7 +1,9 @@
 /**
  * Liveness: an agent silent for the stall threshold (no output and no heartbeat) is stopped,
- * its exit then fails the task like any other; a manager alive past its threshold without
- * having created a single task aborts the run, leaving a diagnostic file.
+ * its exit then fails the task like any other; a claim held on another host whose heartbeats
+ * stopped for `stale_claim_timeout_s` is released (the task runs again elsewhere, the old
+ * agent is told to stop); a manager alive past its threshold without having created a single
+ * task aborts the run, leaving a diagnostic file.
  */
 import { join } from "node:path";
 import type { JsonObject } from "../canonical/mod.ts";
@@ -13,7 +15,7 @@ import type { RunningSession, SessionTable } from "./sessions.ts";
 /** What the liveness checks work with. */
 export interface LivenessDeps {
   /** Run context (config thresholds, server heartbeats, clock, paths). */
-  ctx: Pick<RunContext, "config" | "server" | "clock" | "sdd" | "runId">;
+  ctx: Pick<RunContext, "config" | "server" | "clock" | "sdd" | "runId" | "store">;
   /** Where facts go. */
   recorder: Recorder;
   /** Live sessions. */
@@ -57,6 +59,36 @@ export class Liveness {
       silentS: Math.round(silentMs / 1000),
     });
     void s.execution?.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
+  }
+
+  /**
+   * Releases claims with no change and no heartbeat for `stale_claim_timeout_s` (claims of
+   * agents on this host are vouched for by their live process) and stops their agents.
+   */
+  async expireClaims(): Promise<void> {
+    const { ctx, recorder, sessions } = this.#deps;
+    const timeoutS = ctx.config.tuning.orchestrator.stale_claim_timeout_s;
+    const here = new Set(
+      sessions.all().filter((s) => s.execution?.host === undefined).map((s) => s.session),
+    );
+    const released = await ctx.store.releaseStaleClaims({
+      olderThanMs: timeoutS * 1000,
+      actor: "orchestrator",
+      reason: `claim expired: no heartbeat for ${timeoutS}s`,
+      keep: (task) => here.has(task.assigned_agent ?? ""),
+    });
+    const ids = new Set(released.map((t) => t.id));
+    for (const s of sessions.all()) {
+      if (!ids.has(s.task.id)) continue;
+      await recorder.record({
+        kind: "claim.expired",
+        taskId: s.task.id,
+        session: s.session,
+        host: s.execution?.host ?? null,
+        timeoutS,
+      });
+      void s.execution?.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
+    }
   }
 
   /** A manager alive past the threshold with no child task: recorded; why the run stops. */

@@ -189,6 +189,7 @@ export class MergeQueue {
       }
       const r = await lineage.recordWrite(change.path, bytes, {
         agent: s.agentId,
+        signer: s.execution?.lineageSigner,
         toolCallId: `task:${task.id}`,
         spanId: s.session,
         attachmentDigests: s.file.attachment_digests.length > 0

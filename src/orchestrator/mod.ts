@@ -114,6 +114,8 @@ export {
   type RunDeps,
   type RunOptions,
   type RunReport,
+  type RunWorkers,
+  type WorkerParts,
 } from "./run.ts";
 export { type RunSummary } from "./run_summary.ts";
 export { type DecisionRecord, RunLoop } from "./run_loop.ts";

@@ -58,6 +58,8 @@ export type RunFact =
     promptChannel: string;
     attachmentDigests: readonly string[];
     notes: readonly string[];
+    /** The worker host it runs on (absent: this host). */
+    worker?: string;
   }
   | {
     kind: "agent.spawn_failed";
@@ -73,9 +75,20 @@ export type RunFact =
     adapter: string;
     model: string | null;
     exit: AgentExit;
+    /** The worker host it ran on (absent: this host). */
+    worker?: string;
   }
   | { kind: "agent.stalled"; taskId: string; session: string; silentS: number }
   | { kind: "agent.leftover_ended"; taskId: string; session: string; pid: number }
+  | {
+    kind: "claim.expired";
+    taskId: string;
+    session: string;
+    /** Worker host of the session (null: this host). */
+    host: string | null;
+    timeoutS: number;
+  }
+  | { kind: "claim.lost"; taskId: string; session: string; holder: string | null }
   | { kind: "task.done"; taskId: string; summary: string }
   | {
     kind: "task.failed";
@@ -244,6 +257,7 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           attachment_digests: [...fact.attachmentDigests],
           // What the adapter could not honour or chose (root permission mode, ignored effort).
           notes: [...fact.notes],
+          ...(fact.worker === undefined ? {} : { worker: fact.worker }),
         }),
         ledger: {
           kind: "task.started",
@@ -262,6 +276,7 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           adapter: fact.adapter,
           model: fact.model,
           attempt: fact.attempt,
+          ...(fact.worker === undefined ? {} : { worker: fact.worker }),
         },
       };
     case "agent.spawn_failed":
@@ -287,6 +302,7 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           tokens_out: result.tokens?.output ?? null,
           subtype: result.subtype,
           error: result.error,
+          ...(fact.worker === undefined ? {} : { worker: fact.worker }),
         }),
       };
     }
@@ -310,6 +326,22 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
         }),
         progress: warning(
           `${fact.taskId}: agent ${fact.session} stalled (no output or heartbeat for ${fact.silentS}s); stopping it`,
+        ),
+      };
+    case "claim.expired":
+      return {
+        progress: warning(
+          `${fact.taskId}: the claim of ${fact.session}${
+            fact.host === null ? "" : ` on worker ${fact.host}`
+          } expired (no heartbeat for ${fact.timeoutS}s); the task runs again`,
+        ),
+      };
+    case "claim.lost":
+      return {
+        progress: warning(
+          `${fact.taskId}: ${fact.session} exited after losing its claim${
+            fact.holder === null ? "" : ` (now held by ${fact.holder})`
+          }; its result is not used`,
         ),
       };
     default:

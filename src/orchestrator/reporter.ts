@@ -60,7 +60,7 @@ function describe(e: RunEvent): string | undefined {
     case "task.spawned":
       return `▶ ${s("task_id")}  ${s("adapter")}${e.model ? "/" + s("model") : ""}  (${
         s("session")
-      })`;
+      }${e.worker ? ` on ${s("worker")}` : ""})`;
     case "task.done":
       return `✓ ${s("task_id")} done: ${s("summary")}`;
     case "task.merged":

@@ -19,8 +19,11 @@ import { UsageError, type Warning } from "../errors/mod.ts";
 import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
 import type { AuditKey, AuditLog } from "../audit/mod.ts";
+import type { TaskServer } from "../server/mod.ts";
 import { FINISHED_STATUSES, type Task, type TaskDraft, type TaskStore } from "../tasks/mod.ts";
 import { join } from "node:path";
+import { WORKER_HOSTS_LOOKUP } from "./adapter_choice.ts";
+import { type Executor, processExecutor } from "./executor.ts";
 import { Git } from "./git.ts";
 import { type PlannedWork, planWork } from "./planning.ts";
 import { Recorder } from "./recorder.ts";
@@ -80,6 +83,40 @@ export interface RunDeps {
   attachments?: (parts: AttachmentParts) => Promise<AttachmentProvider | undefined>;
   /** Installs a stop handler (SIGINT/SIGTERM); returns an uninstaller. */
   onStopSignal?: (stop: (reason: string) => void) => () => void;
+  /** Starts the worker pool when `workers.listen` is set (src/workers, issue 13). */
+  workers?: (parts: WorkerParts) => Promise<RunWorkers>;
+}
+
+/** What the worker pool of a run is built from. */
+export interface WorkerParts {
+  /** Run id. */
+  runId: string;
+  /** `.sdd/`. */
+  sdd: string;
+  /** Effective configuration (`workers`, `tuning`). */
+  config: Config;
+  /** Git of the project root. */
+  git: Git;
+  /** Task store. */
+  store: TaskStore;
+  /** Audit chain (workers' reports are recorded under `worker:<name>`). */
+  audit: AuditLog;
+  /** The task server (its workers' address; the pool mounts its routes on it). */
+  server: TaskServer;
+  /** Clock. */
+  clock: Clock;
+  /** Environment. */
+  env: EnvReader;
+  /** This host's executor (`workers.local_agents` agents run here). */
+  local: Executor;
+}
+
+/** The worker pool of a run: the executor the loop dispatches to, and its shutdown. */
+export interface RunWorkers {
+  /** Dispatches to workers (and this host). */
+  executor: Executor;
+  /** Stops waiting on workers. */
+  close(): Promise<void>;
 }
 
 /** What the attachment gate checks: the planned tasks and their adapters. */
@@ -206,7 +243,11 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
     });
   for (const w of warnings) deps.warn(w);
   refuseBadConfig(checkConfig({ config, locate: loaded.locate }));
-  const lookup = systemPathLookup(deps.env);
+  // With agents on worker hosts only, adapters resolve there (the pool sends each task to a
+  // worker that has its adapter): this host need not have the CLIs.
+  const lookup = config.workers?.listen !== undefined && config.workers.local_agents === 0
+    ? WORKER_HOSTS_LOOKUP
+    : systemPathLookup(deps.env);
   const modelOverride = kept ? kept.model ?? undefined : options.model;
   // Refuse an unknown or missing adapter before any worktree or process exists. `--cli` and
   // the plan's `cli` are layers of `cli` now: a role's own `cli` stays exclusive to it.
@@ -310,7 +351,9 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   });
   await writeSession(project.sdd, session);
   let uninstall = () => {};
+  let workers: RunWorkers | undefined;
   try {
+    workers = await startWorkers(plan, runDeps, stores, runId);
     const recorder = new Recorder({
       audit: stores.audit,
       ledger: stores.ledger,
@@ -326,7 +369,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
         pid: a.pid,
       });
     }
-    const loop = newLoop(plan, runDeps, stores, recorder, session);
+    const loop = newLoop(plan, runDeps, stores, recorder, session, workers?.executor);
     feed.connect({ tasks: () => stores.store.list({}), agents: () => loop.liveAgents() });
     await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
       plan,
@@ -360,6 +403,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   } finally {
     uninstall();
     feed.end();
+    await workers?.close().catch(() => {});
     await stores.close();
   }
 }
@@ -368,6 +412,38 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
 function announceDashboard(reporter: RunReporter, stores: RunStores): void {
   const url = stores.server.loginLink?.();
   if (url !== undefined) reporter.event({ type: "dashboard.ready", url });
+}
+
+/** The worker pool, when `workers.listen` is set. */
+async function startWorkers(
+  plan: RunPlan,
+  deps: RunDeps,
+  stores: RunStores,
+  runId: string,
+): Promise<RunWorkers | undefined> {
+  if (plan.config.workers?.listen === undefined || deps.workers === undefined) return undefined;
+  const self = selfCommand(deps.env);
+  const { root, sdd } = plan.project;
+  return await deps.workers({
+    runId,
+    sdd,
+    config: plan.config,
+    git: plan.git,
+    store: stores.store,
+    audit: stores.audit,
+    server: stores.server,
+    clock: deps.clock,
+    env: deps.env,
+    local: processExecutor({
+      root,
+      sdd,
+      git: plan.git,
+      env: deps.env,
+      selfCommand: self.argv,
+      selfEnv: self.env,
+      clock: deps.clock,
+    }),
+  });
 }
 
 /** The session record: a resumed run keeps its own, with this process and attempt. */
@@ -441,6 +517,7 @@ function newLoop(
   stores: RunStores,
   recorder: Recorder,
   session: SessionRecord,
+  executor: Executor | undefined,
 ): RunLoop {
   const self = selfCommand(deps.env);
   return new RunLoop({
@@ -472,6 +549,7 @@ function newLoop(
     runAttempt: session.attempt,
     isRoot: isRoot(),
     recorder,
+    executor,
   });
 }
 

@@ -62,12 +62,16 @@ export class RunLoop {
   readonly #dispatch: Dispatcher;
   readonly #liveness: Liveness;
   readonly #stopping: Stopping;
+  readonly #executor: Executor;
   #wake: (() => void) | undefined;
   /** Fake-or-real clock time the current sleep ends, while the loop sleeps. */
   #sleepingUntil: number | undefined;
   #idleWaiters: (() => void)[] = [];
   #stall: StallState | undefined;
   #tick = 0;
+  /** Tasks whose spawn is under way (claimed, agent not started yet). */
+  readonly #spawning = new Set<string>();
+  #toldNoSlots = false;
   #decisionLog: DecisionRecord[] = [];
   /** How the run ended, what merged, was refused or kept, and what it cost. */
   readonly outcome: RunOutcome = emptyOutcome();
@@ -126,7 +130,7 @@ export class RunLoop {
     this.#dispatch = new Dispatcher({
       ctx,
       adapters: this.#adapters,
-      executor: ctx.executor ?? localExecutor(ctx),
+      executor: this.#executor = ctx.executor ?? localExecutor(ctx),
       recorder,
       sessions,
       retries,
@@ -198,10 +202,12 @@ export class RunLoop {
   /** Runs until the run ends; returns how it ended. */
   async run(): Promise<RunOutcome> {
     const unsubscribe = this.#ctx.server.events.on(() => this.#wakeUp());
+    const offExecutor = this.#executor.onChange?.(() => this.#wakeUp());
     try {
       while (!(await this.#step())) await this.#sleep();
     } finally {
       unsubscribe();
+      offExecutor?.();
       this.#ctx.reporter.close?.();
     }
     return this.outcome;
@@ -212,6 +218,7 @@ export class RunLoop {
     const { store } = this.#ctx;
     this.#tick++;
     await this.#liveness.checkAgents();
+    await this.#liveness.expireClaims();
     const tasks = await store.list({});
     const stalled = await this.#liveness.stalledManager(tasks);
     if (stalled !== undefined) {
@@ -234,8 +241,8 @@ export class RunLoop {
   #schedule(tasks: readonly Task[]): TickDecision[] {
     const input: TickInput = {
       tasks: tasks.map(schedulable),
-      running: this.#sessions.taskIds(),
-      maxAgents: this.#ctx.maxAgents,
+      running: [...new Set([...this.#sessions.taskIds(), ...this.#spawning])].sort(),
+      maxAgents: Math.min(this.#ctx.maxAgents, this.#executor.slots?.() ?? Infinity),
       notBefore: this.#retries.notBefore(),
       nowMs: this.#ctx.clock.nowMs(),
       failurePending: this.#retries.failurePending(tasks),
@@ -251,20 +258,32 @@ export class RunLoop {
     return decisions;
   }
 
-  /** Fails dependents, then starts this tick's spawns together (each is independent). */
+  /** Fails dependents, then starts this tick's spawns (each independent, in the background). */
   async #carryOut(decisions: readonly TickDecision[], tasks: readonly Task[]): Promise<void> {
     for (const d of decisions) {
       if (d.kind === "fail_dependent") await this.#retries.failDependent(d.taskId, d.reason);
     }
     const byId = new Map(tasks.map((t) => [t.id, t]));
-    await Promise.all(
-      decisions.filter((d) => d.kind === "spawn").map(async (d) => {
-        const s = await this.#dispatch.spawn(byId.get(d.taskId) as Task);
-        if (s?.execution === undefined) return;
-        const exit = this.#work.waiting(s.execution.exit);
-        this.#work.track(exit.then((e) => this.#exits.handle(s, e)));
-      }),
-    );
+    for (const d of decisions) {
+      const task = byId.get(d.taskId);
+      if (d.kind === "spawn" && task !== undefined) this.#work.track(this.#spawn(task));
+    }
+  }
+
+  /**
+   * One spawn, in the background: the tick goes on (a worker host may take its time to start
+   * an agent); until it is done the task counts as running.
+   */
+  async #spawn(task: Task): Promise<void> {
+    this.#spawning.add(task.id);
+    try {
+      const s = await this.#dispatch.spawn(task);
+      if (s?.execution === undefined) return;
+      const exit = this.#work.waiting(s.execution.exit);
+      this.#work.track(exit.then((e) => this.#exits.handle(s, e)));
+    } finally {
+      this.#spawning.delete(task.id);
+    }
   }
 
   /** The pure termination rule; carries out a backstop; true when the run ended. */
@@ -275,8 +294,7 @@ export class RunLoop {
       tasks,
       runningAgents: this.#sessions.size + this.#work.size,
       pendingMerges: this.#merges.pending,
-      deferredByBackoff: decisions.filter((d) => d.kind === "defer" && d.reason === "backoff")
-        .length,
+      deferredByBackoff: this.#waiting(decisions),
       holdActive: holds.length > 0,
       nowMs: ctx.clock.nowMs(),
       stall: this.#stall,
@@ -300,6 +318,24 @@ export class RunLoop {
     this.#stall = decision.stall;
     this.#render(tasks);
     return false;
+  }
+
+  /**
+   * Tasks held back by something that passes by itself: spawn backoff, and — while the executor
+   * has no slot at all (a run whose agents run on workers, before one registers) — capacity.
+   * Neither lets the zero-terminal backstop end the run.
+   */
+  #waiting(decisions: readonly TickDecision[]): number {
+    const noSlots = this.#executor.slots?.() === 0;
+    const held =
+      decisions.filter((d) =>
+        d.kind === "defer" && (d.reason === "backoff" || (noSlots && d.reason === "capacity"))
+      ).length;
+    if (noSlots && held > 0 && !this.#toldNoSlots) {
+      this.#toldNoSlots = true;
+      void this.#recorder.warn("no agent slot: waiting for a worker to register (workers.listen)");
+    }
+    return held;
   }
 
   #end(stop: RunStop): void {

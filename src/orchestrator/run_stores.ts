@@ -67,6 +67,19 @@ export interface OpenRunStoresOptions {
   dashboard?: DashboardSource;
 }
 
+/** `workers.listen` as an address to listen on (brackets of an IPv6 address dropped). */
+export function workersListen(
+  config: Pick<Config, "workers">,
+): { hostname: string; port: number } | undefined {
+  const listen = config.workers?.listen;
+  if (listen === undefined) return undefined;
+  const colon = listen.lastIndexOf(":");
+  return {
+    hostname: listen.slice(0, colon).replace(/^\[|\]$/g, ""),
+    port: Number(listen.slice(colon + 1)),
+  };
+}
+
 /** Task store and hold changes become audit events. */
 export function auditSink(audit: AuditLog): TaskEventSink {
   return {
@@ -132,6 +145,7 @@ export async function openRunStores(
     config,
     clock,
     dashboard: options.dashboard && { source: options.dashboard, random },
+    listen: workersListen(config),
   });
   const ledger = await LedgerWriter.open(sdd, options.runId, { clock });
   const lineage = openLineageStore({

@@ -49,7 +49,7 @@ const DEAD_END: ReadonlySet<string> = new Set(DEAD_END_STATUSES);
 export interface TickInput {
   /** A snapshot of every task of the run, in creation order (as `TaskStore.list` returns). */
   tasks: readonly SchedulableTask[];
-  /** Ids of tasks with a live agent (spawned and not yet reaped). */
+  /** Ids of tasks with a live agent or a spawn under way (spawned and not yet reaped). */
   running: readonly string[];
   /** Agents allowed at once. */
   maxAgents: number;
@@ -81,7 +81,10 @@ export type TickDecision =
 export function scheduleTick(input: TickInput): TickDecision[] {
   const byId = new Map(input.tasks.map((t) => [t.id, t]));
   const decisions: TickDecision[] = [];
-  const open = input.tasks.filter((t) => t.status === "open").sort(compareClaimOrder);
+  // A task whose spawn is still under way looks open to the snapshot: never spawn it twice.
+  const busy = new Set(input.running);
+  const open = input.tasks.filter((t) => t.status === "open" && !busy.has(t.id))
+    .sort(compareClaimOrder);
   const busyFiles: (readonly string[])[] = input.running.map((id) =>
     byId.get(id)?.owned_files ?? []
   );

@@ -30,6 +30,8 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   "task.retries_exhausted": 409,
   "task.not_active": 409,
   "task.claim_lost": 409,
+  "workers.session_not_held": 409,
+  "workers.not_registered": 409,
   "server.body_too_large": 413,
   "server.head_too_large": 431,
   "server.too_many_connections": 503,

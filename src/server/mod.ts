@@ -29,6 +29,7 @@ export {
   TaskClient,
   type TaskClientOptions,
 } from "./client.ts";
+export { readSecretFile } from "./_secret_file.ts";
 export {
   HttpError,
   ServerRefusalError,
@@ -51,7 +52,9 @@ export {
   type JsonLimits,
   jsonResponse,
   readBodyLimited,
+  readJsonBody,
   STATUS_BY_CODE,
+  validate,
 } from "./http.ts";
 export { type Http1Limits, type Http1Options, type Http1Server, serveHttp1 } from "./http1.ts";
 export { compileAllowList, type IpAllowList } from "./ip_allow.ts";
@@ -65,7 +68,9 @@ export {
   RequestMetrics,
 } from "./metrics.ts";
 export {
+  type MountContext,
   SERVER_PORT_FILE,
+  type ServerMount,
   startTaskServer,
   type TaskServer,
   type TaskServerOptions,

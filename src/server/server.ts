@@ -22,7 +22,7 @@ import { DashboardRoutes } from "./dashboard.ts";
 import { HttpError, ServerStartError } from "./errors.ts";
 import { type AgentLiveness, EventHub, type ServerEvent } from "./events.ts";
 import { errorResponse, jsonResponse, readJsonBody, readJsonValue, validate } from "./http.ts";
-import { serveHttp1 } from "./http1.ts";
+import { type Http1Server, serveHttp1 } from "./http1.ts";
 import { compileAllowList, type IpAllowList } from "./ip_allow.ts";
 import {
   type MetricFamily,
@@ -53,6 +53,32 @@ export interface TaskServerOptions {
   dashboard?: { source: DashboardSource; random: Random };
   /** Told when accepting a connection fails (out of descriptors); the server carries on. */
   onAcceptError?: (error: Error) => void;
+  /** Handlers of whole path prefixes with their own authentication (`/workers/`, `/git/`). */
+  mounts?: readonly ServerMount[];
+  /**
+   * A second address to listen on, for workers on other hosts and their agents (task routes,
+   * mounts and `/health`; never the dashboard). Absent: loopback only.
+   */
+  listen?: { hostname: string; port: number };
+}
+
+/** What a mount learns about a request besides the request itself. */
+export interface MountContext {
+  /** The caller's address. */
+  remoteAddr: string;
+  /** The request carries the operator token. */
+  isOperator: boolean;
+}
+
+/**
+ * A handler for every path under `prefix`. It authenticates callers itself (worker tokens are
+ * not task-server tokens); what it throws becomes the usual JSON error response.
+ */
+export interface ServerMount {
+  /** Path prefix it owns, with a trailing slash (`/workers/`). */
+  readonly prefix: string;
+  /** Answers one request. */
+  handle(req: Request, url: URL, context: MountContext): Promise<Response>;
 }
 
 /** A running task server. */
@@ -61,6 +87,10 @@ export interface TaskServer {
   readonly url: string;
   /** The port it listens on. */
   readonly port: number;
+  /** `http://<host>:<port>` of the second listener (`listen`), when there is one. */
+  readonly listenUrl?: string;
+  /** Adds a mount after start (its owner may need the server's address first). */
+  mount(mount: ServerMount): void;
   /** Heartbeats and HTTP-made task/hold changes, delivered as they happen. */
   readonly events: EventHub<ServerEvent>;
   /** Last heartbeat of every agent seen. */
@@ -504,9 +534,20 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     return scope;
   }
 
+  function isOperator(req: Request): boolean {
+    try {
+      return authenticate(req).kind === "operator";
+    } catch {
+      return false;
+    }
+  }
+
+  const mounts = [...options.mounts ?? []];
+
   async function handle(
     req: Request,
     info: { remoteAddr: Deno.NetAddr },
+    external = false,
   ): Promise<Response> {
     const started = clock.monotonicMs();
     const url = new URL(req.url);
@@ -520,7 +561,18 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
           `${info.remoteAddr.hostname} is not in network.allowed_ips`,
         );
       }
-      if (dashboard?.owns(url.pathname)) {
+      const mount = mounts.find((m) => url.pathname.startsWith(m.prefix));
+      if (mount !== undefined) {
+        label = `${mount.prefix}*`;
+        response = await mount.handle(req, url, {
+          remoteAddr: info.remoteAddr.hostname,
+          isOperator: isOperator(req),
+        });
+        const seconds = Math.max(0, clock.monotonicMs() - started) / 1000;
+        metrics.record(label, req.method, response.status, seconds);
+        return response;
+      }
+      if (!external && dashboard?.owns(url.pathname)) {
         label = dashboard.routeLabel(url.pathname);
         response = await dashboard.handle(req, url);
         const seconds = Math.max(0, clock.monotonicMs() - started) / 1000;
@@ -590,14 +642,15 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     ...options.dashboard,
     clock,
     port,
-    isOperator: (req) => {
-      try {
-        return authenticate(req).kind === "operator";
-      } catch {
-        return false;
-      }
-    },
+    isOperator,
   });
+  let external: Http1Server | undefined;
+  try {
+    external = listenExternally(options, (req, info) => handle(req, info, true));
+  } catch (error) {
+    await server.shutdown();
+    throw error;
+  }
   const portFile = join(options.runtimeDir, SERVER_PORT_FILE);
   await Deno.mkdir(options.runtimeDir, { recursive: true, mode: 0o700 });
   await writeFileAtomic(portFile, `${port}\n`, { mode: 0o600 });
@@ -605,13 +658,17 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    listenUrl: external === undefined
+      ? undefined
+      : `http://${hostForUrl(options.listen?.hostname ?? "")}:${external.addr.port}`,
     events,
     agents: () => [...agents.values()].map((a) => ({ ...a })),
     loginLink: () => dashboard?.mintLoginLink(),
+    mount: (mount) => void mounts.push(mount),
     close() {
       closed ??= (async () => {
         await dashboard?.close();
-        await server.shutdown();
+        await Promise.all([server.shutdown(), external?.shutdown()]);
         const text = await Deno.readTextFile(portFile).catch(() => "");
         if (text.trim() === String(port)) await Deno.remove(portFile).catch(() => {});
       })();
@@ -619,6 +676,50 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     },
   };
 }
+
+/** `[::1]` for an IPv6 address in a URL, the name or IPv4 address as it is. */
+function hostForUrl(hostname: string): string {
+  return hostname.includes(":") ? `[${hostname}]` : hostname;
+}
+
+/** The second listener (workers' address), or undefined without one. */
+function listenExternally(
+  options: TaskServerOptions,
+  handler: (req: Request, info: { remoteAddr: Deno.NetAddr }) => Promise<Response>,
+): Http1Server | undefined {
+  const listen = options.listen;
+  if (listen === undefined) return undefined;
+  const tuning = options.config.tuning.server;
+  try {
+    return serveHttp1({
+      hostname: listen.hostname,
+      port: listen.port,
+      handler,
+      refusal: (status, code, message) => errorResponse(new HttpError(status, code, message)),
+      maxConnections: tuning.max_connections,
+      idleTimeoutMs: tuning.idle_timeout_s * 1000,
+      // Workers push their agents' branches here: packs are larger and slower than JSON.
+      requestTimeoutMs: Math.max(tuning.request_timeout_s, 600) * 1000,
+      maxHeadBytes: 64 * 1024,
+      maxBodyBytes: Math.max(tuning.max_body_bytes, EXTERNAL_MAX_BODY_BYTES),
+      onAcceptError: options.onAcceptError,
+    });
+  } catch (error) {
+    if (error instanceof Deno.errors.AddrInUse || error instanceof Deno.errors.AddrNotAvailable) {
+      throw new ServerStartError(
+        "server.listen_failed",
+        `cannot listen on ${hostForUrl(listen.hostname)}:${listen.port}: ${
+          (error as Error).message
+        }`,
+        { location: "workers.listen" },
+      );
+    }
+    throw error;
+  }
+}
+
+/** Largest request on the workers' listener (a pushed pack of an agent's branch). */
+const EXTERNAL_MAX_BODY_BYTES = 256 * 1024 * 1024;
 
 /** A manager's draft: its children hang under one of its own tasks. */
 function scopedDraft(scope: AgentScope, draft: unknown): unknown {

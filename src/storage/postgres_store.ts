@@ -54,7 +54,6 @@ import type { ClaimLocks, WakeChannel } from "./_coordination.ts";
 import { pgError, type Sql, type Tx } from "./_postgres.ts";
 import { rowOf, type StoreScope, taskOf } from "./_task_rows.ts";
 import type { Endpoint } from "./endpoint.ts";
-import { StorageAuthError, StorageUnreachableError } from "./errors.ts";
 
 /** Options of {@linkcode PostgresTaskStore}. */
 export interface PostgresTaskStoreOptions {
@@ -172,13 +171,7 @@ export class PostgresTaskStore implements TaskStore {
       return await fn();
     } catch (error) {
       if (error instanceof Refused) throw error;
-      const mapped = pgError(error, this.#endpoint);
-      // Once open, a lost or refused connection is the store being down (503 at the server),
-      // not a configuration mistake.
-      if (mapped instanceof StorageUnreachableError || mapped instanceof StorageAuthError) {
-        throw new TaskStoreUnavailableError(`task store unavailable: ${mapped.message}`);
-      }
-      throw mapped;
+      throw pgError(error, this.#endpoint);
     }
   }
 

@@ -119,6 +119,16 @@ async function publishCard(paths: LineagePaths, card: AgentCard, publicKey: Uint
   }
 }
 
+/**
+ * Publishes the card of a key held elsewhere (an agent that ran on a worker host), so the gate
+ * here can verify its signatures. Refused like a local card: the same (agent, kid) with another
+ * key is an error.
+ */
+export async function publishAgentCard(paths: LineagePaths, card: AgentCard): Promise<void> {
+  const parsed = parseAgentCard(renderAgentCard(card), `card of ${card.agent_id}`);
+  await publishCard(paths, parsed.card, parsed.publicKey);
+}
+
 async function mint(paths: LineagePaths, agentId: string, random: Random): Promise<AgentSigner> {
   const keyDir = join(paths.keysDir, agentKeyDirName(agentId));
   await ensureDir(keyDir, 0o700);

@@ -22,6 +22,7 @@ export {
   AgentKeyError,
   type AgentSigner,
   ensureAgentSigner,
+  publishAgentCard,
   rotateAgentKey,
   STEWARD_AGENT_ID,
 } from "./identity.ts";
@@ -35,6 +36,7 @@ export {
   rebuildProjections,
 } from "./projections.ts";
 export {
+  type ExternalSigner,
   LineageStore,
   type LineageStoreOptions,
   LineageWriteError,

@@ -3,7 +3,13 @@
 // of the CLI (chain, walk, forks) from the log itself.
 import { join } from "node:path";
 import { parseCanonicalLine } from "../../canonical/mod.ts";
-import { type CheckpointSigner, sha256Hex, signDetachedJws } from "../../crypto/mod.ts";
+import {
+  type CheckpointSigner,
+  parseDetachedJws,
+  sha256Hex,
+  signDetachedJws,
+  verifyDetachedJws,
+} from "../../crypto/mod.ts";
 import { type CheckpointWriteResult, writeCheckpoint } from "../../tlog/mod.ts";
 import { BernsteinError, type Warning } from "../../errors/mod.ts";
 import {
@@ -71,10 +77,30 @@ export interface LineageStoreOptions {
   warn?: (warning: Warning) => void;
 }
 
+/**
+ * A signer whose private key lives elsewhere (the worker host that ran the agent): it returns
+ * the compact detached JWS of the entry bytes. The signature is checked against `publicKey`
+ * before anything is written.
+ */
+export interface ExternalSigner {
+  /** The key id it signs with (its card is published beside the log). */
+  kid: string;
+  /** The 32-byte Ed25519 public key of `kid`. */
+  publicKey: Uint8Array;
+  /** Signs the canon entry bytes: `<header_b64>..<signature_b64url>`. */
+  sign(entryBytes: Uint8Array): Promise<string>;
+}
+
+function localSign(signer: AgentSigner): (line: Uint8Array) => Promise<string> {
+  return (line) => Promise.resolve(signDetachedJws(signer.seed, line, { kid: signer.kid }));
+}
+
 /** Options of one recorded write. */
 export interface RecordWriteOptions {
   /** The agent identity that wrote (its key is minted on first use). */
   agent: string;
+  /** Sign with this remote key instead of a local one (the agent ran on another host). */
+  signer?: ExternalSigner;
   /** Cross-link to the audit log. */
   toolCallId: string;
   /** Cross-link to the trace. */
@@ -252,6 +278,34 @@ export class LineageStore {
     return s;
   }
 
+  /** Who signs a write: the remote signer (checked), or the agent's local key. */
+  async #signerFor(
+    options: RecordWriteOptions,
+  ): Promise<{ agentId: string; kid: string; sign: (line: Uint8Array) => Promise<string> }> {
+    const remote = options.signer;
+    if (remote === undefined) {
+      const local = await this.signer(options.agent);
+      return { agentId: local.agentId, kid: local.kid, sign: localSign(local) };
+    }
+    return {
+      agentId: options.agent,
+      kid: remote.kid,
+      sign: async (line) => {
+        const jws = await remote.sign(line);
+        const parsed = parseDetachedJws(jws);
+        if (parsed.header.kid !== remote.kid) {
+          throw new LineageWriteError(
+            `the remote signature names kid ${parsed.header.kid}, not ${remote.kid}`,
+          );
+        }
+        if (!verifyDetachedJws(parsed, { payload: line, publicKey: remote.publicKey })) {
+          throw new LineageWriteError(`the remote signature of ${options.agent} does not verify`);
+        }
+        return jws;
+      },
+    };
+  }
+
   /** Forgets cached identities (after a key rotation by this or another process). */
   forgetSigners(): void {
     this.#signers.clear();
@@ -321,10 +375,14 @@ export class LineageStore {
   }
 
   /** Appends one signed entry; call under the lock with the projections caught up. */
-  async #append(entry: LineageEntry, signer: AgentSigner, logSize: number): Promise<string> {
+  async #append(
+    entry: LineageEntry,
+    sign: (line: Uint8Array) => Promise<string>,
+    logSize: number,
+  ): Promise<string> {
     const line = entryBytes(entry);
     const hash = entryHashOfBytes(line);
-    const jws = signDetachedJws(signer.seed, line, { kid: signer.kid });
+    const jws = await sign(line);
     // The sidecar goes first: a crash then leaves an unused signature, never an unsigned entry.
     const relative = signaturePath(entry.artefact_path, hash);
     const sidecar = join(this.paths.lineageDir, relative);
@@ -362,7 +420,7 @@ export class LineageStore {
     try {
       checkArtefactKey(artefact);
       const contentHash = "sha256:" + sha256Hex(bytes);
-      const signer = await this.signer(options.agent);
+      const signer = await this.#signerFor(options);
       const key = await this.#key();
       return await this.#locked(async () => {
         const size = await this.#sealTornTail();
@@ -385,7 +443,7 @@ export class LineageStore {
             ? undefined
             : [...options.attachmentDigests],
         }, key);
-        const entryHash = await this.#append(entry, signer, size);
+        const entryHash = await this.#append(entry, signer.sign, size);
         return { status: "recorded" as const, entryHash, entry, parent: parents[0] };
       });
     } catch (cause) {
@@ -536,7 +594,7 @@ export class LineageStore {
         spanId: options.spanId ?? "",
         tsNs: this.#clock.nowNs(),
       }, key);
-      const entryHash = await this.#append(entry, steward, size);
+      const entryHash = await this.#append(entry, localSign(steward), size);
       return { entryHash, entry, winner: winner.hash, forks };
     });
   }

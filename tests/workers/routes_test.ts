@@ -1,0 +1,260 @@
+// The orchestrator's side of workers over real HTTP on loopback: worker tokens (401 and an audit
+// event for a wrong one, 403 for another worker's name, nothing on the task routes), the
+// assignment handshake, 409 for a result about a session the worker does not hold, and the git
+// endpoint's push rules. Hostile callers are the point: each refusal is checked.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { MemoryAuditSink } from "../../src/audit/mod.ts";
+import { scripted } from "../../src/adapters/mod.ts";
+import { FakeClock, mapEnv, SeededRandom } from "../../src/io/mod.ts";
+import { type Execution, Git } from "../../src/orchestrator/mod.ts";
+import {
+  GitRemote,
+  mintWorkerToken,
+  WorkerPool,
+  WorkerRoutes,
+  WorkerTokens,
+} from "../../src/workers/mod.ts";
+import { startTestServer, type TestServer } from "../server/_server.ts";
+import { git, makeRepo, withTempDir } from "../_helpers/temp.ts";
+
+const env = mapEnv({ PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/nonexistent" });
+
+interface Setup {
+  t: TestServer;
+  pool: WorkerPool;
+  audit: MemoryAuditSink;
+  token: (name: string) => Promise<string>;
+  base: string;
+  repo: string;
+}
+
+async function setUp(dir: string): Promise<Setup> {
+  await Deno.mkdir(join(dir, "repo"));
+  const repo = await makeRepo(join(dir, "repo"));
+  const t = await startTestServer({ root: repo });
+  const sdd = join(repo, ".sdd");
+  const audit = new MemoryAuditSink();
+  const tokens = await WorkerTokens.open(sdd);
+  const projectGit = new Git(repo, { env, transport: ["file"] });
+  const late: { pool?: WorkerPool } = {};
+  const remote = await GitRemote.open(t.runtimeDir, projectGit, env, {
+    worker: (token) => tokens.authenticate(token),
+    pushRefs: (w) => late.pool?.pushRefs(w) ?? [],
+    refused: (address, reason) => void late.pool?.refused(address, reason),
+  });
+  const pool = late.pool = new WorkerPool({
+    runId: "calm-otter-0a1b2c",
+    sdd,
+    git: projectGit,
+    remote,
+    store: t.store,
+    audit,
+    clock: new FakeClock(),
+    localSlots: 0,
+    agentServerUrl: "http://127.0.0.1:9",
+    heartbeatIntervalS: 1,
+    lostAfterS: 60,
+    pollWaitS: 1,
+    startTimeoutS: 30,
+    signTimeoutS: 30,
+  });
+  t.server.mount(new WorkerRoutes(pool, tokens));
+  t.server.mount(remote);
+  const random = new SeededRandom(11);
+  return {
+    t,
+    pool,
+    audit,
+    repo,
+    base: t.server.url,
+    token: async (name) => (await mintWorkerToken(sdd, name, random, new Date())).token,
+  };
+}
+
+const REGISTER = (name: string) => ({
+  name,
+  capacity: 2,
+  adapters: [{ name: "scripted", version: null }],
+  host: "test-host",
+  version: "0.1.0",
+});
+
+async function withSetup(fn: (s: Setup) => Promise<void>): Promise<void> {
+  await withTempDir(async (dir) => {
+    const s = await setUp(dir);
+    try {
+      await fn(s);
+    } finally {
+      s.pool.close();
+      await s.t.stop();
+    }
+  });
+}
+
+Deno.test("worker routes: a wrong token is 401 and audited; another worker's name is 403; task routes do not know worker tokens", async () => {
+  await withSetup(async ({ t, audit, token }) => {
+    const none = await t.call("POST", "/workers/register", { body: REGISTER("w1") });
+    assert.equal(none.status, 401);
+    const wrong = await t.call("POST", "/workers/register", {
+      token: "bwk_not-a-real-token",
+      body: REGISTER("w1"),
+    });
+    assert.equal(wrong.status, 401);
+    const refused = audit.ofType("worker.auth_refused");
+    assert.equal(refused.length, 1, "one record per address per minute, the rest counted");
+    assert.equal(refused[0].actor, "address:127.0.0.1");
+    const w1 = await token("w1");
+    const other = await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w2") });
+    assert.equal(other.status, 403);
+    assert.match(
+      String((other.json.error as { message: string }).message),
+      /belongs to worker 'w1'/,
+    );
+    // A worker token can claim and report as a worker, nothing else.
+    for (const [method, path] of [["GET", "/tasks"], ["GET", "/status"], ["POST", "/tasks"]]) {
+      const r = await t.call(method, path, { token: w1, body: method === "POST" ? {} : undefined });
+      assert.equal(r.status, 401, `${method} ${path}`);
+    }
+    const list = await t.call("GET", "/workers/", { token: w1 });
+    assert.equal(list.status, 403, "listing and cordoning are the operator's");
+    const ok = await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w1") });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.json.worker, "w1");
+    const listed = await t.call("GET", "/workers/", { token: t.operator });
+    assert.deepEqual((listed.json.workers as { name: string }[]).map((w) => w.name), ["w1"]);
+  });
+});
+
+function request(session: string, baseSha: string) {
+  return {
+    session,
+    taskId: "t1",
+    title: "Task one",
+    agentId: `scripted:${session}`,
+    cli: { adapter: scripted, executable: "deno", auto: false },
+    maxTurns: 5,
+    prompt: "do it",
+    env: { BERNSTEIN_TASK_ID: "t1" },
+    deadlineMs: 60_000,
+    killGraceMs: 1000,
+    isRoot: false,
+    baseSha,
+  };
+}
+
+Deno.test("worker routes: an assignment goes to the polling worker; a result for a session it does not hold is 409 and audited", async () => {
+  await withSetup(async ({ t, pool, audit, token, repo }) => {
+    const w1 = await token("w1");
+    const w2 = await token("w2");
+    for (const [name, tok] of [["w1", w1], ["w2", w2]]) {
+      assert.equal(
+        (await t.call("POST", "/workers/register", { token: tok, body: REGISTER(name) })).status,
+        200,
+      );
+    }
+    const base = (await git(repo, "rev-parse", "HEAD")).trim();
+    const started = pool.start(request("t1-a1-0a1b2c", base));
+    // The pool picks the worker with the most free slots (ties by name): w1.
+    const poll = await t.call("POST", "/workers/w1/poll", {
+      token: w1,
+      body: { free: 2, wait_ms: 0 },
+    });
+    assert.equal(poll.status, 200, poll.text);
+    const assignments = poll.json.assignments as {
+      session: string;
+      base_sha: string;
+      env: Record<string, string>;
+    }[];
+    assert.equal(assignments.length, 1);
+    assert.equal(assignments[0].base_sha, base);
+    assert.equal(assignments[0].env.BERNSTEIN_SERVER_URL, "http://127.0.0.1:9");
+    const ack = await t.call("POST", "/workers/w1/sessions/t1-a1-0a1b2c/started", {
+      token: w1,
+      body: { pid: 4242, argv0: "deno", prompt_channel: "stdin", notes: [] },
+    });
+    assert.equal(ack.status, 200, ack.text);
+    const execution: Execution = await started;
+    assert.equal(execution.host, "w1");
+    assert.equal(execution.pid, 4242);
+    const result = {
+      exit: {
+        ok: true,
+        summary: "done",
+        turns: 1,
+        tokens: null,
+        cost_usd: null,
+        error: null,
+        subtype: null,
+        session_id: null,
+        exit_code: 0,
+        timed_out: false,
+        signal: null,
+      },
+      head: null,
+      card: {
+        agent_id: "scripted:t1-a1-0a1b2c",
+        kid: "0123456789abcdef",
+        public_key_pem: "-----BEGIN PUBLIC KEY-----\nx\n-----END PUBLIC KEY-----\n",
+        protocol_version: "a2a/1.0",
+      },
+    };
+    const stolen = await t.call("POST", "/workers/w2/sessions/t1-a1-0a1b2c/result", {
+      token: w2,
+      body: result,
+    });
+    assert.equal(stolen.status, 409);
+    assert.equal((stolen.json.error as { code: string }).code, "workers.session_not_held");
+    const never = await t.call("POST", "/workers/w1/sessions/never-given/result", {
+      token: w1,
+      body: result,
+    });
+    assert.equal(never.status, 409);
+    const refusals = audit.ofType("worker.result_refused");
+    assert.deepEqual(refusals.map((r) => [r.actor, r.details.session]), [
+      ["worker:w2", "t1-a1-0a1b2c"],
+      ["worker:w1", "never-given"],
+    ]);
+  });
+});
+
+Deno.test("git endpoint: a worker may only create the agent branches of sessions it holds", async () => {
+  await withSetup(async ({ t, pool, token, repo, base }) => {
+    const w1 = await token("w1");
+    await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w1") });
+    const head = (await git(repo, "rev-parse", "HEAD")).trim();
+    const started = pool.start(request("s-held", head));
+    await t.call("POST", "/workers/w1/poll", { token: w1, body: { free: 2, wait_ms: 0 } });
+    await t.call("POST", "/workers/w1/sessions/s-held/started", {
+      token: w1,
+      body: { pid: 1, argv0: "deno", prompt_channel: "stdin", notes: [] },
+    });
+    await started;
+    const url = `${base}/git/remote.git`;
+    const clone = join(repo, "..", "clone");
+    await Deno.mkdir(clone);
+    await git(clone, "init", "-q");
+    const auth = (tok: string) => ["-c", `http.extraHeader=Authorization: Bearer ${tok}`];
+    await git(clone, ...auth(w1), "fetch", "-q", url, head);
+    await git(clone, "checkout", "-q", "-b", "work", head);
+    await Deno.writeTextFile(join(clone, "x.txt"), "x\n");
+    await git(clone, "add", "x.txt");
+    await git(clone, "commit", "-q", "-m", "x");
+    const push = (ref: string, tok = w1) =>
+      git(clone, ...auth(tok), "push", "-q", url, `HEAD:${ref}`).then(() => "ok", (e) => String(e));
+    assert.match(await push("refs/heads/main"), /not a branch of a session w1 holds/);
+    assert.match(await push("refs/heads/agent/s-other"), /not a branch of a session w1 holds/);
+    assert.equal(await push("refs/heads/agent/s-held"), "ok");
+    // Never an update: a second, different push to the same branch is refused.
+    await Deno.writeTextFile(join(clone, "y.txt"), "y\n");
+    await git(clone, "add", "y.txt");
+    await git(clone, "commit", "-q", "-m", "y");
+    assert.match(await push("refs/heads/agent/s-held"), /exists; branches are never updated/);
+    assert.match(
+      await push("refs/heads/agent/s-held", "bwk_wrong"),
+      /401|Authentication|could not read/,
+    );
+    const anonymous = await git(clone, "fetch", "-q", url, head).then(() => "ok", (e) => String(e));
+    assert.notEqual(anonymous, "ok", "no token, no fetch");
+  });
+});
