@@ -51,6 +51,7 @@ async function pack(ctx: CommandContext): Promise<number> {
   const builtAt = resolveBuildTime({
     flag: stringFlag(ctx, "build-time"),
     sourceDateEpoch: ctx.env.get("SOURCE_DATE_EPOCH"),
+    nowMs: Date.now(),
   });
   const info = await Deno.stat(output).catch(() => undefined);
   if (info !== undefined && !info.isFile) {
@@ -150,9 +151,11 @@ export const COMPLIANCE_COMMANDS: CommandSpec[] = [
       "Packs the lineage entries whose ts_ns falls in --since..--until (UTC days, both\n" +
       "included) with their signatures, the agents' cards, an evidence CSV, Article 12 facts,\n" +
       "a README and a guide for the auditor, and a manifest signed by the operator key\n" +
-      "(.sdd/keys/operator.key, created on first use; or --operator-key). Same inputs and build\n" +
-      "time give the same bytes; no clock is read unless --build-time or SOURCE_DATE_EPOCH is\n" +
-      "given. The built pack is verified before the command ends: exit 0 when it passes,\n" +
+      "(.sdd/keys/operator.key, created on first use; or --operator-key). Both logs are\n" +
+      "checkpointed first; the pack carries the lineage checkpoint and the proof that places\n" +
+      "every entry in it. Same inputs and build time give the same bytes: built_at is the clock\n" +
+      "unless --build-time or SOURCE_DATE_EPOCH fixes it (set one for reproducible builds).\n" +
+      "The built pack is verified before the command ends: exit 0 when it passes,\n" +
       "1 when the auditor's verifier would fail it (the file is still written), 2 bad flags,\n" +
       "3 --operator-key file missing.\n" +
       "JSON: {output, bytes, sha256, entries, agents, artefacts, period: {since, until},\n" +
@@ -173,7 +176,7 @@ export const COMPLIANCE_COMMANDS: CommandSpec[] = [
         name: "build-time",
         type: "string",
         valueName: "ISO",
-        help: "Build time recorded in the pack (else SOURCE_DATE_EPOCH, else none).",
+        help: "Build time recorded in the pack (else SOURCE_DATE_EPOCH, else now).",
       },
     ],
     json: true,

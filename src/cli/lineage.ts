@@ -45,6 +45,9 @@ async function entriesJson(logged: readonly LoggedEntry[]): Promise<JsonObject[]
   });
 }
 
+/** The merge policy used when `--policy` is not given (the lineage design's default). */
+const DEFAULT_MERGE_POLICY = "human";
+
 function short(hash: string): string {
   return hash.startsWith("sha256:") ? hash.slice(7, 19) : hash.slice(0, 12);
 }
@@ -197,8 +200,10 @@ async function forks(ctx: CommandContext): Promise<number> {
   const artefact = stringArg(ctx, "artefact") === undefined ? undefined : await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const found = await store.forks(artefact);
+  const unresolved = found.forks.length + found.splitHeads.length;
   if (ctx.json) {
     ctx.out.json({
+      ok: unresolved === 0,
       forks: found.forks.map((f) => ({
         artefact_path: f.artefact_path,
         parent_hash: f.parent_hash,
@@ -206,36 +211,33 @@ async function forks(ctx: CommandContext): Promise<number> {
       })),
       split_heads: found.splitHeads.map((s) => ({ artefact_path: s.artefact_path, open: s.open })),
     });
-    return 0;
+    return unresolved === 0 ? 0 : 1;
   }
-  if (found.forks.length === 0 && found.splitHeads.length === 0) {
+  if (unresolved === 0) {
     ctx.out.line(
       artefact === undefined ? "no unresolved forks" : `no unresolved fork in ${artefact}`,
     );
     return 0;
   }
   for (const f of found.forks) {
-    ctx.out.line(`${f.artefact_path}: fork at ${f.parent_hash}`);
+    ctx.out.line(`${f.artefact_path}: fork detected at ${f.parent_hash}`);
     for (const c of f.children) ctx.out.line(`  child ${c}`);
   }
   for (const s of found.splitHeads) {
-    ctx.out.line(`${s.artefact_path}: ${s.open.length} open heads`);
+    ctx.out.line(`${s.artefact_path}: fork detected: ${s.open.length} open heads`);
     for (const h of s.open) ctx.out.line(`  head ${h}`);
   }
   ctx.out.line(`resolve with: bernstein lineage merge <artefact> --policy first-writer|agent:<id>`);
-  return 0;
+  return 1;
 }
 
 async function merge(ctx: CommandContext): Promise<number> {
   const artefact = await artefactArg(ctx);
   const { parseMergePolicy } = await import("../lineage/mod.ts");
   const { UsageError } = await import("../errors/mod.ts");
-  const policyText = stringFlag(ctx, "policy");
-  if (policyText === undefined) {
-    throw new UsageError("cli.missing_flag", "lineage merge: --policy is required", {
-      hint: "--policy first-writer, --policy agent:<id> or --policy human",
-    });
-  }
+  // The documented default is "human": it refuses and lists the heads, so no content wins
+  // without someone choosing.
+  const policyText = stringFlag(ctx, "policy") ?? DEFAULT_MERGE_POLICY;
   const policy = parseMergePolicy(policyText);
   const { store } = await projectStore(ctx);
   const result = await store.merge(artefact, { policy });
@@ -255,6 +257,37 @@ async function merge(ctx: CommandContext): Promise<number> {
   ctx.out.line(`  parents ${result.entry.parent_hashes.join(", ")}`);
   ctx.out.line(`  content of ${result.winner} (${result.entry.content_hash})`);
   ctx.out.line(`  signed by ${result.entry.agent_id} kid ${result.entry.agent_card_kid}`);
+  return 0;
+}
+
+async function rotateKey(ctx: CommandContext): Promise<number> {
+  const { join, relative } = await import("node:path");
+  const agent = stringArg(ctx, "agent") ?? "";
+  const lineage = await import("../lineage/mod.ts");
+  const { UsageError } = await import("../errors/mod.ts");
+  try {
+    lineage.agentDirName(agent);
+  } catch (error) {
+    throw new UsageError("lineage.agent_invalid", (error as Error).message);
+  }
+  const { project, store } = await projectStore(ctx);
+  const { agentKeyDirName, rotateAgentKey } = await import("../lineage/store/mod.ts");
+  const { readFileIfExists, systemRandom } = await import("../io/mod.ts");
+  const active = await readFileIfExists(
+    join(store.paths.keysDir, agentKeyDirName(agent), "active"),
+  );
+  const previous = active === undefined ? null : new TextDecoder().decode(active);
+  const signer = await rotateAgentKey(store.paths, agent, { random: systemRandom });
+  const card = join(store.paths.cardsDir, lineage.agentDirName(agent), signer.kid, "card.json");
+  const where = relative(project.root, card);
+  if (ctx.json) {
+    ctx.out.json({ agent_id: agent, kid: signer.kid, previous_kid: previous, card: where });
+    return 0;
+  }
+  ctx.out.line(
+    `${agent}: new key ${signer.kid}${previous === null ? " (first key)" : ` (was ${previous})`}`,
+  );
+  ctx.out.line(`  card ${where}; earlier cards are kept, so entries signed before still verify`);
   return 0;
 }
 
@@ -368,7 +401,10 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
   {
     path: ["lineage", "forks"],
     summary: "List unresolved forks (none on a clean tree).",
-    description: "JSON: {forks: [{artefact_path, parent_hash, children: [entry hash]}],\n" +
+    description:
+      "Each unresolved fork is printed as 'fork detected'. Exit 0 when there is none, 1 when\n" +
+      "there is (like 'bernstein-verify forks').\n" +
+      "JSON: {ok, forks: [{artefact_path, parent_hash, children: [entry hash]}],\n" +
       "split_heads: [{artefact_path, open: [entry hash]}]}.",
     args: [{ name: "artefact", help: "Only this artefact." }],
     json: true,
@@ -380,7 +416,8 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
     description:
       "The merge entry lists every child of the fork and every open head as parents; its\n" +
       "content is the winner's: first-writer (earliest ts_ns) or agent:<id> (that agent's\n" +
-      "latest head). 'human' refuses and explains: a person must pick.\n" +
+      "latest head). 'human' (the default) refuses and lists the heads: a person must pick\n" +
+      "(exit 1, lineage.conflict).\n" +
       "JSON: {artefact, entry_hash, winner, parents, content_hash, agent_id, agent_card_kid}.",
     args: [{ name: "artefact", required: true, help: "Repo-relative path or artefact URI." }],
     flags: [
@@ -388,12 +425,26 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
         name: "policy",
         type: "string",
         valueName: "POLICY",
+        default: DEFAULT_MERGE_POLICY,
         help: "first-writer | agent:<id> | human",
       },
     ],
     json: true,
     examples: ["bernstein lineage merge src/app.ts --policy first-writer"],
     run: merge,
+  },
+  {
+    path: ["lineage", "rotate-key"],
+    summary: "Give an agent identity a fresh signing key (a new kid and per-kid card).",
+    description:
+      "Mints a new Ed25519 key for AGENT under .sdd/keys/agents/ (0600), publishes its card at\n" +
+      ".sdd/agents/<agent>/<kid>/card.json and makes it the key new entries are signed with.\n" +
+      "Earlier keys and cards stay, so everything signed before keeps verifying.\n" +
+      "JSON: {agent_id, kid, previous_kid, card}.",
+    args: [{ name: "agent", required: true, help: "The agent identity (e.g. claude-1)." }],
+    json: true,
+    examples: ["bernstein lineage rotate-key claude-1"],
+    run: rotateKey,
   },
   {
     path: ["lineage", "reindex"],

@@ -1,5 +1,6 @@
-// The only wall-clock value a pack may hold: the build time the operator passes
-// (`--build-time`, else `SOURCE_DATE_EPOCH`), normalised to `YYYY-MM-DDTHH:MM:SSZ`.
+// The only wall-clock value a pack holds: its build time — the one the operator passes
+// (`--build-time`, else `SOURCE_DATE_EPOCH` for reproducible builds), else the clock —
+// normalised to `YYYY-MM-DDTHH:MM:SSZ`.
 import { CompliancePackError } from "./errors.ts";
 
 const ISO =
@@ -25,12 +26,12 @@ function parseIso(text: string): number | undefined {
 
 /**
  * `built_at` of a pack: `--build-time` (ISO 8601 date or date-time; no zone means UTC) when
- * given, else `SOURCE_DATE_EPOCH` (integer seconds), else null. Throws
- * {@linkcode CompliancePackError} (exit 2) on a value that is not a time.
+ * given, else `SOURCE_DATE_EPOCH` (integer seconds), else `nowMs` (the build's wall clock).
+ * Throws {@linkcode CompliancePackError} (exit 2) on a value that is not a time.
  */
 export function resolveBuildTime(
-  options: { flag?: string; sourceDateEpoch?: string },
-): string | null {
+  options: { flag?: string; sourceDateEpoch?: string; nowMs: number },
+): string {
   if (options.flag !== undefined) {
     const ms = parseIso(options.flag.trim());
     if (ms === undefined) {
@@ -53,5 +54,5 @@ export function resolveBuildTime(
     }
     return format(Number(epoch) * 1000);
   }
-  return null;
+  return format(options.nowMs);
 }

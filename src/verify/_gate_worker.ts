@@ -24,6 +24,8 @@ export interface GateWorkerInit {
   lineageDir?: string;
   cards: CardFile[];
   operatorKey?: Uint8Array;
+  /** How sidecars are named in messages. */
+  sidecarNames?: "lineage" | "pack";
 }
 
 const scope = globalThis as unknown as WorkerScope;
@@ -42,6 +44,7 @@ scope.onmessage = (event: MessageEvent) => {
       cards,
       signatures: msg.lineageDir === undefined ? undefined : sidecarReader(msg.lineageDir),
       hmacKey: msg.operatorKey === undefined ? undefined : keyedHmacSha256Pure(msg.operatorKey),
+      sidecarNames: msg.sidecarNames,
     };
     return;
   }

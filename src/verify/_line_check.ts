@@ -19,6 +19,7 @@ import {
   parseEntry,
   signaturePath,
 } from "../lineage/mod.ts";
+import { signatureMemberName } from "./pack_format.ts";
 import type { GateIssue, GateIssueKind, SignatureFetch } from "./types.ts";
 
 /** Lines whose signatures to check: their bytes back to back, and (line number, length) each. */
@@ -61,6 +62,11 @@ export interface SignatureCheckContext {
   signatures?: (artefact: string, hash: string) => SignatureFetch;
   /** The operator key (pure-JS HMAC, see gate.ts), or undefined to skip the HMAC check. */
   hmacKey?: KeyedHmacSha256;
+  /**
+   * How sidecars are named in messages: their path in a lineage folder (default), or the
+   * member name in a compliance pack (`signatures/<entry-hex>.jws`).
+   */
+  sidecarNames?: "lineage" | "pack";
 }
 
 /** One entry whose signature is to be checked: the line and the entry fields the checks read. */
@@ -297,7 +303,8 @@ function checkSignature(
   const add = issueAdder(line, ctx.logName, holder);
   const ids = { entry_hash: hash, artefact };
   const who = () => `agent ${JSON.stringify(job.agentId)} kid ${JSON.stringify(job.kid)}`;
-  const sidecar = () => signaturePath(artefact, hash);
+  const pack = ctx.sidecarNames === "pack";
+  const sidecar = () => pack ? signatureMemberName(hash) : signaturePath(artefact, hash);
 
   // Kid binding: a card for exactly the (agent_id, kid) the entry signed with.
   const card = ctx.cards.lookup(job.agentId, job.kid);
@@ -312,7 +319,10 @@ function checkSignature(
   }
   let jws: ParsedDetachedJws | undefined;
   if (fetched === undefined) {
-    add("invalid signature", `no signature sidecar ${sidecar()}`, { ...ids, location: sidecar() });
+    add("invalid signature", `no signature ${pack ? "member" : "sidecar"} ${sidecar()}`, {
+      ...ids,
+      location: sidecar(),
+    });
   } else if (!(fetched instanceof Uint8Array)) {
     add("invalid signature", `${sidecar()}: ${fetched.problem}`, { ...ids, location: sidecar() });
   } else {

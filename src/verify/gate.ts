@@ -101,6 +101,7 @@ export async function runLineageGate(
     // Pure-JS HMAC: native hash objects are freed only by a major GC, and the 300 000 of a
     // 100 000-entry log (entry hash + HMAC) would add tens of MB to the peak.
     hmacKey: input.operatorKey === undefined ? undefined : keyedHmacSha256Pure(input.operatorKey),
+    sidecarNames: input.sidecarNames,
   };
   // Workers re-parse the card files, so they need them as files.
   const runner: SignatureBatchRunner = cardFiles !== undefined && (options.workers ?? 0) > 0
@@ -109,6 +110,7 @@ export async function runLineageGate(
       lineageDir: typeof lookup === "function" ? undefined : lookup.directory,
       cards: cardFiles,
       operatorKey: input.operatorKey,
+      sidecarNames: input.sidecarNames,
     }, options.workerUrl)
     : inlineRunner(ctx);
 

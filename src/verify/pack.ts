@@ -353,6 +353,7 @@ export async function verifyPack(
       gate = await runLineageGate({
         log,
         logName: PACK_MEMBERS.log,
+        sidecarNames: "pack",
         cards,
         knownParents: external,
         signatures: (_artefact, hash) => signatures.take(hash),

@@ -149,6 +149,8 @@ export interface GateInput {
   orphans?: boolean;
   /** Longest log line accepted (default 1 MiB). */
   maxLineBytes?: number;
+  /** How sidecars are named in messages: lineage folder paths (default) or pack members. */
+  sidecarNames?: "lineage" | "pack";
   /**
    * Entry hashes known to precede the log (a compliance pack's window starts after them):
    * parents naming them are not dangling.

@@ -141,7 +141,8 @@ Deno.test("chain, walk and forks: text and --json", async () => {
     const forks = await runBernstein(["lineage", "forks"], { cwd: dir });
     strictEqual(forks.stdout.trim(), "no unresolved forks");
     const fj = await runBernstein(["lineage", "forks", "--json"], { cwd: dir });
-    deepStrictEqual(JSON.parse(fj.stdout), { forks: [], split_heads: [] });
+    deepStrictEqual(JSON.parse(fj.stdout), { ok: true, forks: [], split_heads: [] });
+    strictEqual(fj.code, 0);
     const none = await runBernstein(["lineage", "chain", "src/none.ts"], { cwd: dir });
     strictEqual(none.stdout.trim(), "no lineage entries for src/none.ts");
   });
@@ -152,11 +153,13 @@ Deno.test("bad arguments are usage errors (exit 2)", async () => {
     const traversal = await runBernstein(["lineage", "chain", "../x"], { cwd: dir });
     strictEqual(traversal.code, 2);
     ok(traversal.stderr.includes("error[lineage.artefact_invalid]"));
+    // Without --policy the default, human, applies: nothing to merge here is no usage error.
     const noPolicy = await runBernstein(["lineage", "merge", "src/a.ts"], {
       cwd: dir,
       env: SECRET,
     });
-    strictEqual(noPolicy.code, 2);
+    strictEqual(noPolicy.code, 1);
+    ok(noPolicy.stderr.includes("has no unresolved fork"), noPolicy.stderr);
     const badPolicy = await runBernstein(["lineage", "merge", "src/a.ts", "--policy", "random"], {
       cwd: dir,
       env: SECRET,
@@ -192,13 +195,19 @@ Deno.test("merge: human refuses and explains; first-writer writes a steward merg
       spanId: "s",
     });
     const forks = await runBernstein(["lineage", "forks", "--json"], { cwd: dir });
+    strictEqual(forks.code, 1, "an unresolved fork exits 1");
     const f = JSON.parse(forks.stdout);
+    strictEqual(f.ok, false);
     strictEqual(f.forks.length, 1);
+    const text = await runBernstein(["lineage", "forks"], { cwd: dir });
+    strictEqual(text.code, 1);
+    ok(text.stdout.includes("src/a.ts: fork detected at"), text.stdout);
     strictEqual(f.forks[0].parent_hash, chain[1].hash);
     const gate = await runBernstein(["lineage", "gate"], { cwd: dir, env: SECRET });
     strictEqual(gate.code, 1);
     ok(gate.stdout.includes("unresolved fork"));
-    const human = await runBernstein(["lineage", "merge", "src/a.ts", "--policy", "human"], {
+    // No --policy: the documented default (human) refuses and explains, like --policy human.
+    const human = await runBernstein(["lineage", "merge", "src/a.ts"], {
       cwd: dir,
       env: SECRET,
     });
@@ -221,5 +230,37 @@ Deno.test("merge: human refuses and explains; first-writer writes a steward merg
     const re = await runBernstein(["lineage", "reindex", "--json"], { cwd: dir });
     deepStrictEqual(JSON.parse(re.stdout), { applied: 7, skipped: 0 });
     equal((await runBernstein(["lineage", "gate"], { cwd: dir, env: SECRET })).code, 0);
+  });
+});
+
+Deno.test("rotate-key gives an agent a new kid and per-kid card; old entries keep verifying", async () => {
+  await repoWithTree(async (dir) => {
+    const r = await runBernstein(["lineage", "rotate-key", "claude-1", "--json"], {
+      cwd: dir,
+      env: SECRET,
+    });
+    strictEqual(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    strictEqual(out.agent_id, "claude-1");
+    ok(out.previous_kid !== null && out.kid !== out.previous_kid);
+    strictEqual(out.card, `.sdd/agents/claude-1/${out.kid}/card.json`);
+    const card = JSON.parse(await Deno.readTextFile(join(dir, out.card)));
+    strictEqual(card.kid, out.kid);
+    // Entries signed with the old key still verify; a new write uses the new kid.
+    strictEqual((await runBernstein(["lineage", "gate"], { cwd: dir, env: SECRET })).code, 0);
+    const { openLineageStore } = await import("../../src/lineage/store/mod.ts");
+    const store = openLineageStore({
+      sdd: join(dir, ".sdd"),
+      operatorKey: new TextEncoder().encode("test-operator-secret"),
+    });
+    const w = await store.recordWrite("src/new.ts", new TextEncoder().encode("n"), {
+      agent: "claude-1",
+      toolCallId: "t",
+      spanId: "s",
+    });
+    strictEqual(w.status === "recorded" && w.entry.agent_card_kid, out.kid);
+    strictEqual((await runBernstein(["lineage", "gate"], { cwd: dir, env: SECRET })).code, 0);
+    const bad = await runBernstein(["lineage", "rotate-key", ".."], { cwd: dir, env: SECRET });
+    strictEqual(bad.code, 2, bad.stderr);
   });
 });

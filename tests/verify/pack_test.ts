@@ -234,3 +234,15 @@ function windowLeaves(): { hash: string; leaf: number }[] {
   const first = sample.log.length - content.entries.length;
   return content.entries.map((e, i) => ({ hash: e.hash, leaf: first + i }));
 }
+
+Deno.test("in a pack, problems name pack members, never .sdd paths", async () => {
+  const target = content.entries[3];
+  const member = `signatures/${target.hash.slice(7)}.jws`;
+  const missing = new Map(built.members);
+  missing.delete(member);
+  const r = await verifyPack(memoryBytes(reseal(missing)));
+  const issue = r.errors.find((e) => e.kind === "invalid signature");
+  ok(issue, JSON.stringify(r.errors));
+  ok(issue.message.includes(`no signature member ${member}`), issue.message);
+  ok(r.errors.every((e) => !/signatures\/[0-9a-f]{2}\/[0-9a-f]{64}\//.test(e.message)));
+});
