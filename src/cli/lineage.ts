@@ -234,7 +234,6 @@ async function forks(ctx: CommandContext): Promise<number> {
 async function merge(ctx: CommandContext): Promise<number> {
   const artefact = await artefactArg(ctx);
   const { parseMergePolicy } = await import("../lineage/mod.ts");
-  const { UsageError } = await import("../errors/mod.ts");
   // The documented default is "human": it refuses and lists the heads, so no content wins
   // without someone choosing.
   const policyText = stringFlag(ctx, "policy") ?? DEFAULT_MERGE_POLICY;
