@@ -29,9 +29,17 @@ export interface ReadLinesOptions {
   maxLineBytes?: number;
 }
 
+/** What {@linkcode readLines} reads from: a file, or an archived segment in memory. */
+export interface LineSource {
+  /** Moves to `offset` from the start. */
+  seek(offset: number, whence: Deno.SeekMode): Promise<number>;
+  /** Reads into `p`; null at the end. */
+  read(p: Uint8Array): Promise<number | null>;
+}
+
 /** Yields every line of `file` from `options.start` to its current end. */
 export async function* readLines(
-  file: Deno.FsFile,
+  file: LineSource,
   options: ReadLinesOptions = {},
 ): AsyncGenerator<RawLine> {
   const chunkSize = options.chunkSize ?? 1 << 20;

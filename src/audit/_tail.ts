@@ -4,8 +4,8 @@ import { sha256Stream } from "../crypto/mod.ts";
 import { readUpTo } from "../io/mod.ts";
 import { AuditError } from "./errors.ts";
 import { type AuditChainKeys, checkRecordLine, GENESIS_HMAC } from "./record.ts";
-import { readLines } from "./_line_reader.ts";
-import type { SegmentEntry } from "./segments.ts";
+import { type LineSource, readLines } from "./_line_reader.ts";
+import { openSegment, type SegmentEntry } from "./segments.ts";
 
 /** How the tail was torn. */
 export type TearClass = "missing_terminator" | "partial_record" | "invalid_record";
@@ -70,7 +70,7 @@ async function readLastLine(
 
 /** HMAC and end offset of the last valid record of a segment, walking it from the start. */
 async function lastValidRecord(
-  file: Deno.FsFile,
+  file: LineSource,
   keys: AuditChainKeys,
 ): Promise<{ hmac: string; end: number } | undefined> {
   let found: { hmac: string; end: number } | undefined;
@@ -100,7 +100,7 @@ async function tipOfEarlierSegments(
 ): Promise<string> {
   for (let i = segments.length - 1; i >= 0; i--) {
     if (!segments[i].regular) continue;
-    const file = await Deno.open(segments[i].path, { read: true });
+    const file = await openSegment(segments[i]);
     try {
       const found = await lastValidRecord(file, keys);
       if (found) return found.hmac;
@@ -128,6 +128,9 @@ export async function readTailState(
     );
   }
   const earlier = segments.slice(0, -1);
+  // Only archives left (every live day archived): the chain continues from the archive's tip
+  // in a new live segment; an archive is never appended to or sealed.
+  if (newestEntry.archived) return { tip: await tipOfEarlierSegments(segments, keys) };
   const file = await Deno.open(newestEntry.path, { read: true });
   try {
     const info = await file.stat();

@@ -22,7 +22,12 @@ const LOCK_FILE = ".chain.lock";
 /** The audit log's files in chain order: archived segments (gzip), then live segments. */
 export async function auditLogFiles(dir: string): Promise<LogFile[]> {
   const segments = await listSegments(dir);
-  return segments.filter((s) => s.regular).map((s) => ({ name: s.name, path: s.path }));
+  return segments.filter((s) => s.regular).map((s) => ({
+    name: s.name,
+    path: s.path,
+    gzip: s.archived,
+    frozen: s.archived,
+  }));
 }
 
 /**

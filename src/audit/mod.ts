@@ -68,7 +68,15 @@ export {
   type ScanAuditOptions,
   type ScannedAuditRecord,
 } from "./scan.ts";
-export { isSegmentName, listSegments, type SegmentEntry, segmentNameFor } from "./segments.ts";
+export {
+  ARCHIVE_DIR,
+  isSegmentName,
+  listSegments,
+  openSegment,
+  type SegmentEntry,
+  segmentNameFor,
+  type SegmentReader,
+} from "./segments.ts";
 export {
   type AuditCheckpointReport,
   type AuditIssue,

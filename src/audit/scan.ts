@@ -10,7 +10,7 @@ import {
   checkRecordLine,
   GENESIS_HMAC,
 } from "./record.ts";
-import { listSegments, type SegmentEntry } from "./segments.ts";
+import { listSegments, openSegment, type SegmentEntry } from "./segments.ts";
 import { type RawLine, readLines } from "./_line_reader.ts";
 
 /** Identity of a segment the cursor has moved past; any change forces a full rescan. */
@@ -153,6 +153,8 @@ async function cursorStillValid(
   if (cursor.segment === null) return true;
   const current = segments[cursor.closed.length];
   if (current === undefined || current.name !== cursor.segment || !current.regular) return false;
+  // An archive cannot be read from an offset cheaply; it never grows either: start again.
+  if (current.archived) return false;
   const info = await Deno.lstat(current.path).catch(() => undefined);
   if (info === undefined || info.size < cursor.offset) return false;
   if (cursor.last_line_length === 0) return cursor.offset === 0;
@@ -249,7 +251,7 @@ export async function scanAuditLog(
       cursor.last_line_sha256 = "";
     }
     if (segment.regular) {
-      const file = await Deno.open(segment.path, { read: true });
+      const file = await openSegment(segment);
       try {
         const lines = readLines(file, {
           start: cursor.offset,

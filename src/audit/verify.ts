@@ -18,7 +18,7 @@ import {
   GENESIS_HMAC,
   TORN_RECORD_EVENT,
 } from "./record.ts";
-import { listSegments, type SegmentEntry } from "./segments.ts";
+import { listSegments, openSegment, type SegmentEntry, type SegmentReader } from "./segments.ts";
 import { type RawLine, readLines } from "./_line_reader.ts";
 
 /** One problem found by {@linkcode verifyAuditLog}. */
@@ -398,9 +398,9 @@ export async function verifyAuditLog(
       });
       continue;
     }
-    let file: Deno.FsFile;
+    let file: SegmentReader;
     try {
-      file = await Deno.open(segment.path, { read: true });
+      file = await openSegment(segment);
     } catch (error) {
       walk.issue({
         segment: segment.name,
@@ -416,11 +416,16 @@ export async function verifyAuditLog(
         summary.lines++;
         summary.bytes = line.offset + line.length + (line.terminated ? 1 : 0);
         walk.line(segment, line, summary);
-        // Every line is a leaf but the open tail of the newest segment (not a line yet).
-        if (leaves !== undefined && (line.terminated || !newest)) leaves.add(segment.name, line);
+        // Every line is a leaf but the open tail of the newest live segment (not a line yet;
+        // older and archived segments can no longer grow).
+        const open = newest && !segment.archived && !line.terminated;
+        if (leaves !== undefined && !open) leaves.add(segment.name, line);
         lastLine = line;
       }
-      if (newest && (walk.pending.length > 0 || (lastLine && !lastLine.terminated))) {
+      if (
+        newest && !segment.archived &&
+        (walk.pending.length > 0 || (lastLine && !lastLine.terminated))
+      ) {
         const start = walk.pending[0]?.line.offset ?? summary.bytes;
         walk.report.torn_tail = {
           segment: segment.name,

@@ -114,7 +114,9 @@ export function parseCanonicalLine(
   const fast = fastCanonicalValue(text, profile);
   if (fast !== undefined) return { ok: true, value: fast };
   try {
-    value = parseJson(text);
+    // The ASCII profiles write a lone surrogate as an escape (Python's ensure_ascii does);
+    // `canon` writes raw UTF-8, where none can exist.
+    value = parseJson(text, { loneSurrogates: profile !== "canon" });
   } catch (error) {
     return { ok: false, reason: "invalid JSON", detail: (error as Error).message };
   }

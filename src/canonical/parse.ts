@@ -10,7 +10,7 @@ const UNSAFE_LO = -9007199254740991n;
 
 class Parser {
   pos = 0;
-  constructor(readonly text: string) {}
+  constructor(readonly text: string, readonly loneSurrogates = false) {}
 
   fail(message: string, at = this.pos): never {
     throw new JsonParseError(`${message} at offset ${at}`, at);
@@ -120,13 +120,20 @@ class Parser {
       case "u": {
         const hi = this.hex4();
         if (hi >= 0xd800 && hi <= 0xdbff) {
-          if (t[this.pos] !== "\\" || t[this.pos + 1] !== "u") this.fail("lone surrogate", start);
-          this.pos += 2;
-          const lo = this.hex4();
-          if (lo < 0xdc00 || lo > 0xdfff) this.fail("lone surrogate", start);
-          return String.fromCharCode(hi, lo);
+          const pair = t[this.pos] === "\\" && t[this.pos + 1] === "u";
+          if (pair) {
+            const at = this.pos;
+            this.pos += 2;
+            const lo = this.hex4();
+            if (lo >= 0xdc00 && lo <= 0xdfff) return String.fromCharCode(hi, lo);
+            this.pos = at;
+          }
+          if (!this.loneSurrogates) this.fail("lone surrogate", start);
+          return String.fromCharCode(hi);
         }
-        if (hi >= 0xdc00 && hi <= 0xdfff) this.fail("lone surrogate", start);
+        if (hi >= 0xdc00 && hi <= 0xdfff && !this.loneSurrogates) {
+          this.fail("lone surrogate", start);
+        }
         return String.fromCharCode(hi);
       }
       default:
@@ -198,6 +205,16 @@ class Parser {
   }
 }
 
+/** Options for {@linkcode parseJson}. */
+export interface ParseJsonOptions {
+  /**
+   * Accept `\\uD800`–`\\uDFFF` escapes that are not a surrogate pair, as Python's
+   * `json.dumps(…, ensure_ascii=True)` writes them (the audit log's `py-default` profile).
+   * They can only come from an escape: strict UTF-8 never decodes to a surrogate.
+   */
+  loneSurrogates?: boolean;
+}
+
 /**
  * Parses JSON text strictly (RFC 8259): exact integers of any size (`bigint` beyond 2^53),
  * integral floats kept as {@linkcode JsonFloat}, duplicate keys, lone surrogates and
@@ -208,8 +225,8 @@ class Parser {
  * parseJson('{"ts_ns":1732900000000000000}'); // { ts_ns: 1732900000000000000n }
  * ```
  */
-export function parseJson(text: string): JsonValue {
-  const parser = new Parser(text);
+export function parseJson(text: string, options: ParseJsonOptions = {}): JsonValue {
+  const parser = new Parser(text, options.loneSurrogates ?? false);
   const value = parser.value(0);
   parser.skipWhitespace();
   if (parser.pos !== text.length) parser.fail("trailing characters after the value");

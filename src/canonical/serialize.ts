@@ -35,6 +35,11 @@ function quote(text: string, ascii: boolean): string {
     } else if (code >= 0xd800 && code <= 0xdfff) {
       const next = text.charCodeAt(i + 1);
       if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) {
+        // ASCII profiles escape it as Python's ensure_ascii does; UTF-8 has no form for it.
+        if (ascii) {
+          out += hex4(code);
+          continue;
+        }
         throw new CanonicalEncodeError(
           `string has a lone surrogate U+${code.toString(16).toUpperCase()} at index ${i}`,
         );

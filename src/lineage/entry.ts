@@ -39,6 +39,39 @@ export const TRUST_CLASSES = [
 /** One of {@linkcode TRUST_CLASSES}. */
 export type TrustClass = typeof TRUST_CLASSES[number];
 
+/** Where the activity that wrote an entry came from (the Python implementation's field). */
+export const ACTIVITY_SOURCES = ["scheduler", "adapter"] as const;
+
+/** One of {@linkcode ACTIVITY_SOURCES}. */
+export type ActivitySource = typeof ACTIVITY_SOURCES[number];
+
+/** Providers a `model_ref` may name. */
+export const MODEL_REF_PROVIDERS = [
+  "openai",
+  "anthropic",
+  "google",
+  "azure",
+  "ollama",
+  "local",
+] as const;
+
+/**
+ * The model asked for and the one that answered (the Python implementation's optional
+ * `model_ref`). Its absent inner values are written as `null`, as Python writes them.
+ */
+export interface ModelRef {
+  /** One of {@linkcode MODEL_REF_PROVIDERS}. */
+  provider: string;
+  /** The model requested. */
+  model_requested: string;
+  /** The model the provider reported, or null. */
+  model_reported: string | null;
+  /** Its version, or null. */
+  version: string | null;
+  /** `""` or `sha256:` of the routing decision. */
+  routing_decision_hash: string;
+}
+
 /** One lineage v1 entry. */
 export interface LineageEntry {
   /** Format version, always 1. */
@@ -67,6 +100,10 @@ export interface LineageEntry {
   trust_class?: TrustClass;
   /** Optional, non-empty: hex SHA-256 of attachments the producing turn consumed. */
   attachment_digests?: string[];
+  /** Optional (written by the Python implementation): `scheduler` or `adapter`. */
+  activity_source?: ActivitySource;
+  /** Optional (written by the Python implementation): the model requested and reported. */
+  model_ref?: ModelRef;
 }
 
 const REQUIRED_FIELDS = [
@@ -82,7 +119,19 @@ const REQUIRED_FIELDS = [
   "ts_ns",
   "operator_hmac",
 ] as const;
-const OPTIONAL_FIELDS = ["trust_class", "attachment_digests"] as const;
+const OPTIONAL_FIELDS = [
+  "trust_class",
+  "attachment_digests",
+  "activity_source",
+  "model_ref",
+] as const;
+const MODEL_REF_FIELDS = [
+  "model_reported",
+  "model_requested",
+  "provider",
+  "routing_decision_hash",
+  "version",
+];
 const KNOWN_FIELDS = new Set<string>([...REQUIRED_FIELDS, ...OPTIONAL_FIELDS]);
 const HASH = /^sha256:[0-9a-f]{64}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -190,7 +239,54 @@ export function parseEntry(value: JsonValue, location?: string): LineageEntry {
       return d;
     });
   }
+  if (Object.hasOwn(value, "activity_source")) {
+    const source = value.activity_source;
+    if (typeof source !== "string" || !(ACTIVITY_SOURCES as readonly string[]).includes(source)) {
+      fail(
+        "activity_source",
+        `must be one of ${ACTIVITY_SOURCES.join(", ")} (omit it when absent)`,
+        location,
+      );
+    }
+    entry.activity_source = source as ActivitySource;
+  }
+  if (Object.hasOwn(value, "model_ref")) entry.model_ref = parseModelRef(value.model_ref, location);
   return entry;
+}
+
+function parseModelRef(value: JsonValue | undefined, location?: string): ModelRef {
+  if (!isPlainObject(value)) fail("model_ref", "must be an object (omit it when absent)", location);
+  const keys = Object.keys(value).sort();
+  if (keys.join(",") !== MODEL_REF_FIELDS.join(",")) {
+    fail("model_ref", `fields must be exactly ${MODEL_REF_FIELDS.join(", ")}`, location);
+  }
+  const text = (name: string, nullable: boolean): string | null => {
+    const v = value[name];
+    if (nullable && v === null) return null;
+    if (typeof v !== "string" || v === "") {
+      fail(
+        `model_ref.${name}`,
+        `must be a non-empty string${nullable ? " or null" : ""}`,
+        location,
+      );
+    }
+    return v;
+  };
+  const provider = text("provider", false) as string;
+  if (!(MODEL_REF_PROVIDERS as readonly string[]).includes(provider)) {
+    fail("model_ref.provider", `must be one of ${MODEL_REF_PROVIDERS.join(", ")}`, location);
+  }
+  const routing = value.routing_decision_hash;
+  if (typeof routing !== "string" || (routing !== "" && !routing.startsWith("sha256:"))) {
+    fail("model_ref.routing_decision_hash", 'must be "" or start with "sha256:"', location);
+  }
+  return {
+    provider,
+    model_requested: text("model_requested", false) as string,
+    model_reported: text("model_reported", true),
+    version: text("version", true),
+    routing_decision_hash: routing,
+  };
 }
 
 /** The entry as a JSON object (optional fields only when present). */
@@ -212,6 +308,8 @@ export function entryToJson(entry: LineageEntry): JsonObject {
   if (entry.attachment_digests !== undefined) {
     out.attachment_digests = [...entry.attachment_digests];
   }
+  if (entry.activity_source !== undefined) out.activity_source = entry.activity_source;
+  if (entry.model_ref !== undefined) out.model_ref = { ...entry.model_ref };
   return out;
 }
 

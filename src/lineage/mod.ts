@@ -32,6 +32,8 @@ export {
 } from "./card.ts";
 export { digestInto, DigestTable, digestText } from "./digest_table.ts";
 export {
+  ACTIVITY_SOURCES,
+  type ActivitySource,
   ARTEFACT_KINDS,
   type ArtefactKind,
   computeOperatorHmac,
@@ -41,6 +43,8 @@ export {
   entryToJson,
   isEntryHash,
   type LineageEntry,
+  MODEL_REF_PROVIDERS,
+  type ModelRef,
   operatorHmacInput,
   parseEntry,
   sealEntry,

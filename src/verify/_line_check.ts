@@ -221,7 +221,8 @@ function constantTimeEqual(a: string, b: string): boolean {
 /**
  * The operator HMAC of an entry whose canonical bytes are `line`. The HMAC covers the line
  * with operator_hmac blanked: in canon bytes the first `"operator_hmac":"` is the top-level
- * key (inside a string every `"` is escaped and no entry field is a nested object), so the
+ * key (inside a string every `"` is escaped, and the one nested object an entry may hold,
+ * `model_ref`, has no such key), so the
  * input is the line with the value cut out. A value that needs escaping is re-serialised.
  */
 function hmacMatches(job: SignatureJob, key: KeyedHmacSha256, logName: string): boolean {

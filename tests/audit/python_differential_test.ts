@@ -83,3 +83,74 @@ Deno.test("a log written by ours verifies with the Python reference, which also 
     deepStrictEqual(JSON.parse(bad.stdout).errors, ["2026-01-01.jsonl:1: HMAC mismatch"]);
   });
 });
+
+Deno.test("Python's archived segments (archive/*.jsonl.gz) are read as part of the chain", async () => {
+  await withTempDir(async (root) => {
+    const fx = await auditFixture(root);
+    const epoch = Date.UTC(2026, 2, 1, 12) / 1000;
+    for (let day = 0; day < 3; day++) {
+      await python("write", fx.dir, fx.keyPath, "2", String(epoch + day * 86400));
+    }
+    await python("archive", fx.dir, "1");
+    const report = await verifyAuditLog(fx.dir, fx.key);
+    deepStrictEqual(report.issues, []);
+    strictEqual(report.records, 6);
+    deepStrictEqual(report.segments.map((s) => s.name), [
+      "archive/2026-03-01.jsonl.gz",
+      "archive/2026-03-02.jsonl.gz",
+      "2026-03-03.jsonl",
+    ]);
+    strictEqual((await scanAuditLog(fx.dir, fx.key)).records.length, 6);
+    // Every live day archived: ours continues the chain from the archive's tip.
+    await python("archive", fx.dir, "0");
+    const log = new AuditLog(fx.dir, fx.key, { clock: new FakeClock((epoch + 5 * 86400) * 1000) });
+    await log.append({ actor: "ts", event_type: "ts.event", resource_type: "x", resource_id: "y" });
+    await log.close();
+    const after = await verifyAuditLog(fx.dir, fx.key);
+    deepStrictEqual(after.issues, []);
+    strictEqual(after.records, 7);
+    const py = JSON.parse((await python("verify", fx.dir, fx.keyPath)).stdout);
+    deepStrictEqual(py.errors, []);
+    // A record changed inside an archive is caught, and named by its archive.
+    const { gzipSync, gunzipSync } = await import("node:zlib");
+    const path = `${fx.dir}/archive/2026-03-02.jsonl.gz`;
+    const text = new TextDecoder().decode(gunzipSync(await Deno.readFile(path)));
+    await Deno.writeFile(path, gzipSync(new TextEncoder().encode(text.replace('"t1"', '"t9"'))));
+    const tampered = await verifyAuditLog(fx.dir, fx.key);
+    ok(!tampered.ok);
+    strictEqual(tampered.issues[0].segment, "archive/2026-03-02.jsonl.gz");
+    strictEqual(tampered.issues[0].code, "audit.hmac_mismatch");
+  });
+});
+
+Deno.test("a Python record with a lone surrogate in its details verifies as Python wrote it", async () => {
+  await withTempDir(async (root) => {
+    const fx = await auditFixture(root);
+    await python(
+      "write",
+      fx.dir,
+      fx.keyPath,
+      "2",
+      String(Date.UTC(2026, 2, 1) / 1000),
+      "surrogate",
+    );
+    const text = await Deno.readTextFile(await onlySegment(fx));
+    ok(text.includes('"name": "bad\\udc80byte"'), "Python wrote the escape");
+    const report = await verifyAuditLog(fx.dir, fx.key);
+    deepStrictEqual(report.issues, []);
+    strictEqual(report.records, 2);
+    const scan = await scanAuditLog(fx.dir, fx.key);
+    strictEqual(scan.records[0].record.details.name, "bad\udc80byte");
+    // Ours appends after it and Python still verifies the whole chain.
+    const log = new AuditLog(fx.dir, fx.key, { clock: new FakeClock(Date.UTC(2026, 2, 1, 1)) });
+    await log.append({
+      actor: "ts",
+      event_type: "ts.event",
+      resource_type: "x",
+      resource_id: "y",
+      details: { name: "again\ud800" },
+    });
+    await log.close();
+    deepStrictEqual(JSON.parse((await python("verify", fx.dir, fx.keyPath)).stdout).errors, []);
+  });
+});

@@ -198,8 +198,16 @@ Deno.test("lines the runtime JSON parser would accept differently are still judg
     const check = checkRecordLine(lineOf(l), KEYS);
     ok(check.kind === "record" && check.hmacOk, value);
   }
-  // And a lone surrogate escape, which JSON.parse accepts.
+  // A lone surrogate escape is how Python's json writes such a string (ensure_ascii): it is
+  // read exactly, so an edited one is an HMAC mismatch and one written that way verifies.
   const lone = text.replace('"r"', '"\\ud800"');
-  const bad = checkRecordLine(enc(lone), KEYS);
-  ok(bad.kind === "bad", "lone surrogate accepted");
+  const edited = checkRecordLine(enc(lone), KEYS);
+  ok(edited.kind === "record" && !edited.hmacOk, "an edited lone surrogate verifies");
+  const { line: written } = buildRecord(
+    { actor: "a", event_type: "e", resource_type: "t", resource_id: "\ud800", details: {} },
+    { prevHmac: GENESIS_HMAC, timestamp: TS, keys: KEYS },
+  );
+  ok(new TextDecoder().decode(written).includes('"resource_id": "\\ud800"'));
+  const check = checkRecordLine(lineOf(written), KEYS);
+  ok(check.kind === "record" && check.hmacOk && check.record.resource_id === "\ud800");
 });

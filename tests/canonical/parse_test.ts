@@ -1,4 +1,4 @@
-import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import {
   canonicalize,
   JsonFloat,
@@ -120,4 +120,22 @@ Deno.test("splitLines splits on LF only and reports a missing final newline", ()
   strictEqual(b.endsWithNewline, false);
   strictEqual(b.lines.length, 2);
   deepStrictEqual(splitLines(new Uint8Array()), { lines: [], endsWithNewline: true });
+});
+
+Deno.test("lone surrogates: escaped in the ASCII profiles exactly as CPython's json writes them, refused in canon", async () => {
+  const value = { a: "x\udc80y", b: "\ud800", c: "\ud83d\ude00\udfff" };
+  const out = await new Deno.Command("python3", {
+    args: [
+      "-c",
+      'import json; print(json.dumps({"a": "x\\udc80y", "b": "\\ud800", "c": "\\U0001f600\\udfff"}, sort_keys=True), end="")',
+    ],
+  }).output();
+  const python = new TextDecoder().decode(out.stdout);
+  strictEqual(canonicalize(value, "py-default"), python);
+  const back = parseCanonicalLine(new TextEncoder().encode(python), "py-default");
+  ok(back.ok);
+  deepStrictEqual(back.value, value);
+  throws(() => canonicalize(value, "canon"));
+  ok(!parseCanonicalLine(new TextEncoder().encode('{"a":"\\udc80"}'), "canon").ok);
+  throws(() => parseJson('"\\udc80"'), "the strict parser refuses them unless asked");
 });

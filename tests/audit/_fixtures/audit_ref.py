@@ -1,10 +1,14 @@
 """Reference implementation of the audit log of FORMATS.md section 2, written from the text
 alone, for the differential test. Standard library only.
 
-  audit_ref.py write DIR KEY_PATH COUNT EPOCH_SECONDS [legacy]
+  audit_ref.py write DIR KEY_PATH COUNT EPOCH_SECONDS [legacy|surrogate]
   audit_ref.py verify DIR KEY_PATH        -> prints one JSON object, exit 0 clean / 1 errors
+  audit_ref.py archive DIR KEEP           -> gzips all but the newest KEEP segments into
+                                             DIR/archive/<name>.gz and removes them (the
+                                             Python implementation's retention)
 """
 import datetime
+import gzip
 import hashlib
 import hmac
 import json
@@ -49,15 +53,43 @@ def segments(directory):
     return sorted(n for n in os.listdir(directory) if SEGMENT.match(n))
 
 
+def chain_files(directory):
+    """Archived segments (gzip, by name) then live ones: the chain order."""
+    archive = os.path.join(directory, "archive")
+    archived = []
+    if os.path.isdir(archive):
+        archived = [os.path.join("archive", n) for n in sorted(os.listdir(archive))
+                    if n.endswith(".jsonl.gz")]
+    return archived + segments(directory)
+
+
+def read_segment(directory, name):
+    path = os.path.join(directory, name)
+    if name.endswith(".gz"):
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    return open(path, "rb").read()
+
+
+def archive(directory, keep):
+    names = segments(directory)
+    os.makedirs(os.path.join(directory, "archive"), exist_ok=True)
+    for name in names[:max(0, len(names) - keep)]:
+        src = os.path.join(directory, name)
+        with open(src, "rb") as f_in, gzip.open(os.path.join(directory, "archive", name + ".gz"), "wb") as f_out:
+            f_out.write(f_in.read())
+        os.unlink(src)
+
+
 def tip(directory):
-    for name in reversed(segments(directory)):
-        lines = [l for l in open(os.path.join(directory, name), "rb").read().split(b"\n") if l]
+    for name in reversed(chain_files(directory)):
+        lines = [l for l in read_segment(directory, name).split(b"\n") if l]
         if lines:
             return json.loads(lines[-1])["hmac"]
     return GENESIS
 
 
-def write(directory, key_path, count, epoch, legacy):
+def write(directory, key_path, count, epoch, legacy, surrogate=False):
     k, k2 = keys(key_path)
     os.makedirs(directory, exist_ok=True)
     prev = tip(directory)
@@ -81,6 +113,10 @@ def write(directory, key_path, count, epoch, legacy):
         }
         if i % 2:
             record["details"]["prev_chain_digest"] = prev
+        if surrogate:
+            # A lone surrogate, as Python strings may hold (e.g. a file name decoded with
+            # surrogateescape): json.dumps writes it as the escape \udc80.
+            record["details"]["name"] = "bad\udc80byte"
         if not legacy:
             record["scheme"] = 2
         record["hmac"] = mac(record, k, k2)
@@ -93,8 +129,8 @@ def write(directory, key_path, count, epoch, legacy):
 def verify(directory, key_path):
     k, k2 = keys(key_path)
     prev, records, errors = GENESIS, 0, []
-    for name in segments(directory):
-        raw = open(os.path.join(directory, name), "rb").read()
+    for name in chain_files(directory):
+        raw = read_segment(directory, name)
         if raw and not raw.endswith(b"\n"):
             errors.append("%s: missing trailing newline" % name)
         for n, line in enumerate(raw.split(b"\n")[:-1] if raw.endswith(b"\n") else raw.split(b"\n"), 1):
@@ -125,7 +161,10 @@ def verify(directory, key_path):
 
 if __name__ == "__main__":
     if sys.argv[1] == "write":
+        mode = sys.argv[6] if len(sys.argv) > 6 else ""
         write(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]),
-              len(sys.argv) > 6 and sys.argv[6] == "legacy")
+              mode == "legacy", mode == "surrogate")
+    elif sys.argv[1] == "archive":
+        archive(sys.argv[2], int(sys.argv[3]))
     else:
         sys.exit(verify(sys.argv[2], sys.argv[3]))

@@ -60,6 +60,71 @@ def sign_detached(private_key, kid: str, payload: bytes) -> str:
     return header + ".." + b64url(signature)
 
 
+def write_python_layout(root: Path, secret: bytes) -> None:
+    """A tree as the Python implementation writes one on POSIX: card folders named by the raw
+    agent id (``agent:claude-worker-3/``, one of them per kid), and entries carrying its
+    optional fields ``activity_source`` and ``model_ref`` (inner absent values as null)."""
+    sdd = root / ".sdd"
+    lineage = sdd / "lineage"
+    lineage.mkdir(parents=True, exist_ok=True)
+    agents = {}
+    for i, agent_id in enumerate(["agent:claude-worker-3", "agent:codex-worker-1"]):
+        key = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(f"py-layout-{i}".encode()).digest())
+        pem = key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        ).decode("ascii")
+        kid = f"kid-{i}"
+        folder = sdd / "agents" / agent_id
+        if i == 1:
+            folder = folder / kid
+        folder.mkdir(parents=True, exist_ok=True)
+        card = {"agent_id": agent_id, "kid": kid, "public_key_pem": pem, "protocol_version": "a2a/1.0"}
+        (folder / "card.json").write_text(json.dumps(card, indent=2))
+        agents[agent_id] = (key, kid)
+    tips: dict[str, str] = {}
+    lines = []
+    writes = [
+        ("src/app.py", "agent:claude-worker-3", b"a\n", "adapter", None),
+        ("src/app.py", "agent:codex-worker-1", b"b\n", "scheduler", {
+            "provider": "anthropic", "model_requested": "claude-x", "model_reported": None,
+            "version": None, "routing_decision_hash": "",
+        }),
+        ("docs/notes.md", "agent:claude-worker-3", b"n\n", None, {
+            "provider": "openai", "model_requested": "gpt-x", "model_reported": "gpt-x-2026",
+            "version": "7", "routing_decision_hash": "sha256:" + "ab" * 32,
+        }),
+    ]
+    for n, (path, agent_id, content, source, model_ref) in enumerate(writes):
+        key, kid = agents[agent_id]
+        entry = {
+            "v": 1,
+            "artefact_path": path,
+            "artefact_kind": "file",
+            "content_hash": "sha256:" + hashlib.sha256(content).hexdigest(),
+            "parent_hashes": [tips[path]] if path in tips else [],
+            "agent_id": agent_id,
+            "agent_card_kid": kid,
+            "tool_call_id": f"py-{n}",
+            "span_id": f"{n:016x}",
+            "ts_ns": 1_767_225_600_000_000_000 + n * 1_000_000_007,
+            "operator_hmac": "",
+        }
+        if source is not None:
+            entry["activity_source"] = source
+        if model_ref is not None:
+            entry["model_ref"] = model_ref
+        entry["operator_hmac"] = operator_hmac(entry, secret)
+        line = canon(entry)
+        eh = entry_hash(line)
+        shard, full = artefact_dir(path)
+        sig_dir = lineage / "signatures" / shard / full
+        sig_dir.mkdir(parents=True, exist_ok=True)
+        (sig_dir / (eh.split(":", 1)[1] + ".jws")).write_text(sign_detached(key, kid, line))
+        tips[path] = eh
+        lines.append(line + b"\n")
+    (lineage / "log.jsonl").write_bytes(b"".join(lines))
+
+
 def write(root: Path, secret: bytes) -> None:
     sdd = root / ".sdd"
     lineage = sdd / "lineage"
@@ -169,5 +234,7 @@ if __name__ == "__main__":
     command, directory, operator_secret = sys.argv[1], Path(sys.argv[2]), sys.argv[3].encode()
     if command == "write":
         write(directory, operator_secret)
+    elif command == "write-python-layout":
+        write_python_layout(directory, operator_secret)
     else:
         print(json.dumps(verify(directory, operator_secret)))
