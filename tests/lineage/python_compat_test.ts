@@ -93,6 +93,8 @@ Deno.test({
       const { buildProjectPack, ensureOperatorSigningKey } = await import(
         "../../src/compliance/store/mod.ts"
       );
+      const { MemorySink } = await import("../../src/compliance/mod.ts");
+      const sink = new MemorySink();
       const { mapEnv, SeededRandom } = await import("../../src/io/mod.ts");
       const { memoryBytes, verifyPack } = await import("../../src/verify/mod.ts");
       const sdd = join(dir, ".sdd");
@@ -107,8 +109,10 @@ Deno.test({
         compliance: { risk_paths: [], remote_biometric_identification: false, retention_days: 365 },
         signer: key.signer,
         env: mapEnv({}),
+        sink,
       });
-      const verdict = await verifyPack(memoryBytes(pack.zip), {
+      strictEqual(pack.bytes, sink.bytes().length);
+      const verdict = await verifyPack(memoryBytes(sink.bytes()), {
         operatorPublicKey: key.signer.publicKey,
       });
       deepStrictEqual(verdict.errors, []);
