@@ -12,6 +12,7 @@ import type { DashboardSource } from "../report/mod.ts";
 import {
   checkStatus,
   type HoldStore,
+  IllegalTransitionError,
   isoTime,
   type Task,
   TASK_STATUSES,
@@ -296,12 +297,17 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     let task = await getTask(params.id);
     const holder = holderOf(scope);
     if (task.status === "claimed") {
-      // A fast agent (or a remote worker) may report before the start was recorded.
-      task = await store.transition(task.id, "in_progress", {
-        actor,
-        reason: "completion reported before start was recorded",
-        holder,
-      });
+      // A fast agent (or a remote worker) may report before the start was recorded. The
+      // orchestrator may record it between this read and this change: then it is started.
+      try {
+        task = await store.transition(task.id, "in_progress", {
+          actor,
+          reason: "completion reported before start was recorded",
+          holder,
+        });
+      } catch (error) {
+        if (!(error instanceof IllegalTransitionError && error.from === "in_progress")) throw error;
+      }
     }
     task = await store.transition(task.id, "done", {
       actor,

@@ -673,3 +673,48 @@ Deno.test("server: startTaskServer needs no more than the store, holds and token
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("server: a completion racing the orchestrator's own start record still completes", async () => {
+  const clock = new FakeClock();
+  const inner = createMemoryTaskStore({ clock, random: new SeededRandom(1) });
+  let race = false;
+  // The orchestrator records the start right after the server read the task as claimed (a
+  // shared store makes this window a whole database round trip).
+  const store: TaskStore = {
+    ...Object.fromEntries(
+      ([
+        "create",
+        "createMany",
+        "list",
+        "claimNext",
+        "claim",
+        "transition",
+        "progress",
+        "stampAttachments",
+        "heartbeat",
+        "releaseStaleClaims",
+        "onWork",
+        "close",
+      ] as const)
+        .map((m) => [m, (...a: unknown[]) => (inner[m] as (...x: unknown[]) => unknown)(...a)]),
+    ) as Omit<TaskStore, "backend" | "get">,
+    backend: "racing",
+    async get(id) {
+      const seen = await inner.get(id);
+      if (race && seen?.status === "claimed") {
+        race = false;
+        await inner.transition(id, "in_progress", { actor: "orchestrator", reason: "spawned" });
+      }
+      return seen;
+    },
+  };
+  await withServer(async (s) => {
+    await inner.create({ id: "t", title: "t", role: "dev" }, OP);
+    await inner.claim("t", { agent: "agent-t", expectedVersion: 1 });
+    const token = await agentFor(s, ["t"]);
+    race = true;
+    const r = await s.call("POST", "/tasks/t/complete", { token, body: { summary: "done" } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await inner.get("t"))?.status, "done");
+  }, { store });
+});
