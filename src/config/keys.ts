@@ -21,10 +21,18 @@ export const FLAG_KEYS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Keys (and subtrees) a running orchestrator re-reads when bernstein.yaml or the overlay
- * changes; every other key is read once, when the run starts.
+ * Keys (and subtrees) a running orchestrator applies on the next tick when bernstein.yaml, the
+ * overlay or .sdd/config.yaml changes (src/orchestrator/config_reload.ts); every other key is
+ * read once, when the run starts (the task server, stores and adapters are set up by then).
  */
-export const RELOADABLE_KEYS: readonly string[] = [];
+export const RELOADABLE_KEYS: readonly string[] = [
+  "max_agents",
+  "role_model_policy",
+  "tuning.orchestrator",
+  "tuning.spawn",
+  "tuning.agent",
+  "tuning.gates",
+];
 
 /** One key of the catalogue. */
 export interface ConfigKey {

@@ -78,6 +78,11 @@ export class AdapterResolver {
     this.#ctx = ctx;
   }
 
+  /** Forgets every resolution (the role policy was reloaded). */
+  clear(): void {
+    this.#resolved.clear();
+  }
+
   /** The adapter of a task; see {@linkcode resolveTaskCli}. */
   async resolve(task: Pick<Task, "cli" | "role" | "id">): Promise<ResolvedCli> {
     const key = `${task.cli ?? ""}\0${task.role}`;

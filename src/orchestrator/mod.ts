@@ -150,3 +150,10 @@ export { loadRunRecords, type LoadRunRecordsOptions, readLogTails } from "./run_
 export { processAlive, readSession, sessionPath, type SessionRecord } from "./session.ts";
 export { type SelfCommand, selfCommand, verifyCommand } from "./self_command.ts";
 export { checkConfig, type CheckedConfig } from "./config_checks.ts";
+export {
+  applyReloadable,
+  changedKeys,
+  configHash,
+  ConfigWatch,
+  type ReloadOutcome,
+} from "./config_reload.ts";

@@ -89,6 +89,14 @@ export type RunFact =
     timeoutS: number;
   }
   | { kind: "claim.lost"; taskId: string; session: string; holder: string | null }
+  | {
+    kind: "config.reloaded";
+    oldHash: string;
+    newHash: string;
+    applied: readonly string[];
+    pending: readonly string[];
+  }
+  | { kind: "config.reload_refused"; code: string; message: string; location: string | null }
   | { kind: "task.done"; taskId: string; summary: string }
   | {
     kind: "task.failed";
@@ -306,6 +314,33 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
         }),
       };
     }
+    case "config.reloaded":
+      return {
+        audit: orchestratorEvent("config.reloaded", "config", fact.newHash, {
+          old_hash: fact.oldHash,
+          new_hash: fact.newHash,
+          applied: [...fact.applied],
+          pending: [...fact.pending],
+        }),
+        progress: {
+          type: "config.reloaded",
+          applied: [...fact.applied],
+          pending: [...fact.pending],
+        },
+      };
+    case "config.reload_refused":
+      return {
+        audit: orchestratorEvent("config.reload_refused", "config", "effective", {
+          code: fact.code,
+          message: fact.message,
+          location: fact.location,
+        }),
+        progress: warning(
+          `configuration edit refused, the running configuration is kept: ${
+            fact.location ? fact.location + ": " : ""
+          }${fact.message}`,
+        ),
+      };
     case "agent.leftover_ended":
       return {
         audit: orchestratorEvent("agent.leftover_ended", "agent", fact.session, {

@@ -57,6 +57,14 @@ function describe(e: RunEvent): string | undefined {
       return `run ${s("run_id")} resumed (attempt ${s("attempt")}): ${
         s("open")
       } task(s) still to do`;
+    case "config.reloaded":
+      return `⟳ configuration reloaded: ${
+        (e.applied as string[] | undefined)?.join(", ") || "nothing that applies now"
+      }${
+        (e.pending as string[] | undefined)?.length
+          ? ` (next run: ${(e.pending as string[]).join(", ")})`
+          : ""
+      }`;
     case "task.spawned":
       return `▶ ${s("task_id")}  ${s("adapter")}${e.model ? "/" + s("model") : ""}  (${
         s("session")

@@ -41,6 +41,7 @@ import { archivePreviousRun, endLeftoverAgents, recoverAfterCrash } from "./reco
 import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
 import { checkConfig } from "./config_checks.ts";
+import { ConfigWatch } from "./config_reload.ts";
 import { readSession, type SessionRecord, writeSession } from "./session.ts";
 
 /** `bernstein run` options. */
@@ -182,6 +183,8 @@ interface RunPlan {
   maxAgents: number;
   /** Adapter name of each planned task. */
   adapters: Record<string, string>;
+  /** The configuration files, watched for hot reload. */
+  watch: ConfigWatch;
 }
 
 /**
@@ -227,22 +230,24 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   const planCli = kept ? kept.plan_cli ?? undefined : planned?.graph?.cli;
   const planMaxAgents = kept ? undefined : planned?.graph?.max_agents;
   // The plan's defaults are a layer of their own: above .sdd/config.yaml, below bernstein.yaml.
-  const { config, warnings, loaded } = planCli === undefined && planMaxAgents === undefined
+  const planDefaults = planCli === undefined && planMaxAgents === undefined ? undefined : {
+    file: planned?.graph?.source ?? "plan",
+    values: {
+      ...(planCli === undefined ? {} : { cli: planCli }),
+      ...(planMaxAgents === undefined ? {} : { max_agents: planMaxAgents }),
+    },
+  };
+  const { config, warnings, loaded } = planDefaults === undefined
     ? first
-    : await requireConfig({
-      cwd: deps.cwd,
-      env: deps.env,
-      flags,
-      planDefaults: {
-        file: planned?.graph?.source ?? "plan",
-        values: {
-          ...(planCli === undefined ? {} : { cli: planCli }),
-          ...(planMaxAgents === undefined ? {} : { max_agents: planMaxAgents }),
-        },
-      },
-    });
+    : await requireConfig({ cwd: deps.cwd, env: deps.env, flags, planDefaults });
   for (const w of warnings) deps.warn(w);
   refuseBadConfig(checkConfig({ config, locate: loaded.locate }));
+  const watch = new ConfigWatch({
+    cwd: deps.cwd,
+    env: deps.env,
+    flags,
+    ...(planDefaults === undefined ? {} : { planDefaults }),
+  }, { config, sourceFiles: loaded.sourceFiles });
   // With agents on worker hosts only, adapters resolve there (the pool sends each task to a
   // worker that has its adapter): this host need not have the CLIs.
   const lookup = config.workers?.listen !== undefined && config.workers.local_agents === 0
@@ -267,6 +272,7 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
     modelOverride,
     maxAgents: config.max_agents,
     adapters,
+    watch,
   };
 }
 
@@ -545,6 +551,7 @@ function newLoop(
     modelOverride: plan.modelOverride,
     planCli: undefined,
     maxAgents: plan.maxAgents,
+    configWatch: plan.watch,
     goal: session.goal ?? undefined,
     runAttempt: session.attempt,
     isRoot: isRoot(),

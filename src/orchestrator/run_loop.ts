@@ -11,6 +11,7 @@ import type { ResolvedCli } from "../adapters/mod.ts";
 import type { LiveAgent } from "../report/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { AdapterResolver } from "./adapter_choice.ts";
+import { applyReloadable } from "./config_reload.ts";
 import { AgentExits } from "./agent_exit.ts";
 import { Completion } from "./completion.ts";
 import { Dispatcher } from "./dispatch.ts";
@@ -217,6 +218,7 @@ export class RunLoop {
   async #step(): Promise<boolean> {
     const { store } = this.#ctx;
     this.#tick++;
+    await this.#reloadConfig();
     await this.#liveness.checkAgents();
     await this.#liveness.expireClaims();
     const tasks = await store.list({});
@@ -235,6 +237,33 @@ export class RunLoop {
     const changed = decisions.some((d) => d.kind === "spawn" || d.kind === "fail_dependent");
     const fresh = changed ? await store.list({}) : tasks;
     return await this.#terminate(fresh, decisions);
+  }
+
+  /** Hot reload: a changed configuration takes effect on this tick, audited with its hashes. */
+  async #reloadConfig(): Promise<void> {
+    const ctx = this.#ctx;
+    const outcome = await ctx.configWatch?.check();
+    if (outcome === undefined) return;
+    if (outcome.kind === "refused") {
+      await this.#recorder.record({
+        kind: "config.reload_refused",
+        code: outcome.problem.code,
+        message: outcome.problem.message +
+          (outcome.errors > 1 ? ` (and ${outcome.errors - 1} more)` : ""),
+        location: outcome.problem.location ?? null,
+      });
+      return;
+    }
+    applyReloadable(ctx.config, outcome.config);
+    ctx.maxAgents = ctx.config.max_agents;
+    this.#adapters.clear();
+    await this.#recorder.record({
+      kind: "config.reloaded",
+      oldHash: outcome.oldHash,
+      newHash: outcome.newHash,
+      applied: outcome.applied,
+      pending: outcome.pending,
+    });
   }
 
   /** The pure scheduler over this tick's snapshot; non-trivial ticks are logged. */

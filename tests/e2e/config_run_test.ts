@@ -4,7 +4,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { REPO_ROOT } from "../_helpers/cli.ts";
 import { git, withTempDir } from "../_helpers/temp.ts";
-import { bern, prepareRepo, step, summaryOf } from "./_run_helpers.ts";
+import { bern, prepareRepo, startBernstein, step, summaryOf } from "./_run_helpers.ts";
 
 const ONE_STEP = `cli: scripted
 stages:
@@ -142,5 +142,61 @@ Deno.test("an unknown adapter name in the configuration fails validate and a dry
       dry.stderr,
     );
     ok(dry.stderr.includes("(and 1 more; run 'bernstein config validate')"), dry.stderr);
+  });
+});
+
+Deno.test("hot reload: an edit applies on the next tick, audited with both hashes; a broken edit is refused once", async () => {
+  await withTempDir(async (dir) => {
+    const go = join(dir, "..", `${dir.split("/").pop()}.go`);
+    await prepareRepo(
+      dir,
+      `cli: scripted
+stages:
+  - name: s
+    steps:
+${step("Wait", [`@agent run sh -c "while [ ! -e '${go}' ]; do sleep 0.1; done"`])}
+`,
+    );
+    await Deno.writeTextFile(join(dir, "bernstein.yaml"), "max_agents: 2\n");
+    await git(dir, "add", "bernstein.yaml");
+    await git(dir, "commit", "-q", "-m", "config");
+    const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
+    // Empty until the run has created its audit key and log.
+    const audit = async (type: string): Promise<Record<string, unknown>[]> => {
+      const shown = await bern(dir, ["audit", "show", "--type", type, "--json"]);
+      if (shown.code !== 0) return [];
+      return JSON.parse(shown.stdout).records
+        .map((r: { record: { details: Record<string, unknown> } }) => r.record.details);
+    };
+    const until = async (what: string, test: () => Promise<boolean>) => {
+      const deadline = Date.now() + 60_000;
+      while (!(await test())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await until("the agent", async () => (await audit("agent.spawned")).length > 0);
+    // bernstein.yaml is tracked: the overlay is where a running project is changed locally.
+    await Deno.writeTextFile(
+      join(dir, ".git", "bernstein-overlay.yaml"),
+      "max_agents: 3\ntuning:\n  agent:\n    kill_grace_s: 4\nlineage:\n  strict: true\n",
+    );
+    await until("the reload", async () => (await audit("config.reloaded")).length > 0);
+    const [reloaded] = await audit("config.reloaded");
+    ok(String(reloaded.old_hash).startsWith("sha256:"));
+    ok(reloaded.old_hash !== reloaded.new_hash);
+    deepStrictEqual(reloaded.applied, ["max_agents", "tuning.agent.kill_grace_s"]);
+    deepStrictEqual(reloaded.pending, ["lineage.strict"]);
+    await Deno.writeTextFile(join(dir, ".git", "bernstein-overlay.yaml"), "max_agents: [\n");
+    await until("the refusal", async () => (await audit("config.reload_refused")).length > 0);
+    // Mended: the next change applies again (and the broken file was reported only once).
+    await Deno.writeTextFile(join(dir, ".git", "bernstein-overlay.yaml"), "max_agents: 4\n");
+    await until("the second reload", async () => (await audit("config.reloaded")).length > 1);
+    await Deno.writeTextFile(go, "");
+    const out = await child.output();
+    strictEqual(out.code, 0, new TextDecoder().decode(out.stderr));
+    strictEqual((await audit("config.reload_refused")).length, 1);
+    const lines = new TextDecoder().decode(out.stdout).split("\n");
+    strictEqual(lines.filter((l) => l.includes("configuration edit refused")).length, 1);
   });
 });
