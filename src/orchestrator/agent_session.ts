@@ -92,6 +92,11 @@ export function sessionPaths(
   };
 }
 
+/** The run tag of a run's sessions: the run id's hex tail, plus `r<n>` for the n-th resume. */
+export function runTagOf(runId: string, runAttempt: number): string {
+  return `${runId.split("-").pop()}${runAttempt > 1 ? `r${runAttempt}` : ""}`;
+}
+
 /**
  * A session id from a task id, attempt and run tag (unique across runs, so a branch kept from
  * an earlier run never collides): safe for branch, folder and token names.

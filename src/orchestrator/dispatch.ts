@@ -12,7 +12,7 @@ import { agentDeadlineSeconds } from "../config/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
 import { DIRECT_SUBPROCESS } from "./agent_session.ts";
-import { sessionId } from "./agent_session.ts";
+import { runTagOf, sessionId } from "./agent_session.ts";
 import { processStartTime } from "./session.ts";
 import type { Execution, ExecutionRequest, Executor } from "./executor.ts";
 import type { MergeQueue } from "./merge_queue.ts";
@@ -89,8 +89,7 @@ export class Dispatcher {
     const { ctx, adapters, retries } = this.#deps;
     const attempt = task.retry_count + 1;
     // The run id's hex tail plus the resume count: unique per run and per resume.
-    const runTag = `${ctx.runId.split("-").pop()}${ctx.runAttempt > 1 ? `r${ctx.runAttempt}` : ""}`;
-    const session = this.#fresh(sessionId(task.id, attempt, runTag));
+    const session = this.#fresh(sessionId(task.id, attempt, runTagOf(ctx.runId, ctx.runAttempt)));
     const choice = modelForAttempt(task, ctx.config, ctx.modelOverride);
     try {
       const cli = await adapters.resolve({ ...task, cli: choice.cli ?? task.cli });

@@ -41,6 +41,8 @@ interface AgentScript {
   hang?: boolean;
   /** Something it reports through the store before exiting. */
   report?: (store: TaskStore, taskId: string, session: string) => Promise<void>;
+  /** It works this long (fake time) before it may exit. */
+  runsMs?: number;
 }
 
 function result(ok: boolean, error: string | null, code = ok ? 0 : 1): AgentResult {
@@ -73,7 +75,7 @@ class FakeExecutor implements Executor {
   /** Sessions terminated, with the fake time. */
   readonly terminated: { session: string; atMs: number }[] = [];
   /** Agents ready to exit, waiting for the driver. */
-  #ready: (() => Promise<AgentExit>)[] = [];
+  #ready: { atMs: number; exit: () => Promise<AgentExit> }[] = [];
   readonly #scripts: (taskId: string, attempt: number) => AgentScript;
   readonly #ctx: { git: Git; sdd: string; clock: FakeClock; store: TaskStore };
 
@@ -105,14 +107,17 @@ class FakeExecutor implements Executor {
     let finish: (exit: AgentExit) => void = () => {};
     const exit = new Promise<AgentExit>((resolve) => (finish = resolve));
     if (!script.hang) {
-      this.#ready.push(async () => {
-        await script.report?.(store, request.taskId, request.session);
-        finish({
-          result: result(!script.fail, script.fail ?? null),
-          timedOut: false,
-          signal: null,
-        });
-        return await exit;
+      this.#ready.push({
+        atMs: clock.nowMs() + (script.runsMs ?? 0),
+        exit: async () => {
+          await script.report?.(store, request.taskId, request.session);
+          finish({
+            result: result(!script.fail, script.fail ?? null),
+            timedOut: false,
+            signal: null,
+          });
+          return await exit;
+        },
       });
     }
     const startedMs = clock.monotonicMs();
@@ -139,9 +144,10 @@ class FakeExecutor implements Executor {
 
   /** Lets every agent that is ready exit; true when there was one. */
   async release(): Promise<boolean> {
-    const ready = this.#ready;
-    this.#ready = [];
-    for (const exit of ready) await exit();
+    const now = this.#ctx.clock.nowMs();
+    const ready = this.#ready.filter((r) => r.atMs <= now);
+    this.#ready = this.#ready.filter((r) => r.atMs > now);
+    for (const r of ready) await r.exit();
     return ready.length > 0;
   }
 }
@@ -359,5 +365,43 @@ Deno.test("run loop: tasks stuck behind a blocked one end in the zero-terminal b
       h.ledger.filter((r) => r.kind === "task.abandoned").map((r) => r.task_id).sort(),
       ["after", "stuck"],
     );
+  });
+});
+
+Deno.test("run loop: a claim nobody in this run holds is released after stale_claim_timeout_s and runs", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("orphan")],
+      () => ({ files: { "o.txt": "o\n" } }),
+      (config) => (config.tuning.orchestrator.stale_claim_timeout_s = 60),
+    );
+    const start = h.clock.nowMs();
+    // A worker elsewhere claimed it and went silent.
+    await h.store.claim("orphan", { agent: "ghost-worker", expectedVersion: 1, actor: "test" });
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "quiescent");
+    assert.equal(h.executor.starts.length, 1);
+    assert.ok(h.executor.starts[0].atMs - start >= 60_000, "not before the timeout");
+    assert.equal((await h.store.get("orphan"))?.status, "closed");
+  });
+});
+
+Deno.test("run loop: this run's own long-running agent keeps its claim past stale_claim_timeout_s", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("long")],
+      () => ({ files: { "l.txt": "l\n" }, runsMs: 30_000 }),
+      (config) => {
+        config.tuning.orchestrator.stale_claim_timeout_s = 5;
+        config.tuning.agent.stall_threshold_s = 1000;
+      },
+    );
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "quiescent");
+    assert.equal(h.executor.starts.length, 1, "started once, never released and restarted");
+    assert.equal((await h.store.get("long"))?.status, "closed");
+    assert.ok(!h.events.some((e) => String(e.message ?? "").includes("expired")));
   });
 });
