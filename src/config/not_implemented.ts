@@ -25,7 +25,6 @@ export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
   { key: "catalogs", issue: 12 },
   { key: "tuning.agent.heartbeat_interval_s", issue: 12 },
   { key: "tuning.slo.error_budget_min_failures", issue: 12 },
-  { key: "tuning.agent.idle_log_age_threshold_s", issue: 12 },
   { key: "budget", issue: null },
   { key: "notify", issue: 21 },
   { key: "provider_availability", issue: 19 },

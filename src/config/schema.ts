@@ -54,7 +54,7 @@ export const TuningSchema = z.object({
       "Turn limit passed to adapters that support one; null: no turn limit.",
     ),
     idle_log_age_threshold_s: positive.describe(
-      "An agent whose log has not grown for this long counts as idle.",
+      "An agent whose log has not grown for this long is reported idle (once, audited).",
     ),
     stall_threshold_s: positive.describe(
       "No heartbeat, log or git activity for this long marks an agent stalled.",

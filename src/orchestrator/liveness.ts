@@ -31,22 +31,41 @@ export interface StalledManager {
 /** Watches running agents for silence and the manager for progress. */
 export class Liveness {
   readonly #deps: LivenessDeps;
+  /** Sessions reported idle, until their output moves again. */
+  readonly #idle = new Set<string>();
 
   constructor(deps: LivenessDeps) {
     this.#deps = deps;
   }
 
-  /** Stops agents with no output and no heartbeat for the stall threshold. */
+  /**
+   * Reports an agent whose log has not grown for `idle_log_age_threshold_s` (once, until it
+   * writes again); stops agents with no output and no heartbeat for the stall threshold.
+   */
   async checkAgents(): Promise<void> {
     const { ctx } = this.#deps;
     const thresholdMs = ctx.config.tuning.agent.stall_threshold_s * 1000;
+    const idleMs = ctx.config.tuning.agent.idle_log_age_threshold_s * 1000;
     const beats = new Map(ctx.server.agents().map((a) => [a.agent_id, a]));
     for (const s of this.#deps.sessions.all()) {
       if (s.state !== "running" || s.execution === undefined) continue;
       const beat = beats.get(s.session);
       const beatAge = beat ? ctx.clock.nowMs() - Date.parse(beat.last_heartbeat_at) : Infinity;
       const outputAge = ctx.clock.monotonicMs() - s.execution.lastOutputMs();
-      if (outputAge > thresholdMs && beatAge > thresholdMs) await this.#stop(s, outputAge);
+      if (outputAge > thresholdMs && beatAge > thresholdMs) {
+        await this.#stop(s, outputAge);
+        continue;
+      }
+      if (outputAge <= idleMs) this.#idle.delete(s.session);
+      else if (!this.#idle.has(s.session)) {
+        this.#idle.add(s.session);
+        await this.#deps.recorder.record({
+          kind: "agent.idle",
+          taskId: s.task.id,
+          session: s.session,
+          idleS: Math.round(outputAge / 1000),
+        });
+      }
     }
   }
 

@@ -79,6 +79,7 @@ export type RunFact =
     worker?: string;
   }
   | { kind: "agent.stalled"; taskId: string; session: string; silentS: number }
+  | { kind: "agent.idle"; taskId: string; session: string; idleS: number }
   | { kind: "agent.leftover_ended"; taskId: string; session: string; pid: number }
   | {
     kind: "claim.expired";
@@ -351,6 +352,17 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
         progress: warning(
           `${fact.taskId}: agent ${fact.session} (pid ${fact.pid}) was left running by a dead ` +
             "run; ended it",
+        ),
+      };
+    case "agent.idle":
+      return {
+        audit: orchestratorEvent("agent.idle", "agent", fact.session, {
+          task_id: fact.taskId,
+          idle_s: fact.idleS,
+        }),
+        progress: warning(
+          `${fact.taskId}: agent ${fact.session} is idle (its log has not grown for ` +
+            `${fact.idleS}s, tuning.agent.idle_log_age_threshold_s)`,
         ),
       };
     case "agent.stalled":

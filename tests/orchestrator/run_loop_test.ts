@@ -405,3 +405,22 @@ Deno.test("run loop: this run's own long-running agent keeps its claim past stal
     assert.ok(!h.events.some((e) => String(e.message ?? "").includes("expired")));
   });
 });
+
+Deno.test("run loop: an agent whose log stops growing is reported idle once, then stopped at the stall threshold", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("quiet")],
+      () => ({ hang: true }),
+      (config) => {
+        config.tuning.agent.idle_log_age_threshold_s = 10;
+        config.tuning.agent.stall_threshold_s = 30;
+      },
+    );
+    await drive(h, 1000);
+    const idle = h.audit.ofType("agent.idle");
+    assert.equal(idle.length, 1, "reported once, not every tick");
+    assert.equal(idle[0].details.idle_s, 11);
+    assert.equal(h.audit.ofType("agent.stalled").length, 1);
+  });
+});
