@@ -18,6 +18,9 @@ export const DEFAULT_TUNING: Tuning = {
     scope_runtime_s: { small: 900, medium: 1800, large: 3600, xl: 7200 },
     stalled_run_grace_s: 1800,
     stalled_run_ticks: 10,
+    // The design's self-extension: 600 s per cycle, up to 5400 s in all.
+    deadline_extension_s: 600,
+    deadline_max_s: 5400,
   },
   spawn: {
     spawn_backoff_base_s: 5,
@@ -74,6 +77,14 @@ export const DEFAULT_TUNING: Tuning = {
 
 /** Task scopes, smallest first. */
 export type Scope = keyof Tuning["orchestrator"]["scope_runtime_s"];
+
+/**
+ * The longest an agent of a scope may run with every extension: the hard backstop of its
+ * process (the run's liveness check enforces the extensible deadline before it).
+ */
+export function agentDeadlineCapSeconds(tuning: Tuning, scope: Scope): number {
+  return Math.max(agentDeadlineSeconds(tuning, scope), tuning.orchestrator.deadline_max_s);
+}
 
 /** An agent's wall-clock deadline for a scope: the bucket, raised to the runtime floor. */
 export function agentDeadlineSeconds(tuning: Tuning, scope: Scope): number {

@@ -12,7 +12,13 @@
  *
  * @module
  */
-export { agentDeadlineSeconds, DEFAULT_TUNING, type Scope, type Tuning } from "./defaults.ts";
+export {
+  agentDeadlineCapSeconds,
+  agentDeadlineSeconds,
+  DEFAULT_TUNING,
+  type Scope,
+  type Tuning,
+} from "./defaults.ts";
 export { ENV_OVERRIDES, type EnvOverride, readEnvOverrides } from "./env_overrides.ts";
 export { ConfigError, type ConfigProblem } from "./errors.ts";
 export { type InitReport, initWorkspace, PROJECT_TEMPLATE, SDD_FOLDERS } from "./init.ts";

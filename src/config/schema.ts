@@ -39,6 +39,12 @@ export const TuningSchema = z.object({
       "The zero-terminal backstop waits this long with an unchanged task fingerprint…",
     ),
     stalled_run_ticks: positive.describe("…and over at least this many ticks, before failing."),
+    deadline_extension_s: positive.describe(
+      "An agent that reported progress since the last check gets this much more at its deadline…",
+    ),
+    deadline_max_s: positive.describe(
+      "…cycle after cycle, up to this total (a deadline above it is never extended).",
+    ),
   }).strict(),
   spawn: z.object({
     spawn_backoff_base_s: nonNegative.describe(
@@ -59,7 +65,9 @@ export const TuningSchema = z.object({
     stall_threshold_s: positive.describe(
       "No heartbeat, log or git activity for this long marks an agent stalled.",
     ),
-    heartbeat_interval_s: positive.describe("How often agents are asked to heartbeat."),
+    heartbeat_interval_s: positive.describe(
+      "How often agents are asked (in their prompt) to report progress on long work.",
+    ),
     kill_grace_s: nonNegative.describe(
       "Grace between SIGTERM and SIGKILL of an agent's process group.",
     ),

@@ -103,7 +103,8 @@ export class AgentExits {
    */
   async #settle(s: RunningSession, task: Task, exit: AgentExit): Promise<Task | undefined> {
     if (task.status !== "in_progress" && task.status !== "claimed") return task;
-    const { result, timedOut } = exit;
+    const { result } = exit;
+    const timedOut = exit.timedOut || s.deadlineHit === true;
     if (result.ok) {
       return await this.#deps.store.transition(task.id, "done", {
         actor: "orchestrator",
@@ -111,7 +112,7 @@ export class AgentExits {
         result_summary: result.summary || "(no summary)",
       });
     }
-    const deadlineS = agentDeadlineSeconds(this.#deps.config.tuning, task.scope);
+    const deadlineS = s.deadlineS ?? agentDeadlineSeconds(this.#deps.config.tuning, task.scope);
     const reason = timedOut
       ? `deadline: killed after ${deadlineS}s (scope ${task.scope})`
       : result.error ?? `agent exited ${result.exit_code}`;

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { endpointForRole, type ResolvedCli } from "../adapters/mod.ts";
-import { agentDeadlineSeconds } from "../config/mod.ts";
+import { agentDeadlineCapSeconds } from "../config/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
 import { DIRECT_SUBPROCESS } from "./agent_session.ts";
@@ -199,6 +199,11 @@ export class Dispatcher {
       goal: ctx.goal,
       failureContext: retries.failureContext(a.task.id),
       attempt: a.attempt,
+      progress: {
+        everyS: ctx.config.tuning.agent.heartbeat_interval_s,
+        extensionS: ctx.config.tuning.orchestrator.deadline_extension_s,
+        maxS: ctx.config.tuning.orchestrator.deadline_max_s,
+      },
     });
     const tuning = ctx.config.tuning;
     return {
@@ -219,7 +224,8 @@ export class Dispatcher {
         BERNSTEIN_TASK_ID: a.task.id,
         BERNSTEIN_AGENT_ID: a.session,
       },
-      deadlineMs: agentDeadlineSeconds(tuning, a.task.scope) * 1000,
+      // The process's own timer is only the backstop; liveness enforces the extensible one.
+      deadlineMs: agentDeadlineCapSeconds(tuning, a.task.scope) * 1000,
       killGraceMs: tuning.agent.kill_grace_s * 1000,
       isRoot: ctx.isRoot,
       baseSha: await merges.head(),

@@ -1,5 +1,6 @@
 /**
  * Liveness: an agent silent for the stall threshold (no output and no heartbeat) is stopped,
+ * an agent at its deadline is given more time while it reports progress (else stopped),
  * its exit then fails the task like any other; a claim held on another host whose heartbeats
  * stopped for `stale_claim_timeout_s` is released (the task runs again elsewhere, the old
  * agent is told to stop); a manager alive past its threshold without having created a single
@@ -7,6 +8,7 @@
  */
 import { join } from "node:path";
 import type { JsonObject } from "../canonical/mod.ts";
+import { agentDeadlineSeconds } from "../config/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import type { Recorder } from "./recorder.ts";
 import type { RunContext } from "./run_context.ts";
@@ -107,6 +109,42 @@ export class Liveness {
         timeoutS,
       });
       void s.execution?.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
+    }
+  }
+
+  /**
+   * Deadlines, checked each tick: an agent past its deadline that reported progress (a task
+   * change or a heartbeat) since the last check gets `deadline_extension_s` more, up to
+   * `deadline_max_s` in all, each extension audited; otherwise it is stopped as timed out.
+   */
+  async checkDeadlines(tasks: readonly Task[]): Promise<void> {
+    const { ctx, recorder } = this.#deps;
+    const o = ctx.config.tuning.orchestrator;
+    const byId = new Map(tasks.map((t) => [t.id, t]));
+    const beats = new Map(ctx.server.agents().map((a) => [a.agent_id, a]));
+    for (const s of this.#deps.sessions.all()) {
+      if (s.state !== "running" || s.execution === undefined || s.deadlineHit) continue;
+      const deadlineS = s.deadlineS ?? agentDeadlineSeconds(ctx.config.tuning, s.task.scope);
+      if (ctx.clock.monotonicMs() - s.startedMs < deadlineS * 1000) continue;
+      const since = s.progressSinceMs ?? Date.parse(s.file.started_at);
+      const changed = Date.parse(byId.get(s.task.id)?.updated_at ?? "") > since;
+      const beat = beats.get(s.session);
+      const beaten = beat !== undefined && Date.parse(beat.last_heartbeat_at) > since;
+      if ((changed || beaten) && deadlineS < o.deadline_max_s) {
+        s.deadlineS = Math.min(deadlineS + o.deadline_extension_s, o.deadline_max_s);
+        s.progressSinceMs = ctx.clock.nowMs();
+        await recorder.record({
+          kind: "agent.deadline_extended",
+          taskId: s.task.id,
+          session: s.session,
+          fromS: deadlineS,
+          toS: s.deadlineS,
+        });
+        continue;
+      }
+      s.deadlineS = deadlineS;
+      s.deadlineHit = true;
+      void s.execution.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
     }
   }
 

@@ -20,6 +20,11 @@ export interface PromptInput {
   failureContext?: string;
   /** Attempt number, 1-based. */
   attempt: number;
+  /**
+   * How often to report progress on long work (`tuning.agent.heartbeat_interval_s`) and what it
+   * earns at the deadline (`deadline_extension_s`, up to `deadline_max_s`).
+   */
+  progress?: { everyS: number; extensionS: number; maxS: number };
 }
 
 const ROLE_TEMPLATES: Readonly<Record<string, string>> = {
@@ -45,7 +50,11 @@ export function roleTemplate(role: string): string {
  * The protocol text: how an agent reports back. It goes through every spawn path as part of
  * the prompt (or the system prompt where the CLI has one), so no adapter can lose it.
  */
-export function protocolText(taskId: string, role: string): string {
+export function protocolText(
+  taskId: string,
+  role: string,
+  progress?: PromptInput["progress"],
+): string {
   const lines = [
     "## How to report",
     `Your task id is ${taskId}. Work only inside the current directory (a git worktree made for you).`,
@@ -57,7 +66,11 @@ export function protocolText(taskId: string, role: string): string {
     `  bernstein task complete ${taskId} --summary "<one line: what you did>"`,
     "If you cannot do it, run:",
     `  bernstein task fail ${taskId} --reason "<why>"`,
-    "To report progress on long work:",
+    progress === undefined
+      ? "To report progress on long work:"
+      : `On long work, report progress at least every ${progress.everyS}s (at your deadline, ` +
+        `progress since the last check earns ${progress.extensionS}s more, up to ` +
+        `${progress.maxS}s in all):`,
     `  bernstein task progress ${taskId} --message "<what is done so far>"`,
   ];
   if (role === "manager") {
@@ -101,6 +114,6 @@ export function buildPromptBody(input: PromptInput): string {
       input.failureContext.trimEnd(),
     );
   }
-  parts.push("", protocolText(input.taskId, input.role));
+  parts.push("", protocolText(input.taskId, input.role, input.progress));
   return parts.join("\n") + "\n";
 }

@@ -80,6 +80,7 @@ export type RunFact =
   }
   | { kind: "agent.stalled"; taskId: string; session: string; silentS: number }
   | { kind: "agent.idle"; taskId: string; session: string; idleS: number }
+  | { kind: "agent.deadline_extended"; taskId: string; session: string; fromS: number; toS: number }
   | { kind: "agent.leftover_ended"; taskId: string; session: string; pid: number }
   | {
     kind: "claim.expired";
@@ -353,6 +354,20 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           `${fact.taskId}: agent ${fact.session} (pid ${fact.pid}) was left running by a dead ` +
             "run; ended it",
         ),
+      };
+    case "agent.deadline_extended":
+      return {
+        audit: orchestratorEvent("agent.deadline_extended", "agent", fact.session, {
+          task_id: fact.taskId,
+          from_s: fact.fromS,
+          to_s: fact.toS,
+        }),
+        progress: {
+          type: "agent.deadline_extended",
+          task_id: fact.taskId,
+          session: fact.session,
+          deadline_s: fact.toS,
+        },
       };
     case "agent.idle":
       return {

@@ -57,6 +57,8 @@ function describe(e: RunEvent): string | undefined {
       return `run ${s("run_id")} resumed (attempt ${s("attempt")}): ${
         s("open")
       } task(s) still to do`;
+    case "agent.deadline_extended":
+      return `⏱ ${s("task_id")} still reporting progress: deadline extended to ${s("deadline_s")}s`;
     case "config.reloaded":
       return `⟳ configuration reloaded: ${
         (e.applied as string[] | undefined)?.join(", ") || "nothing that applies now"

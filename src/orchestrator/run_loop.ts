@@ -222,6 +222,7 @@ export class RunLoop {
     await this.#liveness.checkAgents();
     await this.#liveness.expireClaims();
     const tasks = await store.list({});
+    await this.#liveness.checkDeadlines(tasks);
     const stalled = await this.#liveness.stalledManager(tasks);
     if (stalled !== undefined) {
       this.#end({ end: "manager-stalled", reason: stalled.reason });

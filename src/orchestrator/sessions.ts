@@ -34,6 +34,12 @@ export interface RunningSession {
   baseSha: string;
   /** Where it is: the agent runs, its work is checked, or it waits for / is in its merge. */
   state: "running" | "checking" | "merging";
+  /** Its deadline (s) once extended; the scope's deadline until then. */
+  deadlineS?: number;
+  /** Wall time (ms) progress is counted from: the spawn, then each extension. */
+  progressSinceMs?: number;
+  /** The run's liveness check stopped it at its deadline. */
+  deadlineHit?: boolean;
 }
 
 /** The live sessions of a run, by session id. */

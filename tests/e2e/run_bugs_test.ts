@@ -145,3 +145,34 @@ ${step("Hang", ["@agent hang"])}
     });
   },
 });
+
+Deno.test("an agent still reporting progress at its deadline is given more time, audited", async () => {
+  await withTempDir(async (dir) => {
+    const work = ["@agent progress started"];
+    for (let i = 0; i < 5; i++) work.push("@agent sleep 400", `@agent progress step ${i}`);
+    work.push("@agent write done.txt done");
+    await prepareRepo(
+      dir,
+      `cli: scripted\nstages:\n  - name: s\n    steps:\n${
+        step("Long", work, "        scope: small\n")
+      }\n`,
+      {
+        tuning: {
+          orchestrator: {
+            max_agent_runtime_s: 1,
+            scope_runtime_s: { small: 1, medium: 1, large: 1, xl: 1 },
+            deadline_extension_s: 3,
+            deadline_max_s: 60,
+          },
+        },
+      },
+    );
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 0, run.stderr + run.stdout);
+    strictEqual(summaryOf(run).health, "HEALTHY");
+    const shown = await bern(dir, ["audit", "show", "--type", "agent.deadline_extended", "--json"]);
+    const first = JSON.parse(shown.stdout).records[0].record.details;
+    deepStrictEqual([first.from_s, first.to_s], [1, 4]);
+    strictEqual(await Deno.readTextFile(join(dir, "done.txt")), "done\n");
+  });
+});
