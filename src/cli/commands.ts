@@ -1,6 +1,7 @@
 // The command table: every group and command of `bernstein`. Group files import only types
 // statically, so building this table loads no YAML, zod or crypto.
 import { ADAPTERS_COMMANDS } from "./adapters.ts";
+import { AGENTS_COMMANDS } from "./agents.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
 import { COMPLIANCE_COMMANDS } from "./compliance.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
@@ -25,6 +26,7 @@ export const GROUPS: readonly GroupSpec[] = [
     name: "adapters",
     summary: "Agent CLIs: what is installed, and whether their flags still hold.",
   },
+  { name: "agents", summary: "Agent definitions from the configured catalogs." },
   { name: "plan", summary: "Check plan files and the backlog before a run." },
   { name: "runs", summary: "List past runs; verify their scorecards; write their reports." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
@@ -48,6 +50,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...DOCTOR_COMMANDS,
   ...CONFIG_COMMANDS,
   ...ADAPTERS_COMMANDS,
+  ...AGENTS_COMMANDS,
   ...PLAN_COMMANDS,
   ...RUNS_COMMANDS,
   ...TASK_COMMANDS,

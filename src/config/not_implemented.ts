@@ -22,7 +22,6 @@ export interface NotImplementedKey {
 export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
   { key: "cells", issue: 12 },
   { key: "workspace.worktrees_dir", issue: 12 },
-  { key: "catalogs", issue: 12 },
   { key: "tuning.slo.error_budget_min_failures", issue: 12 },
   { key: "budget", issue: null },
   { key: "notify", issue: 21 },

@@ -90,11 +90,16 @@ export class ConfigWatch {
   /** Stamp of files whose refusal was already reported (reported once, not every tick). */
   #refusedStamp: string | undefined;
 
+  readonly #adjust: (config: Config) => Config;
+
+  /** `adjust` is applied to every reloaded configuration, as the run applied it at start. */
   constructor(
     options: LoadConfigOptions,
     loaded: { config: Config; sourceFiles: readonly ConfigSourceFile[] },
+    adjust: (config: Config) => Config = (c) => c,
   ) {
     this.#options = options;
+    this.#adjust = adjust;
     this.#files = loaded.sourceFiles;
     this.#config = loaded.config;
   }
@@ -132,7 +137,7 @@ export class ConfigWatch {
     this.#stamp = stamp;
     this.#refusedStamp = undefined;
     const before = this.#config;
-    const after = loaded.config;
+    const after = this.#adjust(loaded.config);
     const changed = changedKeys(before, after);
     if (changed.length === 0) return undefined;
     this.#config = after;

@@ -17,6 +17,7 @@ import { processStartTime } from "./session.ts";
 import type { Execution, ExecutionRequest, Executor } from "./executor.ts";
 import type { MergeQueue } from "./merge_queue.ts";
 import { describeSignal } from "./planning.ts";
+import { catalogPreamble } from "./catalogs.ts";
 import { buildPromptBody } from "./prompt.ts";
 import type { Recorder } from "./recorder.ts";
 import type { Retries } from "./retries.ts";
@@ -189,6 +190,7 @@ export class Dispatcher {
     attachments: SpawnAttachments | undefined,
   ): Promise<ExecutionRequest> {
     const { ctx, retries, merges } = this.#deps;
+    const catalogAgent = ctx.catalog?.agents.find((c) => c.role === a.task.role);
     const body = buildPromptBody({
       taskId: a.task.id,
       title: a.task.title,
@@ -199,6 +201,7 @@ export class Dispatcher {
       goal: ctx.goal,
       failureContext: retries.failureContext(a.task.id),
       attempt: a.attempt,
+      preamble: catalogAgent === undefined ? undefined : catalogPreamble(catalogAgent),
       progress: {
         everyS: ctx.config.tuning.agent.heartbeat_interval_s,
         extensionS: ctx.config.tuning.orchestrator.deadline_extension_s,

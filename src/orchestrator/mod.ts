@@ -157,3 +157,11 @@ export {
   ConfigWatch,
   type ReloadOutcome,
 } from "./config_reload.ts";
+export {
+  type CatalogAgent,
+  catalogPreamble,
+  type CatalogSet,
+  loadCatalogs,
+  parseAgentDefinition,
+  withCatalogRoles,
+} from "./catalogs.ts";

@@ -25,6 +25,8 @@ export interface PromptInput {
    * earns at the deadline (`deadline_extension_s`, up to `deadline_max_s`).
    */
   progress?: { everyS: number; extensionS: number; maxS: number };
+  /** A catalog agent's preamble for the role (replaces the built-in role template). */
+  preamble?: string;
 }
 
 const ROLE_TEMPLATES: Readonly<Record<string, string>> = {
@@ -86,7 +88,7 @@ export function protocolText(
 
 /** The task part of the prompt (role template, goal, task, files, signals, failure context). */
 export function buildPromptBody(input: PromptInput): string {
-  const parts = [roleTemplate(input.role), ""];
+  const parts = [input.preamble ?? roleTemplate(input.role), ""];
   // The goal is quoted context; a manager's own description already is the goal.
   if (input.goal && input.goal.trim() !== input.description.trim()) {
     parts.push("## Goal of the run", ...input.goal.trimEnd().split("\n").map((l) => `> ${l}`), "");

@@ -40,6 +40,7 @@ import { buildSummary, type RunSummary, writeRunRecord } from "./run_summary.ts"
 import { archivePreviousRun, endLeftoverAgents, recoverAfterCrash } from "./recovery.ts";
 import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
+import { type CatalogSet, loadCatalogs, withCatalogRoles } from "./catalogs.ts";
 import { checkConfig } from "./config_checks.ts";
 import { ConfigWatch } from "./config_reload.ts";
 import { readSession, type SessionRecord, writeSession } from "./session.ts";
@@ -185,6 +186,8 @@ interface RunPlan {
   adapters: Record<string, string>;
   /** The configuration files, watched for hot reload. */
   watch: ConfigWatch;
+  /** The merged agent catalogs. */
+  catalog: CatalogSet;
 }
 
 /**
@@ -242,12 +245,21 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
     : await requireConfig({ cwd: deps.cwd, env: deps.env, flags, planDefaults });
   for (const w of warnings) deps.warn(w);
   refuseBadConfig(checkConfig({ config, locate: loaded.locate }));
-  const watch = new ConfigWatch({
-    cwd: deps.cwd,
-    env: deps.env,
-    flags,
-    ...(planDefaults === undefined ? {} : { planDefaults }),
-  }, { config, sourceFiles: loaded.sourceFiles });
+  // Catalog roles fill what role_model_policy leaves unset (the policy always wins).
+  const catalog = await loadCatalogs(project.root, config.catalogs);
+  for (const p of catalog.problems) if (p.severity === "warning") deps.warn(p);
+  refuseBadConfig(catalog.problems.filter((p) => p.severity === "error"));
+  config.role_model_policy = withCatalogRoles(config, catalog).role_model_policy;
+  const watch = new ConfigWatch(
+    {
+      cwd: deps.cwd,
+      env: deps.env,
+      flags,
+      ...(planDefaults === undefined ? {} : { planDefaults }),
+    },
+    { config, sourceFiles: loaded.sourceFiles },
+    (c) => withCatalogRoles(c, catalog),
+  );
   // With agents on worker hosts only, adapters resolve there (the pool sends each task to a
   // worker that has its adapter): this host need not have the CLIs.
   const lookup = config.workers?.listen !== undefined && config.workers.local_agents === 0
@@ -273,6 +285,7 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
     maxAgents: config.max_agents,
     adapters,
     watch,
+    catalog,
   };
 }
 
@@ -552,6 +565,7 @@ function newLoop(
     planCli: undefined,
     maxAgents: plan.maxAgents,
     configWatch: plan.watch,
+    catalog: plan.catalog,
     goal: session.goal ?? undefined,
     runAttempt: session.attempt,
     isRoot: isRoot(),

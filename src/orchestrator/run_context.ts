@@ -14,6 +14,7 @@ import type { HoldStore, Task, TaskStore } from "../tasks/mod.ts";
 import type { SpawnPathWrapper } from "./agent_session.ts";
 import type { Executor } from "./executor.ts";
 import type { Git } from "./git.ts";
+import type { CatalogSet } from "./catalogs.ts";
 import type { ConfigWatch } from "./config_reload.ts";
 import type { Recorder } from "./recorder.ts";
 import type { RunReporter } from "./reporter.ts";
@@ -95,6 +96,8 @@ export interface RunContext {
   maxAgents: number;
   /** Watches the configuration files for hot reload (a real run; tests may leave it out). */
   configWatch?: ConfigWatch;
+  /** The merged agent catalogs (`catalogs:`): role defaults and prompt preambles. */
+  catalog?: CatalogSet;
   /** The run's goal, for prompts. */
   goal?: string;
   /** 1 for a fresh run, n for the n-th resume. */

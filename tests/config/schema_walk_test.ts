@@ -23,6 +23,7 @@ const HELD_AS: Readonly<Record<string, { names: readonly string[]; files: RegExp
   "tuning.spawn": { names: ["tuning"], files: /^src\/orchestrator\// },
   "tuning.server": { names: ["tuning"], files: /^src\/server\// },
   "tuning.storage": { names: ["tuning"], files: /^src\/storage\// },
+  "catalogs.*": { names: ["entry", "c"], files: /^src\/orchestrator\/catalogs\.ts$/ },
 };
 
 /** Keys read by a helper function of src/config that code elsewhere calls. */

@@ -200,3 +200,42 @@ ${step("Wait", [`@agent run sh -c "while [ ! -e '${go}' ]; do sleep 0.1; done"`]
     strictEqual(lines.filter((l) => l.includes("configuration edit refused")).length, 1);
   });
 });
+
+Deno.test("agents list shows the merged catalog roles; a run takes a role's adapter from its catalog", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted\nstages:\n  - name: s\n    steps:\n${
+        step("Check it", ["@agent write qa.txt ok"], "        role: reviewer\n")
+      }\n`,
+    );
+    await Deno.mkdir(join(dir, "agent-catalog", ".claude", "agents"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "agent-catalog", ".claude", "agents", "reviewer.md"),
+      "---\nname: Reviewer\ndescription: Reviews.\ncli: scripted\n---\nYou review carefully.\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, "bernstein.yaml"),
+      "cli: claude\ncatalogs:\n  - name: local-specialists\n    type: plugin\n    path: ./agent-catalog\n    priority: 60\n",
+    );
+    await git(dir, "add", "-A");
+    await git(dir, "commit", "-q", "-m", "catalog");
+    const list = await bern(dir, ["agents", "list", "--json"]);
+    strictEqual(list.code, 0, list.stderr);
+    deepStrictEqual(JSON.parse(list.stdout).agents, [{
+      role: "reviewer",
+      name: "Reviewer",
+      catalog: "local-specialists",
+      priority: 60,
+      cli: "scripted",
+      model: null,
+      path: "agent-catalog/.claude/agents/reviewer.md",
+    }]);
+    const human = await bern(dir, ["agents", "list"]);
+    ok(human.stdout.includes("reviewer  Reviewer  local-specialists  60"), human.stdout);
+    // The role's catalog adapter wins over the configured default (claude is not installed).
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 0, run.stderr + run.stdout);
+    strictEqual(await Deno.readTextFile(join(dir, "qa.txt")), "ok\n");
+  });
+});
