@@ -119,8 +119,16 @@ ${step("Hang", ["@agent hang"])}
       const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
       let sessions: { session: string; pid: number }[] = [];
       const deadline = Date.now() + 60_000;
-      while ((sessions = await runningSessions(dir)).length === 0) {
-        if (Date.now() > deadline) throw new Error("the agent never started");
+      // Wait until the agent has said it hangs: it writes nothing after that, so the
+      // orchestrator's death cannot end it through a broken pipe.
+      const hanging = async () => {
+        sessions = await runningSessions(dir);
+        if (sessions.length === 0) return false;
+        const log = join(dir, ".sdd", "runtime", `${sessions[0].session}.log`);
+        return (await Deno.readTextFile(log).catch(() => "")).includes("hanging as instructed");
+      };
+      while (!(await hanging())) {
+        if (Date.now() > deadline) throw new Error("the agent never started hanging");
         await new Promise((r) => setTimeout(r, 100));
       }
       child.kill("SIGKILL");
