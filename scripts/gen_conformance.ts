@@ -20,6 +20,7 @@ import {
   type MerkleTree,
   renderCheckpointDocument,
   sha256,
+  sha256Hex,
   signCheckpoint,
   signDetachedJws,
   type SignedCheckpoint,
@@ -33,6 +34,7 @@ import {
   renderAgentCard,
   sealEntry,
   signaturePath,
+  signForeignAttestation,
 } from "../src/lineage/mod.ts";
 import {
   type OperatorSigner,
@@ -854,6 +856,53 @@ export function conformanceCases(): ConformanceCase[] {
         summary: `PASS pack: ${n} entries, ${agents} agents`,
         kinds: [],
         messages: [],
+      },
+    });
+  }
+
+  // Foreign attestations in a pack: reported, never a verdict.
+  {
+    const issuer = ed25519KeyPairFromSeed(new SeededRandom(4242).bytes(32));
+    const target = content.entries[0];
+    const statement = {
+      issuer: "ci.example",
+      issuer_key_id: "ci-1",
+      content_hash: target.entry.content_hash,
+      claimed_subject: target.entry.artefact_path,
+      trust_class: "third_party" as const,
+    };
+    const envelopes = [
+      signForeignAttestation(statement, "sha256:" + "c".repeat(64), issuer.seed),
+      { ...statement, envelope: { format: "in-toto", payload_hash: "sha256:" + "d".repeat(64) } },
+      { ...statement, trust_class: "operator", envelope: { format: "jws-detached" } },
+    ];
+    const attestations = envelopes.map((a) => {
+      const bytes = canonicalBytes(a as unknown as JsonObject, "canon");
+      return { entryHash: target.hash, hex: sha256Hex(bytes), bytes };
+    });
+    const names = attestations.map((a) => `attestations/${a.entryHash.slice(7)}/${a.hex}.json`);
+    add({
+      name: "pass_foreign_attestations",
+      attack:
+        "None: the pack carries three foreign attestations of one entry (one signed by a key the auditor pins, one of a format no verifier exists for, one malformed). They are reported one by one and never change the verdict on the pack.",
+      made:
+        "The sample pack with attestations/<entry>/<hash>.json members; issuer.pub is the pinned issuer key.",
+      files: new Map([
+        ["pack.zip", zipMembers(sealed({ ...content, attestations }, op))],
+        ["issuer.pub", enc.encode(encodePublicKeyPem(issuer.publicKey))],
+      ]),
+      expected: {
+        args: [...args, "--trust-issuer", "ci-1=issuer.pub"],
+        exit: 0,
+        summary: `PASS pack: ${n} entries, ${agents} agents`,
+        kinds: [],
+        messages: [
+          `foreign attestation ${names[0]}: verified_foreign (trust third_party)`,
+          `foreign attestation ${
+            names[1]
+          }: unverifiable (trust third_party): no verifier for format "in-toto"`,
+          `foreign attestation ${names[2]}: malformed (trust public)`,
+        ],
       },
     });
   }

@@ -58,9 +58,7 @@ export function rootHelp(commands: readonly CommandSpec[], groups: readonly Grou
 
 /** `bernstein <group> --help`. */
 export function groupHelp(group: GroupSpec, commands: readonly CommandSpec[]): string {
-  const verbs = commands.filter((c) =>
-    c.path[0] === group.name && c.path.length === 2 && !c.hidden
-  );
+  const verbs = commands.filter((c) => c.path[0] === group.name && c.path.length >= 2 && !c.hidden);
   return [
     `${MAIN_BINARY} ${group.name} — ${group.summary}`,
     "",
@@ -68,7 +66,7 @@ export function groupHelp(group: GroupSpec, commands: readonly CommandSpec[]): s
     `  ${MAIN_BINARY} ${group.name} <command> [args] [flags]`,
     "",
     "Commands:",
-    ...alignColumns(verbs.map((c) => [`  ${c.path[1]}`, c.summary])),
+    ...alignColumns(verbs.map((c) => [`  ${c.path.slice(1).join(" ")}`, c.summary])),
     "",
     `Run '${MAIN_BINARY} ${group.name} <command> --help' for details.`,
   ].join("\n");
@@ -130,7 +128,7 @@ export function markdownReference(
   for (const g of groups) {
     out.push(`### ${MAIN_BINARY} ${g.name}`, "", g.summary, "");
     for (
-      const c of commands.filter((c) => c.path[0] === g.name && c.path.length === 2 && !c.hidden)
+      const c of commands.filter((c) => c.path[0] === g.name && c.path.length >= 2 && !c.hidden)
     ) section(c);
   }
   return out.join("\n").trimEnd() + "\n";

@@ -3,6 +3,7 @@
 import type { JsonObject } from "../canonical/mod.ts";
 import type { LoggedEntry } from "../lineage/store/mod.ts";
 import { CHECKPOINT_FLAG, EXPORT_FLAGS, OPERATOR_KEY_FLAG } from "./_checkpoint.ts";
+import { TRUST_ISSUER_FLAG } from "./_attest.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
 
@@ -37,11 +38,22 @@ async function artefactArg(ctx: CommandContext): Promise<string> {
 }
 
 /** One logged entry for `--json`: its line and hash, then the entry without v and HMAC. */
-async function entriesJson(logged: readonly LoggedEntry[]): Promise<JsonObject[]> {
+async function entriesJson(
+  ctx: CommandContext,
+  lineageDir: string,
+  logged: readonly LoggedEntry[],
+): Promise<JsonObject[]> {
   const { entryToJson } = await import("../lineage/mod.ts");
+  const { attestationJson, attestationsOf } = await import("./_attest.ts");
+  const attested = await attestationsOf(ctx, lineageDir, logged);
   return logged.map((e) => {
     const { v: _v, operator_hmac: _hmac, ...fields } = entryToJson(e.entry);
-    return { line: e.line, entry_hash: e.hash, ...fields };
+    return {
+      line: e.line,
+      entry_hash: e.hash,
+      ...fields,
+      attestations: (attested.get(e.hash) ?? []).map(attestationJson),
+    };
   });
 }
 
@@ -56,8 +68,14 @@ function isoOf(tsNs: bigint): string {
   return new Date(Number(tsNs / 1_000_000n)).toISOString();
 }
 
-async function printEntries(ctx: CommandContext, entries: LoggedEntry[]): Promise<void> {
+async function printEntries(
+  ctx: CommandContext,
+  lineageDir: string,
+  entries: LoggedEntry[],
+): Promise<void> {
   const { alignColumns } = await import("./output.ts");
+  const { attestationsOf } = await import("./_attest.ts");
+  const attested = await attestationsOf(ctx, lineageDir, entries);
   const rows = entries.map((e) => [
     short(e.hash),
     isoOf(e.entry.ts_ns),
@@ -70,7 +88,14 @@ async function printEntries(ctx: CommandContext, entries: LoggedEntry[]): Promis
     short(e.entry.content_hash),
     e.entry.artefact_path,
   ]);
-  for (const row of alignColumns(rows)) ctx.out.line(row);
+  alignColumns(rows).forEach((row, i) => {
+    ctx.out.line(row);
+    for (const f of attested.get(entries[i].hash) ?? []) {
+      ctx.out.line(
+        `    attestation ${f.location}: ${f.verdict} (trust ${f.trust_class}): ${f.reason}`,
+      );
+    }
+  });
 }
 
 async function gate(ctx: CommandContext): Promise<number> {
@@ -110,12 +135,14 @@ async function gate(ctx: CommandContext): Promise<number> {
   }
   const checkpoints = await import("./_checkpoint.ts");
   const key = await checkpoints.verificationKey(ctx, project.sdd);
+  const { trustedIssuers } = await import("./_attest.ts");
   const opened = await verify.openDirectoryGateInput({
     logPath,
     cardsDir,
     operatorKey,
     operatorPublicKey: key.publicKey,
     externalCheckpoints: await checkpoints.externalCheckpointFiles(ctx),
+    trustedIssuers: await trustedIssuers(ctx),
   });
   if (opened === undefined) {
     ctx.out.line(`SKIPPED: no lineage log at ${logPath}`);
@@ -146,6 +173,8 @@ async function gate(ctx: CommandContext): Promise<number> {
     if (result.checkpoint !== null) {
       ctx.out.line(checkpoints.checkpointSummary(result.checkpoint, key));
     }
+    // Foreign attestations never change the verdict: they are listed for the reader.
+    for (const f of result.foreign) ctx.out.line(verify.foreignLine(f));
     ctx.out.line(verify.gateVerdict(result));
   }
   return result.ok ? 0 : 1;
@@ -167,15 +196,16 @@ async function chain(ctx: CommandContext): Promise<number> {
   const artefact = await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const entries = await store.chain(artefact);
+  const dir = store.paths.lineageDir;
   if (ctx.json) {
-    ctx.out.json({ artefact, entries: await entriesJson(entries) });
+    ctx.out.json({ artefact, entries: await entriesJson(ctx, dir, entries) });
     return 0;
   }
   if (entries.length === 0) {
     ctx.out.line(`no lineage entries for ${artefact}`);
     return 0;
   }
-  await printEntries(ctx, entries);
+  await printEntries(ctx, dir, entries);
   return 0;
 }
 
@@ -183,15 +213,20 @@ async function walk(ctx: CommandContext): Promise<number> {
   const artefact = await artefactArg(ctx);
   const { store } = await projectStore(ctx);
   const result = await store.walk(artefact);
+  const dir = store.paths.lineageDir;
   if (ctx.json) {
-    ctx.out.json({ artefact, entries: await entriesJson(result.entries), missing: result.missing });
+    ctx.out.json({
+      artefact,
+      entries: await entriesJson(ctx, dir, result.entries),
+      missing: result.missing,
+    });
     return 0;
   }
   if (result.entries.length === 0) {
     ctx.out.line(`no lineage entries for ${artefact}`);
     return 0;
   }
-  await printEntries(ctx, result.entries);
+  await printEntries(ctx, dir, result.entries);
   for (const m of result.missing) ctx.out.line(`missing parent ${m} (not in the log)`);
   return 0;
 }
@@ -350,6 +385,7 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
       },
       OPERATOR_KEY_FLAG,
       CHECKPOINT_FLAG,
+      TRUST_ISSUER_FLAG,
     ],
     json: true,
     examples: [
@@ -382,10 +418,15 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
   {
     path: ["lineage", "chain"],
     summary: "Show every lineage entry of one artefact, oldest first.",
-    description: "JSON: {artefact, entries: [{line, entry_hash, artefact_path, artefact_kind,\n" +
+    description:
+      "Each entry is followed by the foreign attestations stored beside it and their verdicts\n" +
+      "(verified_foreign only with a key pinned by --trust-issuer).\n" +
+      "JSON: {artefact, entries: [{line, entry_hash, artefact_path, artefact_kind,\n" +
       "content_hash, parent_hashes, agent_id, agent_card_kid, tool_call_id, span_id, ts_ns,\n" +
-      "trust_class?, attachment_digests?}]}.",
+      "trust_class?, attachment_digests?, activity_source?, model_ref?, attestations:\n" +
+      "[{location, verdict, verified, trust_class, reason}]}]}.",
     args: [{ name: "artefact", required: true, help: "Repo-relative path or artefact URI." }],
+    flags: [TRUST_ISSUER_FLAG],
     json: true,
     run: chain,
   },
@@ -394,6 +435,7 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
     summary: "Show the ancestry of an artefact across artefacts, following parents.",
     description: "JSON: {artefact, entries: [entry as in 'lineage chain'], missing: [entry hash]}.",
     args: [{ name: "artefact", required: true, help: "Repo-relative path or artefact URI." }],
+    flags: [TRUST_ISSUER_FLAG],
     json: true,
     run: walk,
   },
@@ -431,6 +473,28 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
     json: true,
     examples: ["bernstein lineage merge src/app.ts --policy first-writer"],
     run: merge,
+  },
+  {
+    path: ["lineage", "attest", "import"],
+    summary: "Store a foreign attestation beside the lineage record it names.",
+    description: "FILE is a protocol-neutral envelope {issuer, issuer_key_id, content_hash,\n" +
+      "claimed_subject, trust_class, envelope: {format, payload_hash, …}}. It is stored,\n" +
+      "content-addressed, under .sdd/lineage/attestations/ beside the entry it is about:\n" +
+      "--entry, or the latest entry of claimed_subject with that content_hash. It never\n" +
+      "enters the log; chain, walk, the gate and packs show it with a verdict.\n" +
+      "JSON: {entry_hash, artefact, path, created, issuer, format}.",
+    args: [{ name: "file", required: true, help: "The attestation (JSON)." }],
+    flags: [
+      {
+        name: "entry",
+        type: "string",
+        valueName: "HASH",
+        help: "The entry it sits beside (sha256:…); default: found by subject and content.",
+      },
+    ],
+    json: true,
+    examples: ["bernstein lineage attest import ci-attestation.json"],
+    run: async (ctx) => (await import("./_attest.ts")).attestImport(ctx),
   },
   {
     path: ["lineage", "rotate-key"],

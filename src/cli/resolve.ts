@@ -38,8 +38,27 @@ export function resolveCommand(
   const spec = commands.find((c) =>
     c.path.length === 2 && c.path[0] === first && c.path[1] === verb
   );
+  // A verb with its own sub-commands (`lineage attest import`).
+  const nested = commands.filter((c) =>
+    c.path.length === 3 && c.path[0] === first && c.path[1] === verb
+  );
+  if (spec === undefined && nested.length > 0) {
+    const sub = argv[2];
+    const found = nested.find((c) => c.path[2] === sub);
+    if (found !== undefined) return { kind: "command", spec: found, rest: argv.slice(3) };
+    const near = sub === undefined ? undefined : closestMatch(sub, nested.map((c) => c.path[2]));
+    throw new UsageError(
+      "cli.unknown_command",
+      sub === undefined || sub.startsWith("-")
+        ? `'${first} ${verb}' needs a command: ${nested.map((c) => c.path[2]).join(", ")}`
+        : `unknown command '${first} ${verb} ${sub}'`,
+      {
+        hint: near ? `did you mean '${first} ${verb} ${near}'?` : `run 'bernstein ${first} --help'`,
+      },
+    );
+  }
   if (spec === undefined) {
-    const verbs = commands.filter((c) => c.path[0] === first && c.path.length === 2 && !c.hidden)
+    const verbs = commands.filter((c) => c.path[0] === first && c.path.length >= 2 && !c.hidden)
       .map((c) => c.path[1]);
     const near = closestMatch(verb, verbs);
     throw new UsageError("cli.unknown_command", `unknown command '${first} ${verb}'`, {

@@ -31,6 +31,7 @@ export {
   type BuiltPack,
   CheckpointedWindow,
   type OperatorSigner,
+  type PackAttestation,
   type PackCard,
   type PackCheckpoint,
   packCheckpointMembers,

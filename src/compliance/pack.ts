@@ -17,6 +17,7 @@ import {
 } from "../crypto/mod.ts";
 import { digestInto, kidForPublicKey, type LineageEntry } from "../lineage/mod.ts";
 import {
+  attestationMemberName,
   cardMemberName,
   csvHeader,
   csvRow,
@@ -173,6 +174,18 @@ export interface PackContent {
   operatorPublicKey: Uint8Array;
   /** The checkpoint members ({@linkcode packCheckpointMembers}). */
   checkpoint: PackCheckpoint;
+  /** Foreign attestations of window entries, carried as they are stored (FORMATS.md §9). */
+  attestations?: readonly PackAttestation[];
+}
+
+/** One foreign attestation to carry. */
+export interface PackAttestation {
+  /** The entry it sits beside. */
+  entryHash: string;
+  /** The SHA-256 hex of its bytes (its name). */
+  hex: string;
+  /** Its bytes, as stored. */
+  bytes: Uint8Array;
 }
 
 /** Members of an unsealed pack and the manifest fields that do not depend on the hashes. */
@@ -235,6 +248,9 @@ function coverMembers(
   };
   for (const card of header.cards) put(cardMemberName(card.agent_id, card.kid), card.bytes);
   put(PACK_MEMBERS.operatorKey, encoder.encode(encodePublicKeyPem(header.operatorPublicKey)));
+  for (const a of header.attestations ?? []) {
+    put(attestationMemberName(a.entryHash, a.hex), a.bytes);
+  }
   put(PACK_CHECKPOINT_MEMBER, header.checkpoint.document);
   put(PACK_INCLUSION_MEMBER, header.checkpoint.inclusion);
   put(

@@ -29,3 +29,20 @@ export function signaturePath(artefactPath: string, entryHash: string): string {
   const hex = entryHash.startsWith("sha256:") ? entryHash.slice(7) : entryHash;
   return `signatures/${h.slice(0, 2)}/${h}/${hex}.jws`;
 }
+
+/** The folder of foreign attestations, relative to the lineage folder. */
+export const ATTESTATIONS_DIR = "attestations";
+
+/**
+ * `attestations/<aa>/<H>/<entry-hex>/<attestation-hex>.json`: a foreign attestation of one
+ * entry, named by the SHA-256 of its `canon` bytes (so importing it twice stores it once).
+ */
+export function attestationPath(
+  artefactPath: string,
+  entryHash: string,
+  attestationHex: string,
+): string {
+  const h = artefactDigest(artefactPath);
+  const hex = entryHash.startsWith("sha256:") ? entryHash.slice(7) : entryHash;
+  return `${ATTESTATIONS_DIR}/${h.slice(0, 2)}/${h}/${hex}/${attestationHex}.json`;
+}

@@ -59,12 +59,25 @@ export {
   LineageEntryError,
 } from "./errors.ts";
 export {
+  FOREIGN_FORMATS,
+  type ForeignAttestation,
   type ForeignAttestationOptions,
   type ForeignAttestationResult,
+  foreignStatementBytes,
   type ForeignVerdict,
+  parseForeignAttestation,
+  signForeignAttestation,
   verifyForeignAttestation,
 } from "./foreign.ts";
-export { artefactDigest, byArtefactPath, LOG_FILE, signaturePath, tipsPath } from "./layout.ts";
+export {
+  artefactDigest,
+  attestationPath,
+  ATTESTATIONS_DIR,
+  byArtefactPath,
+  LOG_FILE,
+  signaturePath,
+  tipsPath,
+} from "./layout.ts";
 export {
   type ByteSource,
   chunksOf,

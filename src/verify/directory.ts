@@ -8,10 +8,18 @@ import {
   decodePublicKeyPem,
   parseCheckpointDocument,
   reviewCheckpointFile,
+  sha256Hex,
   verifyCheckpointSignature,
 } from "../crypto/mod.ts";
+import { parseJsonBytes } from "../canonical/mod.ts";
 import { cardLayoutOf } from "../lineage/mod.ts";
-import type { CardFile, GateCheckpointInput, GateInput, SignatureFetch } from "./types.ts";
+import type {
+  CardFile,
+  ForeignAttestationInput,
+  GateCheckpointInput,
+  GateInput,
+  SignatureFetch,
+} from "./types.ts";
 
 // A card is ~400 bytes; anything far larger is not read.
 const MAX_CARD_BYTES = 64 * 1024;
@@ -102,6 +110,10 @@ export interface DirectoryGateOptions {
   operatorPublicKey?: Uint8Array;
   /** Checkpoint documents kept elsewhere, to check the log against too. */
   externalCheckpoints?: readonly { name: string; bytes: Uint8Array }[];
+  /** Classify the foreign attestations stored beside entries (default true). */
+  attestations?: boolean;
+  /** Issuer keys pinned for them: issuer key id → Ed25519 public key. */
+  trustedIssuers?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** A gate input over files, and the handle to close when the gate is done. */
@@ -143,6 +155,10 @@ export async function openDirectoryGateInput(
       cards: readCardDirectory(options.cardsDir),
       operatorKey: options.operatorKey,
       orphans: options.checkpoints !== false,
+      foreignAttestations: options.attestations === false
+        ? undefined
+        : readAttestationDirectory(lineageDir),
+      trustedIssuers: options.trustedIssuers,
       checkpoints: options.checkpoints === false ? undefined : readCheckpointInput({
         dir: lineageDir,
         log: "lineage",
@@ -240,4 +256,69 @@ export function externalCheckpoint(
     );
   }
   return { checkpoint: { checkpoint: c, where: doc.name, label: `the checkpoint in ${doc.name}` } };
+}
+
+// An attestation is a small JSON envelope; anything far larger is not read.
+const MAX_ATTESTATION_BYTES = 64 * 1024;
+const HEX64_NAME = /^[0-9a-f]{64}$/;
+const ATTESTATION_FILE = /^([0-9a-f]{64})\.json$/;
+
+/**
+ * The foreign attestations stored under `<lineageDir>/attestations/<aa>/<H>/<entry-hex>/`
+ * (FORMATS.md §9), each with the entry it sits beside. A file that is not what its name (the
+ * SHA-256 of its bytes) says, or not JSON, comes back with a problem: a `malformed` verdict.
+ */
+export function readAttestationDirectory(lineageDir: string): ForeignAttestationInput[] {
+  const root = join(lineageDir, "attestations");
+  const out: ForeignAttestationInput[] = [];
+  for (const top of sortedEntries(root)) {
+    if (!top.isDirectory || !/^[0-9a-f]{2}$/.test(top.name)) continue;
+    for (const art of sortedEntries(join(root, top.name))) {
+      if (!art.isDirectory || !HEX64_NAME.test(art.name)) continue;
+      for (const entry of sortedEntries(join(root, top.name, art.name))) {
+        if (!entry.isDirectory || !HEX64_NAME.test(entry.name)) continue;
+        const dir = join(root, top.name, art.name, entry.name);
+        for (const file of sortedEntries(dir)) {
+          const m = ATTESTATION_FILE.exec(file.name);
+          if (m === null) continue;
+          const location = `attestations/${top.name}/${art.name}/${entry.name}/${file.name}`;
+          const entryHash = `sha256:${entry.name}`;
+          const got = readRegularFile(join(dir, file.name), MAX_ATTESTATION_BYTES);
+          out.push(attestationInput(entryHash, location, m[1], got));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** One attestation file as the gate takes it: parsed, or with the problem that stopped it. */
+export function attestationInput(
+  entryHash: string,
+  location: string,
+  nameHex: string,
+  got: SignatureFetch,
+): ForeignAttestationInput {
+  if (got === undefined) return { entry_hash: entryHash, location, problem: "vanished" };
+  if (!(got instanceof Uint8Array)) {
+    return { entry_hash: entryHash, location, problem: got.problem };
+  }
+  if (sha256Hex(got) !== nameHex) {
+    return {
+      entry_hash: entryHash,
+      location,
+      bytes: got,
+      problem: "its bytes do not hash to its name (changed after it was stored)",
+    };
+  }
+  try {
+    return { entry_hash: entryHash, location, bytes: got, attestation: parseJsonBytes(got) };
+  } catch (error) {
+    return {
+      entry_hash: entryHash,
+      location,
+      bytes: got,
+      problem: `not JSON: ${(error as Error).message}`,
+    };
+  }
 }

@@ -120,7 +120,7 @@ export async function runLineageGate(
   // Framing, entry and dangling-parent issues, in line order; signature issues as they come.
   const lineIssues: GateIssue[] = [];
   const signatureIssues: GateIssue[] = [];
-  const attested = new Map<string, string | undefined>();
+  const attested = new Map<string, { content_hash: string; artefact_path: string } | undefined>();
   for (const f of input.foreignAttestations ?? []) attested.set(f.entry_hash, undefined);
   let lines = 0;
   let entries = 0;
@@ -203,7 +203,9 @@ export async function runLineageGate(
     }
     if (!seen.has(hash)) seen.set(hash, line);
     input.onEntry?.(entry, hash, bytes);
-    if (attested.has(hash)) attested.set(hash, entry.content_hash);
+    if (attested.has(hash)) {
+      attested.set(hash, { content_hash: entry.content_hash, artefact_path: entry.artefact_path });
+    }
     analyzer.add({
       hash,
       artefact_path: entry.artefact_path,
@@ -289,18 +291,23 @@ export async function runLineageGate(
     }
   }
   const foreign: ForeignAttestationReport[] = (input.foreignAttestations ?? []).map((f) => {
-    const content = attested.get(f.entry_hash);
-    const verdict = content === undefined
+    const record = attested.get(f.entry_hash);
+    const a = f.attestation;
+    const verdict = f.problem !== undefined || a === undefined
+      ? {
+        verdict: "malformed" as const,
+        verified: false,
+        trust_class: "public" as const,
+        reason: f.problem ?? "no attestation",
+      }
+      : record === undefined
       ? {
         verdict: "rejected" as const,
         verified: false,
         trust_class: "public" as const,
         reason: `no entry ${f.entry_hash} in the log`,
       }
-      : verifyForeignAttestation(f.attestation, {
-        issuerPublicKey: f.issuerPublicKey,
-        record: { content_hash: content },
-      });
+      : verifyForeignAttestation(a, { trustedIssuers: input.trustedIssuers, record });
     return { ...verdict, entry_hash: f.entry_hash, location: f.location };
   });
   return {

@@ -17,7 +17,7 @@ import { openDirectoryGateInput } from "./directory.ts";
 import { runLineageGate } from "./gate.ts";
 import type { VerifyIssue } from "./pack.ts";
 import { operatorFingerprint } from "./pack_format.ts";
-import type { GateCheckpointReport } from "./types.ts";
+import type { ForeignAttestationReport, GateCheckpointReport } from "./types.ts";
 
 /** The key checkpoint signatures are checked with, how it is pinned, or why there is none. */
 function chainOperatorKey(options: ChainOptions, result: LineageDirResult): Uint8Array | undefined {
@@ -78,6 +78,8 @@ export interface LineageDirResult {
   errors: VerifyIssue[];
   /** Remarks that are not failures. */
   notes: string[];
+  /** Verdicts on the foreign attestations of this artefact's entries (never part of `ok`). */
+  foreign: ForeignAttestationReport[];
 }
 
 /** Options for {@linkcode verifyChain}. */
@@ -95,6 +97,8 @@ export interface ChainOptions {
   operatorFingerprint?: string;
   /** Checkpoint documents kept elsewhere: the log must still match them. */
   externalCheckpoints?: readonly { name: string; bytes: Uint8Array }[];
+  /** Issuer keys pinned for foreign attestations: issuer key id → Ed25519 public key. */
+  trustedIssuers?: ReadonlyMap<string, Uint8Array>;
 }
 
 function emptyResult(artefact: string, log: string): LineageDirResult {
@@ -112,6 +116,7 @@ function emptyResult(artefact: string, log: string): LineageDirResult {
     },
     errors: [],
     notes: [],
+    foreign: [],
   };
 }
 
@@ -147,6 +152,7 @@ export async function verifyChain(
       cardsDir,
       operatorPublicKey,
       externalCheckpoints: options.externalCheckpoints,
+      trustedIssuers: options.trustedIssuers,
     });
   } catch (error) {
     result.errors.push({
@@ -163,14 +169,16 @@ export async function verifyChain(
     return result;
   }
   const agents = new Set<string>();
+  const mine = new Set<string>();
   let gate;
   try {
     gate = await runLineageGate({
       ...opened.input,
-      onEntry: (entry: LineageEntry) => {
+      onEntry: (entry: LineageEntry, hash: string) => {
         if (entry.artefact_path !== artefact) return;
         result.stats.entries++;
         agents.add(entry.agent_id);
+        mine.add(hash);
       },
     });
   } finally {
@@ -193,6 +201,7 @@ export async function verifyChain(
   result.stats.unresolved_forks =
     gate.issues.filter((i) => i.kind === "unresolved fork" && i.artefact === artefact).length;
   result.stats.checkpoint = gate.checkpoint;
+  result.foreign = gate.foreign.filter((f) => mine.has(f.entry_hash));
   const cp = gate.checkpoint;
   if (cp !== null && cp.not_checkpointed > 0) {
     result.notes.push(

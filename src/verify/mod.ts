@@ -16,11 +16,13 @@
  * @module
  */
 export {
+  attestationInput,
   type CheckpointInputOptions,
   type DirectoryGateInput,
   type DirectoryGateOptions,
   externalCheckpoint,
   openDirectoryGateInput,
+  readAttestationDirectory,
   readCardDirectory,
   readCheckpointInput,
 } from "./directory.ts";
@@ -71,6 +73,8 @@ export {
   verifyPack,
 } from "./pack.ts";
 export {
+  attestationMemberName,
+  attestationMemberParts,
   cardMemberName,
   checkManifestBytes,
   CSV_COLUMNS,
@@ -99,6 +103,7 @@ export {
   signatureMemberName,
   utcDay,
 } from "./pack_format.ts";
+export { foreignLine, trustedIssuerKeys } from "./trust.ts";
 export { runVerifyCli, VERIFY_HELP, type VerifyCliIo } from "./verify_cli.ts";
 export {
   memberNameProblem,

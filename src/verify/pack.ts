@@ -16,9 +16,16 @@ import {
 import { digestInto, DigestTable, digestText, kidForPublicKey } from "../lineage/mod.ts";
 import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoint.ts";
 import { defaultGateWorkers, runLineageGate } from "./gate.ts";
-import type { CardFile, GateResult } from "./types.ts";
+import { attestationInput } from "./directory.ts";
+import type {
+  CardFile,
+  ForeignAttestationInput,
+  ForeignAttestationReport,
+  GateResult,
+} from "./types.ts";
 import { article12LogFigures, article12Mismatches, LogFactsCollector } from "./log_facts.ts";
 import {
+  attestationMemberParts,
   csvHeader,
   csvRow,
   isoOfNs,
@@ -63,6 +70,8 @@ export interface PackVerifyOptions {
   workers?: number;
   /** Where the gate's worker module is (tests substitute one). */
   workerUrl?: URL;
+  /** Issuer keys pinned for foreign attestations: issuer key id → Ed25519 public key. */
+  trustedIssuers?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** Figures of a verified (or refused) pack. */
@@ -109,6 +118,8 @@ export interface PackVerifyResult {
   errors: VerifyIssue[];
   /** Remarks that are not failures (e.g. the operator key was not pinned). */
   notes: string[];
+  /** Verdicts on the foreign attestations the pack carries (never part of `ok`). */
+  foreign: ForeignAttestationReport[];
 }
 
 /**
@@ -144,7 +155,14 @@ export async function verifyPack(
     pack_format_version: null,
     checkpoint: null,
   };
-  const done = (): PackVerifyResult => ({ ok: errors.length === 0, stats, errors, notes });
+  const foreignReports: ForeignAttestationReport[] = [];
+  const done = (): PackVerifyResult => ({
+    ok: errors.length === 0,
+    stats,
+    errors,
+    notes,
+    foreign: foreignReports,
+  });
 
   // 1. Structure, before anything is inflated.
   let directory: ZipMember[] | undefined;
@@ -271,6 +289,7 @@ export async function verifyPack(
   let csvHex: string | undefined;
   let checkpointBytes: Uint8Array | undefined;
   let inclusionBytes: Uint8Array | undefined;
+  const attestations: ForeignAttestationInput[] = [];
   // Signatures and cards are read here, in archive order (sequential reads), for the gate.
   const signatures = new SignatureStore(stats.signatures, signatureBytes);
   const cards: CardFile[] = [];
@@ -284,6 +303,14 @@ export async function verifyPack(
       // GC on 100 000 signatures (peak RSS that glibc keeps).
       hashOk(m.name, sha256HexPure(bytes));
       if (kind === "card") cards.push({ location: m.name, bytes });
+      continue;
+    }
+    if (kind === "attestation") {
+      const parts = attestationMemberParts(m.name);
+      const bytes = readMember(m);
+      if (bytes === undefined || parts === undefined) continue;
+      hashOk(m.name, sha256HexPure(bytes));
+      attestations.push(attestationInput(parts.entryHash, m.name, parts.hex, bytes));
       continue;
     }
     if (kind === "checkpoint" || kind === "inclusion") {
@@ -354,6 +381,8 @@ export async function verifyPack(
         log,
         logName: PACK_MEMBERS.log,
         sidecarNames: "pack",
+        foreignAttestations: attestations,
+        trustedIssuers: options.trustedIssuers,
         cards,
         knownParents: external,
         signatures: (_artefact, hash) => signatures.take(hash),
@@ -401,6 +430,7 @@ export async function verifyPack(
     );
   }
   if (gate !== undefined) {
+    foreignReports.push(...gate.foreign);
     for (const issue of gate.issues) fail(issue.kind, issue.message);
     stats.entries = gate.entries;
     stats.artefacts = gate.artefacts;

@@ -44,7 +44,8 @@ export type PackMemberKind =
   | "signature"
   | "card"
   | "checkpoint"
-  | "inclusion";
+  | "inclusion"
+  | "attestation";
 
 const FIXED = new Map<string, PackMemberKind>([
   ...Object.entries(PACK_MEMBERS).map(([kind, name]) => [name, kind as PackMemberKind] as const),
@@ -52,6 +53,7 @@ const FIXED = new Map<string, PackMemberKind>([
   [PACK_INCLUSION_MEMBER, "inclusion"],
 ]);
 const SIGNATURE_MEMBER = /^signatures\/[0-9a-f]{64}\.jws$/;
+const ATTESTATION_MEMBER = /^attestations\/([0-9a-f]{64})\/([0-9a-f]{64})\.json$/;
 const SAFE_SEGMENT = /^[A-Za-z0-9._-]+$/;
 
 function safeSegment(s: string): boolean {
@@ -63,6 +65,7 @@ export function packMemberKind(name: string): PackMemberKind | undefined {
   const fixed = FIXED.get(name);
   if (fixed !== undefined) return fixed;
   if (SIGNATURE_MEMBER.test(name)) return "signature";
+  if (ATTESTATION_MEMBER.test(name)) return "attestation";
   const parts = name.split("/");
   if (
     parts.length === 3 && parts[0] === "agent-cards" && safeSegment(parts[1]) &&
@@ -71,6 +74,24 @@ export function packMemberKind(name: string): PackMemberKind | undefined {
     return "card";
   }
   return undefined;
+}
+
+/**
+ * `attestations/<entry-hex>/<attestation-hex>.json`: a foreign attestation of one entry inside
+ * a pack (FORMATS.md §9), named by the SHA-256 of its bytes.
+ */
+export function attestationMemberName(entryHash: string, attestationHex: string): string {
+  return `attestations/${
+    entryHash.startsWith("sha256:") ? entryHash.slice(7) : entryHash
+  }/${attestationHex}.json`;
+}
+
+/** The entry hash and attestation hex of an attestation member name. */
+export function attestationMemberParts(
+  name: string,
+): { entryHash: string; hex: string } | undefined {
+  const m = ATTESTATION_MEMBER.exec(name);
+  return m === null ? undefined : { entryHash: `sha256:${m[1]}`, hex: m[2] };
 }
 
 /** `signatures/<entry-hex>.jws`: the detached JWS of one entry inside a pack. */
@@ -116,6 +137,7 @@ export const PACK_LIMITS = {
     card: 64 * KiB,
     checkpoint: 1 * MiB,
     inclusion: 256 * MiB,
+    attestation: 64 * KiB,
   } satisfies Record<PackMemberKind, number>,
   /** Members of unknown kind are refused anyway; this bounds what is read to name them. */
   unknown: 64 * KiB,

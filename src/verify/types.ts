@@ -77,10 +77,12 @@ export interface ForeignAttestationInput {
   entry_hash: string;
   /** Where it came from (for messages). */
   location: string;
-  /** The envelope as parsed JSON. */
-  attestation: JsonValue;
-  /** The issuer's Ed25519 key, when the verifier has one. */
-  issuerPublicKey?: Uint8Array | string;
+  /** The envelope as parsed JSON (absent when `problem` says why the file is unusable). */
+  attestation?: JsonValue;
+  /** Why the file could not be read as JSON: a `malformed` verdict. */
+  problem?: string;
+  /** The file's bytes, when it could be read (a pack builder copies them). */
+  bytes?: Uint8Array;
 }
 
 /** The verdict on one foreign attestation (never part of `ok`). */
@@ -140,6 +142,8 @@ export interface GateInput {
   operatorKey?: Uint8Array;
   /** Foreign attestations to classify; they never change `ok`. */
   foreignAttestations?: readonly ForeignAttestationInput[];
+  /** Issuer keys pinned for foreign attestations: issuer key id → Ed25519 public key. */
+  trustedIssuers?: ReadonlyMap<string, Uint8Array>;
   /** The log's checkpoints; absent: not checked (and not reported). */
   checkpoints?: GateCheckpointInput;
   /**

@@ -14,6 +14,7 @@ import {
 import { type LineageDirResult, verifyChain, verifyForks } from "./lineage_dir.ts";
 import { type PackVerifyResult, type VerifyIssue, verifyPack } from "./pack.ts";
 import { normalizeFingerprint } from "./pack_format.ts";
+import { foreignLine, trustedIssuerKeys } from "./trust.ts";
 
 /** Where the verifier writes: stdout lines and the one stderr JSON document. */
 export interface VerifyCliIo {
@@ -30,8 +31,9 @@ Read-only: it never writes, extracts, opens the network, reads the environment o
 
 Usage:
   ${VERIFY_BINARY} pack <pack.zip> [--operator-key PEM | --operator-fingerprint HEX]
+                        [--trust-issuer KID=PEM …]
   ${VERIFY_BINARY} chain <artefact> --lineage-dir DIR [--cards DIR] [--checkpoint FILE]
-                         [--operator-key PEM | --operator-fingerprint HEX]
+                         [--operator-key PEM | --operator-fingerprint HEX] [--trust-issuer KID=PEM …]
   ${VERIFY_BINARY} forks <artefact> --lineage-dir DIR
   ${VERIFY_BINARY} consistency <OLD> <NEW> [--operator-key PEM | --operator-fingerprint HEX]
   ${VERIFY_BINARY} --version | --help
@@ -53,6 +55,10 @@ chain   Verifies one artefact's entries in DIR/log.jsonl (signatures, kid bindin
         key defaults to DIR/../keys/operator.pub (unpinned).
         --checkpoint FILE  an older checkpoint kept elsewhere (document or pack): must match too
 forks   Lists unresolved forks of one artefact (structural; signatures are not checked).
+Foreign attestations (envelopes other systems issued about an entry, stored beside it or
+carried in the pack) are reported one by one and never change the verdict: verified_foreign
+only for format "jws-detached" signed by a key pinned with --trust-issuer KID=PEMFILE
+(repeatable), otherwise unverifiable, rejected or malformed.
 consistency  Checks that the checkpoint NEW extends OLD (each a checkpoint document or a
         pack): both signed by the operator key, same log, and NEW's RFC 9162 consistency
         proof from OLD's size bridges the roots. A rewritten, re-signed history fails as a
@@ -66,13 +72,27 @@ interface Parsed {
   command: string;
   positionals: string[];
   flags: Map<string, string>;
+  /** Values of the repeatable `--trust-issuer`. */
+  trusted: string[];
   help: boolean;
 }
 
+const REPEATABLE = new Set(["trust-issuer"]);
+
 const COMMANDS: Record<string, { flags: string[]; positionals: string[] }> = {
-  pack: { flags: ["operator-key", "operator-fingerprint"], positionals: ["pack.zip"] },
+  pack: {
+    flags: ["operator-key", "operator-fingerprint", "trust-issuer"],
+    positionals: ["pack.zip"],
+  },
   chain: {
-    flags: ["lineage-dir", "cards", "checkpoint", "operator-key", "operator-fingerprint"],
+    flags: [
+      "lineage-dir",
+      "cards",
+      "checkpoint",
+      "operator-key",
+      "operator-fingerprint",
+      "trust-issuer",
+    ],
     positionals: ["artefact"],
   },
   forks: { flags: ["lineage-dir"], positionals: ["artefact"] },
@@ -95,6 +115,7 @@ function parse(argv: readonly string[]): Parsed {
   }
   const positionals: string[] = [];
   const flags = new Map<string, string>();
+  const trusted: string[] = [];
   let help = false;
   let onlyPositionals = false;
   for (let i = 0; i < rest.length; i++) {
@@ -121,14 +142,17 @@ function parse(argv: readonly string[]): Parsed {
         }`,
       );
     }
-    if (flags.has(name)) throw new VerifyUsageError(`${command}: --${name} given twice`);
+    if (flags.has(name) && !REPEATABLE.has(name)) {
+      throw new VerifyUsageError(`${command}: --${name} given twice`);
+    }
     let value: string | undefined;
     if (eq >= 0) value = arg.slice(eq + 1);
     else value = rest[++i];
     if (value === undefined || value === "") {
       throw new VerifyUsageError(`${command}: --${name} needs a value`);
     }
-    flags.set(name, value);
+    if (REPEATABLE.has(name)) trusted.push(value);
+    else flags.set(name, value);
   }
   if (!help) {
     if (positionals.length !== spec.positionals.length) {
@@ -139,7 +163,7 @@ function parse(argv: readonly string[]): Parsed {
       );
     }
   }
-  return { command, positionals, flags, help };
+  return { command, positionals, flags, trusted, help };
 }
 
 function readOperatorKey(path: string): Uint8Array {
@@ -257,6 +281,9 @@ function report(io: VerifyCliIo, outcome: Outcome): number {
       );
     }
   }
+  // Foreign attestations are information about other systems' claims, never a verdict here.
+  const foreign = "foreign" in result ? result.foreign : [];
+  for (const f of foreign) io.stdout(foreignLine(f));
   for (const note of result.notes) io.stdout(`note: ${note}`);
   io.stderr(
     JSON.stringify({
@@ -264,6 +291,18 @@ function report(io: VerifyCliIo, outcome: Outcome): number {
       kind: outcome.kind,
       stats: { ...result.stats, notes: result.notes },
       errors: errors.map((e: VerifyIssue) => ({ kind: e.kind, message: e.message })),
+      ...("foreign" in result
+        ? {
+          foreign: foreign.map((f) => ({
+            location: f.location,
+            entry_hash: f.entry_hash,
+            verdict: f.verdict,
+            verified: f.verified,
+            trust_class: f.trust_class,
+            reason: f.reason,
+          })),
+        }
+        : {}),
     }),
   );
   return result.ok ? 0 : 1;
@@ -307,10 +346,16 @@ export async function runVerifyCli(argv: readonly string[], io: VerifyCliIo): Pr
   const [subject] = parsed.positionals;
   try {
     const pin = operatorPin(parsed);
+    let trustedIssuers: Map<string, Uint8Array>;
+    try {
+      trustedIssuers = trustedIssuerKeys(parsed.trusted, (p) => Deno.readFileSync(p));
+    } catch (error) {
+      throw new VerifyUsageError((error as Error).message);
+    }
     if (parsed.command === "pack") {
       const file = openFileBytes(subject);
       try {
-        const result = await verifyPack(file, pin);
+        const result = await verifyPack(file, { ...pin, trustedIssuers });
         return report(io, { kind: "pack", result, subject });
       } finally {
         file.close();
@@ -335,6 +380,7 @@ export async function runVerifyCli(argv: readonly string[], io: VerifyCliIo): Pr
         lineageDir,
         cardsDir: parsed.flags.get("cards"),
         ...pin,
+        trustedIssuers,
         externalCheckpoints: checkpointFile === undefined
           ? undefined
           : [{ name: checkpointFile, bytes: externalDocument(checkpointFile) }],

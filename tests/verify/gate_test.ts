@@ -1,13 +1,7 @@
 // The gate over in-memory inputs (as an archive reader would feed it): forks and merges, split
 // heads, card conflicts, check order, streaming framing, foreign attestations, JSON shape.
 import { deepStrictEqual, equal, ok, strictEqual } from "node:assert/strict";
-import { toBase64 } from "../../src/canonical/mod.ts";
-import {
-  ed25519KeyPairFromSeed,
-  ed25519Sign,
-  encodePublicKeyPem,
-  signDetachedJws,
-} from "../../src/crypto/mod.ts";
+import { ed25519KeyPairFromSeed, signDetachedJws } from "../../src/crypto/mod.ts";
 import {
   entryBytes,
   entryHashOfBytes,
@@ -15,9 +9,11 @@ import {
   makeAgentCard,
   renderAgentCard,
   sealEntry,
+  signForeignAttestation,
 } from "../../src/lineage/mod.ts";
 import {
   type CardFile,
+  type ForeignAttestationInput,
   GATE_ISSUE_KINDS,
   gateResultToJson,
   gateVerdict,
@@ -241,18 +237,20 @@ Deno.test("unreadable sidecars and cards are reported as problems, not thrown", 
   deepStrictEqual(result.issues.map((i) => i.kind), ["invalid signature", "invalid agent card"]);
 });
 
-function attestation(content: string, signer?: Agent) {
-  const payload = "sha256:" + "e".repeat(64);
-  const env: { [k: string]: string } = { format: "in-toto", payload_hash: payload };
-  if (signer) env.signature = toBase64(ed25519Sign(signer.seed, enc.encode(payload)));
+function attestation(content: string, format = "in-toto") {
   return {
     issuer: "ci.example",
     issuer_key_id: "ci-1",
     content_hash: content,
     claimed_subject: "f",
-    trust_class: "third_party",
-    envelope: env,
+    trust_class: "third_party" as const,
+    envelope: { format, payload_hash: "sha256:" + "e".repeat(64) },
   };
+}
+
+function signed(content: string, by: Agent) {
+  const { envelope: _, ...statement } = attestation(content);
+  return signForeignAttestation(statement, "sha256:" + "e".repeat(64), by.seed);
 }
 
 Deno.test("foreign attestation verdicts never change the local chain's verdict", async () => {
@@ -260,38 +258,48 @@ Deno.test("foreign attestation verdicts never change the local chain's verdict",
   const h = log.add(alice, "f", "x", []);
   const content = "sha256:" + "0".repeat(63) + "1";
   const issuer = agent("issuer", 7);
+  const trustedIssuers = new Map([["ci-1", issuer.publicKey]]);
+  const badInner = signed(content, issuer);
+  (badInner.envelope as { signature: string }).signature = "not a jws";
   const inputs = [
     { entry_hash: h, location: "a1", attestation: attestation(content) },
+    // An issuer key for an unknown format verifies nothing.
+    { entry_hash: h, location: "a2", attestation: attestation(content) },
+    { entry_hash: h, location: "a3", attestation: signed(content, issuer) },
+    { entry_hash: h, location: "a4", attestation: signed(content, bob) },
+    { entry_hash: h, location: "a5", attestation: { issuer: "x" } },
+    { entry_hash: h, location: "a6", attestation: badInner },
+    { entry_hash: h, location: "a7", attestation: signed("sha256:" + "1".repeat(64), issuer) },
     {
-      entry_hash: h,
-      location: "a2",
-      attestation: attestation(content, issuer),
-      issuerPublicKey: issuer.publicKey,
+      entry_hash: "sha256:" + "9".repeat(64),
+      location: "a8",
+      attestation: signed(content, issuer),
     },
-    {
-      entry_hash: h,
-      location: "a3",
-      attestation: attestation(content, bob),
-      issuerPublicKey: encodePublicKeyPem(issuer.publicKey),
-    },
-    { entry_hash: h, location: "a4", attestation: { issuer: "x" } },
-    { entry_hash: h, location: "a5", attestation: attestation("sha256:" + "1".repeat(64)) },
-    { entry_hash: "sha256:" + "9".repeat(64), location: "a6", attestation: attestation(content) },
-  ];
-  const good = await gate(log, { foreignAttestations: inputs });
+    { entry_hash: h, location: "a9", problem: "not JSON" },
+  ] as ForeignAttestationInput[];
+  const good = await gate(log, { foreignAttestations: inputs, trustedIssuers });
   equal(good.ok, true);
-  deepStrictEqual(good.foreign.map((f) => f.verdict), [
-    "unverifiable",
-    "verified_foreign",
-    "rejected",
-    "malformed",
-    "rejected",
-    "rejected",
+  deepStrictEqual(good.foreign.map((f) => [f.location, f.verdict, f.trust_class]), [
+    ["a1", "unverifiable", "third_party"],
+    ["a2", "unverifiable", "third_party"],
+    ["a3", "verified_foreign", "third_party"],
+    ["a4", "rejected", "public"],
+    ["a5", "malformed", "public"],
+    ["a6", "malformed", "public"],
+    ["a7", "rejected", "public"],
+    ["a8", "rejected", "public"],
+    ["a9", "malformed", "public"],
   ]);
-  strictEqual(good.foreign[3].trust_class, "public");
-  strictEqual(good.foreign[1].trust_class, "third_party");
+  ok(good.foreign[1].reason.includes('no verifier for format "in-toto"'));
+  // Without the pinned key the signed one is unverifiable, not verified.
+  const unpinned = await gate(log, { foreignAttestations: inputs });
+  strictEqual(unpinned.foreign[2].verdict, "unverifiable");
   // A failing chain stays failing, whatever the attestations say.
-  const bad = await gate(log, { foreignAttestations: inputs, operatorKey: enc.encode("other") });
+  const bad = await gate(log, {
+    foreignAttestations: inputs,
+    trustedIssuers,
+    operatorKey: enc.encode("other"),
+  });
   equal(bad.ok, false);
   deepStrictEqual(bad.foreign.map((f) => f.verdict), good.foreign.map((f) => f.verdict));
 });

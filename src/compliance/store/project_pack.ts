@@ -31,6 +31,7 @@ import {
   type PackVerifyResult,
   type PackWindow,
   packWindow,
+  readAttestationDirectory,
   readCardDirectory,
   verifyPack,
 } from "../../verify/mod.ts";
@@ -42,6 +43,7 @@ import {
   type CollectedWindow,
   CompliancePackError,
   type OperatorSigner,
+  type PackAttestation,
   selectCards,
   type SkippedLine,
   type WindowEntry,
@@ -219,6 +221,7 @@ async function checkpointLogs(
 
 interface WindowAnalysis {
   collected: CollectedWindow;
+  attestations: PackAttestation[];
   selection: WindowSelection;
   toolCallIds: Set<string>;
   signers: { agent_id: string; kid: string }[];
@@ -265,8 +268,19 @@ async function analyzeWindow(
   const analyzer = new LineageAnalyzer();
   let riskEntries = 0;
   const riskArtefacts = new Set<string>();
+  // Foreign attestations stored beside entries (few): walked once, carried for window entries.
+  const stored = new Map<string, PackAttestation[]>();
+  for (const a of readAttestationDirectory(lineageDir)) {
+    const hex = a.location.slice(-".json".length - 64, -".json".length);
+    if (a.bytes === undefined) continue;
+    const list = stored.get(a.entry_hash) ?? [];
+    list.push({ entryHash: a.entry_hash, hex, bytes: a.bytes });
+    stored.set(a.entry_hash, list);
+  }
+  const attestations: PackAttestation[] = [];
   const take = (w: WindowEntry) => {
     committed.add(w.hash, w.leaf);
+    attestations.push(...stored.get(w.hash) ?? []);
     const sidecar = join(lineageDir, signaturePath(w.entry.artefact_path, w.hash));
     const sig = readSidecar(sidecar);
     if (typeof sig === "string") {
@@ -329,6 +343,7 @@ async function analyzeWindow(
   }
   return {
     collected: members.finish(),
+    attestations,
     selection,
     toolCallIds,
     signers: [...signers.values()],
@@ -446,6 +461,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
       article12,
       operatorPublicKey: options.signer.publicKey,
       checkpoint: committed.members(options.signer.publicKey),
+      attestations: a.attestations,
     },
     a.collected,
     options.signer,

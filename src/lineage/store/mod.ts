@@ -18,6 +18,11 @@
  * @module
  */
 export {
+  AttestationImportError,
+  importAttestation,
+  type ImportedAttestation,
+} from "./attestations.ts";
+export {
   agentKeyDirName,
   AgentKeyError,
   type AgentSigner,
