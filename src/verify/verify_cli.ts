@@ -64,8 +64,9 @@ consistency  Checks that the checkpoint NEW extends OLD (each a checkpoint docum
         proof from OLD's size bridges the roots. A rewritten, re-signed history fails as a
         "fork of history".
 
-Output: "PASS <kind>: …" or "FAIL <kind>: N errors" and one line per error on stdout;
-one JSON object {ok, kind, stats, errors: [{kind, message}]} on stderr.
+Output: "PASS <kind>: …" or "FAIL <kind>: N errors" and one line per error on stdout
+(then foreign attestation verdicts and notes); one JSON object {ok, kind, stats, errors:
+[{kind, message}]} on stderr, stats.foreign listing the foreign verdicts.
 Exit: 0 every check passed, 1 anything failed or could not be read.`;
 
 interface Parsed {
@@ -289,20 +290,23 @@ function report(io: VerifyCliIo, outcome: Outcome): number {
     JSON.stringify({
       ok: result.ok,
       kind: outcome.kind,
-      stats: { ...result.stats, notes: result.notes },
+      stats: {
+        ...result.stats,
+        notes: result.notes,
+        ...("foreign" in result
+          ? {
+            foreign: foreign.map((f) => ({
+              location: f.location,
+              entry_hash: f.entry_hash,
+              verdict: f.verdict,
+              verified: f.verified,
+              trust_class: f.trust_class,
+              reason: f.reason,
+            })),
+          }
+          : {}),
+      },
       errors: errors.map((e: VerifyIssue) => ({ kind: e.kind, message: e.message })),
-      ...("foreign" in result
-        ? {
-          foreign: foreign.map((f) => ({
-            location: f.location,
-            entry_hash: f.entry_hash,
-            verdict: f.verdict,
-            verified: f.verified,
-            trust_class: f.trust_class,
-            reason: f.reason,
-          })),
-        }
-        : {}),
     }),
   );
   return result.ok ? 0 : 1;

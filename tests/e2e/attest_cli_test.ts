@@ -111,7 +111,7 @@ Deno.test("attest import, chain, gate, pack and bernstein-verify with --trust-is
       trusted.stdout,
     );
     const report = JSON.parse(trusted.stderr.trim());
-    deepStrictEqual(report.foreign.map((f: { verdict: string }) => f.verdict).sort(), [
+    deepStrictEqual(report.stats.foreign.map((f: { verdict: string }) => f.verdict).sort(), [
       "unverifiable",
       "verified_foreign",
     ]);
