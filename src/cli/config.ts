@@ -183,6 +183,8 @@ async function validate(ctx: CommandContext): Promise<number> {
   const refusal = errors.length === 0 ? await storageRefusal(loaded) : undefined;
   if (refusal !== undefined) {
     if (!ctx.json) {
+      // Every other problem still shows: the refusal is one more line, not the only one.
+      for (const p of problems) ctx.out.warn(p);
       ctx.out.error(refusal);
       return refusal.exitCode;
     }

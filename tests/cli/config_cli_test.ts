@@ -104,3 +104,19 @@ Deno.test("doctor prints the not-implemented warning too", async () => {
     );
   });
 });
+
+Deno.test("an unreachable storage URL does not hide the other problems of config validate", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    await Deno.writeTextFile(
+      `${dir}/bernstein.yaml`,
+      "storage:\n  backend: postgres\n  database_url: postgres://u@127.0.0.1:1/db\n" +
+        "bridges:\n  openclaw:\n    enabled: true\n",
+    );
+    const r = await cli(["config", "validate"], dir);
+    strictEqual(r.code, 2);
+    const lines = r.stderr.trim().split("\n");
+    ok(lines[0].startsWith("warning[config.not_implemented]: bernstein.yaml:6:5"), r.stderr);
+    ok(lines[1].startsWith("error[storage.unreachable]"), r.stderr);
+  });
+});
