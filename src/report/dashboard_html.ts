@@ -91,12 +91,20 @@ function liveAgents(view: DashboardView): LiveAgent[] {
   }));
 }
 
+function sumOrNull(a: number | null | undefined, b: number | null | undefined): number | null {
+  return a === null || a === undefined ? b ?? null : a + (b ?? 0);
+}
+
 function agentsTable(view: DashboardView, nowMs: number): string {
   const attempts = new Map<string, AttemptView>(view.model.attempts.map((a) => [a.session, a]));
   const rows = liveAgents(view).map((a) => {
     const attempt = attempts.get(a.session);
     const progress = attempt?.last_progress ?? "";
     const line = a.last_line || progress;
+    // What the CLI reports at exit is known once the agent is being checked or merged.
+    const turns = a.turns ?? attempt?.turns ?? null;
+    const tokens = a.tokens ?? sumOrNull(attempt?.tokens_in, attempt?.tokens_out);
+    const cost = a.cost_usd ?? attempt?.cost_usd ?? null;
     return [
       `<a href="#task-${esc(a.task_id)}"><code>${esc(a.task_id)}</code></a>` +
       (attempt && attempt.attempt > 1
@@ -105,9 +113,9 @@ function agentsTable(view: DashboardView, nowMs: number): string {
       esc(a.adapter),
       esc(a.model ?? "default"),
       badge(a.state),
-      num(a.turns),
-      num(a.tokens),
-      esc(usd(a.cost_usd)),
+      num(turns),
+      num(tokens),
+      esc(usd(cost)),
       `<span class="progress-line">${
         esc(clip(line, 160)) || '<span class="muted">—</span>'
       }</span>`,

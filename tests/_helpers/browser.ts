@@ -57,3 +57,50 @@ export function externalRequests(page: Page, allowedPrefixes: readonly string[])
     !allowedPrefixes.some((prefix) => url.startsWith(prefix))
   );
 }
+
+/**
+ * What a screen-reader or keyboard user would miss on the page: no `lang`, a landmark, figure
+ * or region without a name, a section whose heading reference is broken, a column header
+ * without `scope`, a focusable element without a name, a skip link that does not lead to main.
+ */
+export function accessibilityProblems(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`(() => {
+    const problems = [];
+    if (!document.documentElement.lang) problems.push("html has no lang");
+    for (const el of document.querySelectorAll("[role=img], [role=region], [role=group], svg")) {
+      const named = el.getAttribute("aria-label") || el.getAttribute("aria-labelledby") ||
+        el.closest("[aria-hidden=true]");
+      if (!named) problems.push("unnamed " + (el.getAttribute("role") || el.tagName));
+    }
+    for (const s of document.querySelectorAll("section[aria-labelledby]")) {
+      if (!document.getElementById(s.getAttribute("aria-labelledby"))) {
+        problems.push("section points at a missing heading");
+      }
+    }
+    for (const th of document.querySelectorAll("thead th")) {
+      if (th.getAttribute("scope") !== "col") problems.push("th without scope");
+    }
+    for (const el of document.querySelectorAll("a, button, [tabindex]")) {
+      const name = (el.getAttribute("aria-label") || el.textContent || "").trim();
+      if (!name) problems.push("focusable " + el.tagName + " without a name");
+    }
+    const skip = document.querySelector("a.skip");
+    const target = skip && document.querySelector(skip.getAttribute("href"));
+    if (!target || target.tagName !== "MAIN") problems.push("no skip link to main");
+    return problems;
+  })()`);
+}
+
+/** Presses a key (keyDown + keyUp) in the page. */
+export async function pressKey(page: Page, key: "Tab" | "Enter"): Promise<void> {
+  const code = key === "Tab" ? 9 : 13;
+  for (const type of ["keyDown", "keyUp"]) {
+    await page.send("Input.dispatchKeyEvent", {
+      type,
+      key,
+      code: key,
+      windowsVirtualKeyCode: code,
+      ...(key === "Enter" && type === "keyDown" ? { text: "\r" } : {}),
+    });
+  }
+}

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  accessibilityProblems,
   browserTestName,
   CHROMIUM,
   externalRequests,
@@ -11,8 +12,14 @@ import {
   withBrowser,
 } from "../_helpers/browser.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
 import { bern, prepareRepo, runEnv } from "../e2e/_run_helpers.ts";
 
+const NOTES = "# Notes\nKeep greetings short.\n";
 const HOSTILE = `<img src=http://example.invalid/x.png onerror=alert(1)><script>alert(2)</script>`;
 
 function plan(mark: string): string {
@@ -49,7 +56,9 @@ export async function finishedRun(dir: string): Promise<{ repo: string; runId: s
     tuning: { tasks: { default_max_retries: 1 } },
     role_model_policy: { backend: { ladder: [{ model: "big" }] } },
   });
-  const run = await bern(repo, ["run", "plan.yaml", "--json"]);
+  // A text attachment every agent gets: the report lists it with its digest.
+  await Deno.writeTextFile(join(repo, "notes.md"), NOTES);
+  const run = await bern(repo, ["run", "plan.yaml", "--json", "--attach", "notes.md"]);
   assert.equal(run.code, 1, run.stderr);
   const last = JSON.parse(run.stdout.trim().split("\n").at(-1) as string);
   return { repo, runId: last.summary.run_id };
@@ -74,6 +83,12 @@ Deno.test({
         ) => a.task_id),
         ["1.1-flaky-step"],
       );
+      const digest = await sha256Hex(NOTES);
+      assert.ok(model.attachments.length >= claims, "one attachment per spawn");
+      assert.ok(
+        model.attachments.every((a: { sha256: string }) => a.sha256 === digest),
+        JSON.stringify(model.attachments),
+      );
       assert.equal(model.verification.audit.status, "pass");
       assert.equal(model.verification.lineage.status, "pass");
       assert.equal(model.verification.scorecard.status, "pass");
@@ -93,6 +108,7 @@ Deno.test({
           "[...document.querySelectorAll('li.refused')].map((li) => li.textContent).join('\\n')",
         );
         assert.match(refused, /2\.1-raise-the-agent-limit/);
+        assert.match(await page.text("#attachments"), new RegExp(digest));
         assert.match(refused, /protected run configuration: bernstein\.yaml/);
         // The hostile progress text is text, not an element, and never ran.
         assert.equal(
@@ -103,6 +119,7 @@ Deno.test({
           "[...document.querySelectorAll('#attempts td')].map((td) => td.textContent).join(' ')",
         );
         assert.ok(shown.includes(HOSTILE), "the agent's progress is shown as text");
+        assert.deepEqual(await accessibilityProblems(page), []);
         await saveScreenshot(page, "report-1280-light");
         await page.setColorScheme("dark");
         await saveScreenshot(page, "report-1280-dark");

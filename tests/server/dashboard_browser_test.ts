@@ -10,9 +10,11 @@ import { type LiveAgent, RunJournal } from "../../src/report/mod.ts";
 import { startTaskServer, TokenRegistry } from "../../src/server/mod.ts";
 import { createMemoryTaskStore, openHoldStore } from "../../src/tasks/mod.ts";
 import {
+  accessibilityProblems,
   browserTestName,
   CHROMIUM,
   externalRequests,
+  pressKey,
   saveScreenshot,
   withBrowser,
 } from "../_helpers/browser.ts";
@@ -171,6 +173,12 @@ Deno.test({
           assert.match(await page.text("#d-logs"), /onerror=alert/, "agent output shown as text");
           assert.equal(await page.evaluate("document.querySelectorAll('main img').length"), 0);
           await saveScreenshot(page, "dashboard-1280-light", false);
+          // Keyboard and screen readers: names everywhere, and Tab, Enter skip to the content.
+          assert.deepEqual(await accessibilityProblems(page), []);
+          await pressKey(page, "Tab");
+          assert.equal(await page.evaluate("document.activeElement.className"), "skip");
+          await pressKey(page, "Enter");
+          assert.equal(await page.evaluate("location.hash"), "#main");
 
           // The agent progresses: the table follows without a reload.
           agents[0].last_line = "wrote 3 of 5 grammar rules";
@@ -211,6 +219,18 @@ Deno.test({
           assert.match(await still.text("#d-refused"), /gate-failed/);
           assert.match(await still.text("main"), /JavaScript is off/);
           assert.deepEqual(still.errors, []);
+
+          // The accessibility check itself sees what is missing on a page that lacks it.
+          const bare = await browser.newPage({ isolated: true });
+          await bare.goto(
+            "data:text/html,<table><thead><tr><th>x</th></tr></thead></table><svg></svg>",
+          );
+          assert.deepEqual(await accessibilityProblems(bare), [
+            "html has no lang",
+            "unnamed svg",
+            "th without scope",
+            "no skip link to main",
+          ]);
 
           // The run ends: the live page says so and stops listening.
           journal.end();
