@@ -52,6 +52,9 @@ export function findChromium(): string | undefined {
 }
 
 type Json = Record<string, unknown>;
+
+/** How long a command may go unanswered before the browser is taken as stuck. */
+const ANSWER_GUARD_MS = 120_000;
 type Listener = (params: Json, sessionId: string | undefined) => void;
 
 /** One CDP connection (the browser endpoint; pages are flat sessions on it). */
@@ -112,7 +115,23 @@ class Connection {
     if (this.#closed) return Promise.reject(new Error(`CDP connection closed (${method})`));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      // A guard against a browser that stopped answering, not a time limit on the page: an
+      // evaluate may wait for the page (Page.waitFor) up to its own guard.
+      const guardMs = method === "Runtime.evaluate" ? ANSWER_GUARD_MS * 2 : ANSWER_GUARD_MS;
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(new Error(`CDP ${method} got no answer in ${guardMs / 1000} s`));
+      }, guardMs);
+      this.#pending.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
       this.#socket.send(
         JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }),
       );
@@ -244,8 +263,13 @@ export class Page {
       this.#loaded = undefined;
       return result.errorText;
     }
-    await loaded;
-    return undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stuck = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`no load event for ${url}`), ANSWER_GUARD_MS);
+    });
+    const problem = await Promise.race([loaded.then(() => undefined), stuck]);
+    clearTimeout(timer);
+    return problem;
   }
 
   /** Evaluates an expression in the page (promises are awaited) and returns its JSON value. */

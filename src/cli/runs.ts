@@ -120,9 +120,6 @@ async function scorecard(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
-/** Bytes of each agent log kept in a report. */
-const REPORT_LOG_TAIL_BYTES = 4096;
-
 async function report(ctx: CommandContext): Promise<number> {
   const { join, resolve } = await import("node:path");
   const ledger = await import("../ledger/mod.ts");
@@ -143,10 +140,10 @@ async function report(ctx: CommandContext): Promise<number> {
     }
     runId = session.run_id;
   }
+  // No agent output goes into the report: it is a file to hand on, and logs may hold anything.
   const records = await orchestrator.loadRunRecords(paths.sdd, runId, {
     env: ctx.env,
     verify: true,
-    logTailBytes: REPORT_LOG_TAIL_BYTES,
   });
   const model = view.buildRunModel(records, { nowMs: io.systemClock.nowMs() });
   const htmlFlag = stringFlag(ctx, "html");

@@ -44,12 +44,13 @@ export function stateStyle(state: string): { label: string; cls: string } {
   switch (state) {
     case "closed":
     case "merged":
-      return { label: state === "closed" ? "merged" : "merged", cls: "ok" };
+      return { label: "merged", cls: "ok" };
     case "no-changes":
       return { label: "no changes", cls: "ok" };
     case "done":
     case "checking":
-      return { label: state === "done" ? "checking" : "checking", cls: "check" };
+      // A task is `done` while its work is checked and queued for merge.
+      return { label: "checking", cls: "check" };
     case "merging":
       return { label: "merging", cls: "check" };
     case "claimed":

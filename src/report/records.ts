@@ -79,7 +79,7 @@ export interface RunRecords {
   tasks: Task[];
   /** `.sdd/runs/<run-id>/summary.json`, when the run finished. */
   summary: JsonObject | null;
-  /** The last lines of each session's output log, by session (dashboard and report). */
+  /** The last lines of each session's output log, by session (the dashboard shows them). */
   logTails: Record<string, string>;
   /** Verification done at report time (the live dashboard leaves it unchecked). */
   verification: Verification;

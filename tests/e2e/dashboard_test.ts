@@ -12,6 +12,7 @@ import {
   withBrowser,
 } from "../_helpers/browser.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import { guard } from "../_helpers/wait.ts";
 import { bern, prepareRepo, startBernstein } from "./_run_helpers.ts";
 
 function plan(gate1: string, gate2: string): string {
@@ -45,7 +46,7 @@ async function readUntil(
   match: RegExp,
 ): Promise<RegExpExecArray> {
   for (;;) {
-    const next = await lines.next();
+    const next = await guard(lines.next(), `the run to print ${match}`);
     if (next.done) throw new Error(`the run ended without printing ${match}:\n${seen.join("\n")}`);
     seen.push(next.value);
     const m = match.exec(next.value);
@@ -119,7 +120,7 @@ Deno.test({
           assert.deepEqual(externalRequests(page, [`${origin}/`]), []);
         });
         for (;;) {
-          const next = await lines.next();
+          const next = await guard(lines.next(), "the run to end");
           if (next.done) break;
           seen.push(next.value);
         }

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withTempDir } from "../_helpers/temp.ts";
+import { until } from "../_helpers/wait.ts";
 import { bern, prepareRepo, startBernstein } from "./_run_helpers.ts";
 
 function plan(gate: string): string {
@@ -22,12 +23,11 @@ stages:
 `;
 }
 
-async function waitForFile(path: string, contains = ""): Promise<string> {
-  for (;;) {
+function waitForFile(path: string, contains = ""): Promise<string> {
+  return until(async () => {
     const text = await Deno.readTextFile(path).catch(() => undefined);
-    if (text !== undefined && text.includes(contains)) return text;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return text !== undefined && text.includes(contains) ? text : undefined;
+  }, `'${contains}' in ${path}`);
 }
 
 Deno.test("report states: running, then interrupted; 'bernstein dashboard' mints a link that works once", async () => {
@@ -42,14 +42,12 @@ Deno.test("report states: running, then interrupted; 'bernstein dashboard' mints
     const sessionsDir = join(repo, ".sdd", "runtime", "sessions");
     try {
       // The agent is at work once its session file says so and its progress reached the log.
-      const logs = async () => {
-        for (;;) {
-          const names = await Array.fromAsync(Deno.readDir(sessionsDir)).catch(() => []);
-          if (names.length > 0) return names[0].name.replace(/\.json$/, "");
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      };
-      const session = await logs();
+      const session = await until(async () => {
+        // Session files only (an atomic write leaves a `.<pid>.<n>.tmp` there for a moment).
+        const names = (await Array.fromAsync(Deno.readDir(sessionsDir)).catch(() => []))
+          .map((e) => e.name).filter((n) => /^[^.].*\.json$/.test(n));
+        return names[0]?.replace(/\.json$/, "");
+      }, "the agent's session file");
       await waitForFile(join(repo, ".sdd", "runtime", `${session}.log`), "waiting for the gate");
 
       const minted = await bern(repo, ["dashboard", "--json"]);

@@ -8,6 +8,7 @@ import { v8FlagsArg } from "../../scripts/runtime_flags.ts";
 import { artifactsDir } from "../_helpers/browser.ts";
 import { REPO_ROOT } from "../_helpers/cli.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import { guard, until } from "../_helpers/wait.ts";
 import { prepareRepo, runEnv, startBernstein } from "./_run_helpers.ts";
 
 function which(name: string): string | undefined {
@@ -68,12 +69,18 @@ class Tmux {
 
   /** Waits until the pane shows what `done` looks for (checked as the pane changes). */
   async waitFor(done: (text: string) => boolean, what: string): Promise<string> {
-    const guard = Date.now() + 120_000;
-    for (;;) {
-      const text = await this.capture();
-      if (done(text)) return text;
-      if (Date.now() > guard) throw new Error(`the pane never showed ${what}:\n${text}`);
-      await new Promise((r) => setTimeout(r, 100));
+    let text = "";
+    try {
+      return await until(
+        async () => {
+          text = await this.capture();
+          return done(text) ? text : undefined;
+        },
+        what,
+        100,
+      );
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; the pane shows:\n${text}`);
     }
   }
 
@@ -154,7 +161,7 @@ Deno.test({
         assert.match(live, /dashboard: http:\/\/127\.0\.0\.1:\d+\/login\?code=/);
         await Deno.writeTextFile(gate, "");
         const end = await tmux.waitFor((t) => /HEALTHY/.test(t), "the summary");
-        while (!await tmux.dead()) await new Promise((r) => setTimeout(r, 100));
+        await until(async () => (await tmux.dead()) || undefined, "the run in tmux to end");
         const final = await tmux.capture();
         await Deno.writeTextFile(join(await artifactsDir(), "terminal-final.txt"), final);
         assert.match(final, /run \S+: HEALTHY/);
@@ -185,7 +192,7 @@ Deno.test({
       const tmux = await runInTmux(dir, repo, { NO_COLOR: "1" });
       try {
         await tmux.waitFor((t) => /HEALTHY/.test(t), "the summary");
-        while (!await tmux.dead()) await new Promise((r) => setTimeout(r, 100));
+        await until(async () => (await tmux.dead()) || undefined, "the run in tmux to end");
         const withEscapes = await tmux.capture(true);
         assert.match(withEscapes, /▶ 1\.1-alpha-step\s+scripted/);
         assert.match(withEscapes, /⇢ 1\.2-beta-step merged/);
@@ -211,22 +218,22 @@ Deno.test("terminal: logs -f follows several agents with their prefixes until th
     try {
       // Both agents are waiting on the gate once two sessions are recorded and logging.
       const sessions = join(repo, ".sdd", "runtime", "sessions");
-      for (;;) {
-        const names = await Array.fromAsync(Deno.readDir(sessions)).catch(() => []);
-        if (names.length >= 2) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until(async () => {
+        const names = (await Array.fromAsync(Deno.readDir(sessions)).catch(() => []))
+          .filter((e) => /^[^.].*\.json$/.test(e.name));
+        return names.length >= 2 ? true : undefined;
+      }, "two agent sessions");
       logs = startBernstein(repo, ["logs", "-f"]);
       const reader = logs.stdout.pipeThrough(new TextDecoderStream()).getReader();
       let text = "";
       while (!(/alpha is waiting/.test(text) && /beta is waiting/.test(text))) {
-        const { value, done } = await reader.read();
+        const { value, done } = await guard(reader.read(), "both agents' progress in logs -f");
         if (done) throw new Error(`logs ended early:\n${text}`);
         text += value;
       }
       await Deno.writeTextFile(gate, "");
       for (;;) {
-        const { value, done } = await reader.read();
+        const { value, done } = await guard(reader.read(), "logs -f to end with the run");
         if (done) break;
         text += value;
       }

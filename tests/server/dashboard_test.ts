@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { RunJournal } from "../../src/report/mod.ts";
 import { created, ev, recordsOf } from "../report/_records.ts";
+import { guard } from "../_helpers/wait.ts";
 import { startTestServer, type TestServer } from "./_server.ts";
 
 function journal(): RunJournal {
@@ -131,7 +132,7 @@ async function rawStatus(port: number, host: string, path: string, token: string
     let text = "";
     const buf = new Uint8Array(4096);
     for (;;) {
-      const n = await conn.read(buf);
+      const n = await guard(conn.read(buf), "the status line");
       if (n === null) break;
       text += new TextDecoder().decode(buf.subarray(0, n));
       if (text.includes("\r\n")) break;
@@ -173,7 +174,7 @@ function sseReader(res: Response) {
           if (event !== undefined && data !== undefined) return { event, data };
           continue;
         }
-        const { value, done } = await reader.read();
+        const { value, done } = await guard(reader.read(), "the next SSE message");
         if (done) return undefined;
         buffer += decoder.decode(value, { stream: true });
       }
