@@ -133,6 +133,7 @@ interface SummaryView {
     by_adapter_model: { adapter: string; model: string; runs: number; cost_usd: number | null }[];
   };
   scorecard: { path: string; outcome: string | null };
+  checkpoints?: { log: string; size: number; root: string; line: number }[];
   path: string;
 }
 
@@ -161,6 +162,13 @@ function printSummary(ctx: CommandContext, s: SummaryView): void {
       `  cost     ${c.adapter}/${c.model}: ${c.runs} run(s), ${
         c.cost_usd === null ? "not reported" : `$${c.cost_usd.toFixed(4)}`
       }`,
+    );
+  }
+  for (const c of s.checkpoints ?? []) {
+    ctx.out.line(
+      `  signed   ${c.log} checkpoint: ${c.size} ${
+        c.log === "audit" ? "line(s)" : "entr(y/ies)"
+      }, root ${c.root.slice(0, 16)}… (checkpoints.jsonl:${c.line})`,
     );
   }
   ctx.out.line(`  summary  ${s.path}`);

@@ -144,6 +144,12 @@ export const TuningSchema = z.object({
       "Longest wait for a worker to sign a lineage entry of its agent's merged file.",
     ),
   }).strict(),
+  checkpoints: z.object({
+    every_entries: z.number().int().nonnegative().describe(
+      "A run signs a checkpoint of the lineage log (and of the audit log) after this many " +
+        "entries it appended to it since the last; 0: only at the end of the run and at packs.",
+    ),
+  }).strict(),
 }).strict();
 
 /** Every tunable, as `tuning:` holds it after defaults are applied. */

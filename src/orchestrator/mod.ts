@@ -118,6 +118,12 @@ export {
   type WorkerParts,
 } from "./run.ts";
 export { type RunSummary } from "./run_summary.ts";
+export {
+  type RunCheckpointLog,
+  type RunCheckpointRecord,
+  RunCheckpoints,
+  type RunCheckpointsOptions,
+} from "./checkpoints.ts";
 export { type DecisionRecord, RunLoop } from "./run_loop.ts";
 export type { AttachmentProvider, RunContext, SpawnAttachments } from "./run_context.ts";
 export type { CostRow, RunEnd, RunOutcome } from "./outcome.ts";

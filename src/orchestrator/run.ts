@@ -41,6 +41,8 @@ import { archivePreviousRun, endLeftoverAgents, recoverAfterCrash } from "./reco
 import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
 import { type CatalogSet, loadCatalogs, withCatalogRoles } from "./catalogs.ts";
+import { RunCheckpoints } from "./checkpoints.ts";
+import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/store/mod.ts";
 import { checkConfig } from "./config_checks.ts";
 import { ConfigWatch } from "./config_reload.ts";
 import { readSession, type SessionRecord, writeSession } from "./session.ts";
@@ -371,6 +373,15 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   await writeSession(project.sdd, session);
   let uninstall = () => {};
   let workers: RunWorkers | undefined;
+  const checkpoints = new RunCheckpoints({
+    lineage: stores.lineage,
+    audit: stores.audit,
+    signer: async () =>
+      checkpointSignerOf(await ensureOperatorSigningKey(project.sdd, deps.random)),
+    everyEntries: plan.config.tuning.checkpoints.every_entries,
+    clock: deps.clock,
+    warn: (message) => runDeps.reporter.event({ type: "run.warning", message }),
+  });
   try {
     workers = await startWorkers(plan, runDeps, stores, runId);
     const recorder = new Recorder({
@@ -407,6 +418,8 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       end: outcome.end,
       reason: outcome.reason,
     });
+    // Last of the run's records: the checkpoints cover everything up to run.finished.
+    const signed = await checkpoints.finish();
     feed.end();
     const tasks = await stores.store.list({});
     const scorecard = await writeScorecard(project.sdd, runId);
@@ -415,12 +428,15 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       outcome,
       tasks,
       scorecard,
+      signed,
     );
     await writeRunRecord(project.sdd, summary, loop.decisions);
     await writeSession(project.sdd, { ...session, status: "finished" });
     return { kind: "run", summary, decisions: loop.decisions.length };
   } finally {
     uninstall();
+    checkpoints.close();
+    await checkpoints.settled();
     feed.end();
     await workers?.close().catch(() => {});
     await stores.close();

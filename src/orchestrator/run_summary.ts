@@ -34,6 +34,8 @@ export interface RunSummary extends JsonObject {
   cost: JsonObject;
   /** Scorecard file and digest. */
   scorecard: JsonObject;
+  /** The signed checkpoints covering the run's end, one per log (FORMATS.md §8). */
+  checkpoints: JsonValue[];
   /** Summary file path. */
   path: string;
 }
@@ -83,6 +85,7 @@ export function buildSummary(
   outcome: RunOutcome,
   tasks: readonly Task[],
   scorecard: ScorecardRef,
+  checkpoints: readonly JsonObject[] = [],
 ): RunSummary {
   const byStatus: Record<string, number> = {};
   for (const t of tasks) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
@@ -109,6 +112,7 @@ export function buildSummary(
       sha256: scorecard.sha256,
       outcome: scorecard.content.outcome ?? null,
     },
+    checkpoints: [...checkpoints],
     path: join(run.sdd, "runs", run.runId, "summary.json"),
   };
 }

@@ -75,6 +75,16 @@ ${
     );
     const gate = await bern(dir, ["lineage", "gate", "--json"]);
     strictEqual(gate.code, 0, gate.stdout + gate.stderr);
+    // The end of the run signed a checkpoint of each log; the gate checks the lineage one.
+    const signed = summary.checkpoints as { log: string; size: number; root: string }[];
+    deepStrictEqual(signed.map((c) => [c.log, c.log === "lineage" ? c.size : "n"]), [
+      ["lineage", 3],
+      ["audit", "n"],
+    ]);
+    const gateCp = JSON.parse(gate.stdout).checkpoint;
+    strictEqual(gateCp.latest.size, 3);
+    strictEqual(gateCp.latest.root, signed[0].root);
+    strictEqual(gateCp.not_checkpointed, 0);
     const chain = JSON.parse((await bern(dir, ["lineage", "chain", "c.txt", "--json"])).stdout);
     strictEqual(
       JSON.stringify(chain).includes(`scripted:2.1-write-c-a1-${runTag(summary)}`),
@@ -83,6 +93,11 @@ ${
     );
     const audit = await bern(dir, ["audit", "verify"]);
     strictEqual(audit.code, 0, audit.stdout + audit.stderr);
+    ok(
+      audit.stdout.includes(`covers ${signed[1].size} lines`) &&
+        audit.stdout.includes("; 0 not yet checkpointed; 1 signature checked"),
+      `the run's audit checkpoint is checked: ${audit.stdout}`,
+    );
     const runId = String(summary.run_id);
     const score = await bern(dir, ["runs", "scorecard", runId, "--verify"]);
     strictEqual(score.code, 0, score.stdout + score.stderr);

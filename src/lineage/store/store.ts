@@ -242,12 +242,22 @@ export class LineageStore {
   #operatorKey?: Uint8Array;
   #signers = new Map<string, AgentSigner>();
   #queue: Promise<unknown> = Promise.resolve();
+  readonly #listeners = new Set<(entryHash: string) => void>();
 
   constructor(options: LineageStoreOptions) {
     this.#options = options;
     this.paths = lineagePaths(options.sdd);
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? systemRandom;
+  }
+
+  /**
+   * Calls `listener` with the hash of each entry this store appends, once its line is durable;
+   * returns the unsubscribe function. A listener that throws is ignored.
+   */
+  onAppend(listener: (entryHash: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** `lineage.enabled`. */
@@ -401,6 +411,13 @@ export class LineageStore {
     await Deno.remove(intent);
     await projectEntry(this.paths, entry, line);
     await markProjected(this.paths, logSize + line.length + 1);
+    for (const listener of this.#listeners) {
+      try {
+        listener(hash);
+      } catch {
+        // An observer's failure is its own; the entry is written.
+      }
+    }
     return hash;
   }
 
