@@ -60,23 +60,13 @@ async function publicKeyOfPem(path: string): Promise<Uint8Array> {
  * else its published `.sdd/keys/operator.pub`; none when there is neither. Never creates one.
  */
 export async function verificationKey(ctx: CommandContext, sdd: string): Promise<VerificationKey> {
-  const { join, resolve } = await import("node:path");
+  const { resolve } = await import("node:path");
   const flag = stringFlag(ctx, "operator-key");
   if (flag !== undefined) {
     return { publicKey: await publicKeyOfPem(resolve(ctx.cwd, flag)), source: "--operator-key" };
   }
   const store = await import("../compliance/store/mod.ts");
-  const { KeyMissingError } = await import("../errors/mod.ts");
-  try {
-    const key = await store.readOperatorSigningKey(join(sdd, store.OPERATOR_KEY_FILE));
-    return { publicKey: key.signer.publicKey, source: "project operator key" };
-  } catch (error) {
-    if (!(error instanceof KeyMissingError)) throw error;
-  }
-  const published = join(sdd, store.OPERATOR_PUBLIC_KEY_FILE);
-  const exists = await Deno.lstat(published).then(() => true, () => false);
-  if (exists) return { publicKey: await publicKeyOfPem(published), source: published };
-  return { source: "none" };
+  return await store.projectOperatorPublicKey(sdd);
 }
 
 /** The checkpoint document in a file: itself, or a compliance pack's `checkpoint.json`. */

@@ -228,8 +228,26 @@ async function demo(ctx: CommandContext): Promise<number> {
   }
   const packOk = verified?.code === 0;
 
-  const ok = chain.ok && gate.ok && check.ok && packOk && (s.merges as unknown[]).length === 4 &&
-    refused.length === 1;
+  // The run's report, as `bernstein runs report` writes it (verification done now).
+  const view = await import("../report/mod.ts");
+  const records = await orchestrator.loadRunRecords(join(repo, ".sdd"), s.run_id, {
+    env,
+    verify: true,
+  });
+  const model = view.buildRunModel(records, { nowMs: io.systemClock.nowMs() });
+  const reportPath = join(repo, ".sdd", "runs", s.run_id, "report.html");
+  await io.writeFileAtomic(reportPath, view.renderReportHtml(model));
+  const v = model.verification;
+  const reportOk = model.attempts.length === 5 && model.refused_merges.length === 1 &&
+    [v.audit, v.lineage, v.scorecard].every((c) => c.status === "pass");
+  ctx.out.line(
+    `    the run's report: ${model.attempts.length} attempts on ${model.lanes} agent slot(s), ` +
+      `audit ${v.audit.status}, lineage ${v.lineage.status}, scorecard ${v.scorecard.status}` +
+      (keep ? ` — ${reportPath}` : " (--keep keeps it)"),
+  );
+
+  const ok = chain.ok && gate.ok && check.ok && packOk && reportOk &&
+    (s.merges as unknown[]).length === 4 && refused.length === 1;
   ctx.out.line("");
   ctx.out.line(
     ok
@@ -254,7 +272,8 @@ export const DEMO_COMMANDS: CommandSpec[] = [
       "Creates a temporary git repository on a feature branch, runs a plan of parallel steps\n" +
       "with the scripted agent (one step fails the run_config gate and is reported, the rest\n" +
       "merge), then verifies the audit chain, the lineage gate and the scorecard, and has\n" +
-      "bernstein-verify check a compliance pack offline. Needs a source\n" +
+      "bernstein-verify check a compliance pack offline, and writes the run's report. Needs a\n" +
+      "source\n" +
       "checkout (the scripted agent runs with deno). Exit 0 when every stage behaves as described.",
     flags: [{
       name: "keep",

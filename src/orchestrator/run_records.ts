@@ -12,6 +12,7 @@ import {
   verifyAuditLog,
 } from "../audit/mod.ts";
 import { type JsonObject, parseJson, splitLines } from "../canonical/mod.ts";
+import { projectOperatorPublicKey } from "../compliance/store/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { type EnvReader, readFileIfExists, readUpTo } from "../io/mod.ts";
 import { readLedger, verifyScorecard } from "../ledger/mod.ts";
@@ -248,10 +249,13 @@ async function verifyLineage(sdd: string, env: EnvReader): Promise<CheckResult> 
   } catch (error) {
     hmacNote = ` (HMAC not checked: ${(error as Error).message})`;
   }
+  // Checkpoint signatures are checked with the project's operator key, as `lineage gate` does.
+  const { publicKey } = await projectOperatorPublicKey(sdd);
   const opened = await openDirectoryGateInput({
     logPath,
     cardsDir: join(sdd, "agents"),
     operatorKey,
+    operatorPublicKey: publicKey,
   });
   if (opened === undefined) return { status: "unchecked", detail: "no lineage log yet" };
   try {

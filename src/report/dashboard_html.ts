@@ -125,6 +125,14 @@ function agentsTable(view: DashboardView, nowMs: number): string {
       }</span>`,
     ];
   });
+  const unknown = liveAgents(view).some((a) => a.state === "running" && a.turns === null);
+  const note = unknown
+    ? `<p class="muted small">Turns, tokens and cost are what each agent's CLI reports when it exits; until then they show —.</p>`
+    : "";
+  return tableOf(view, rows) + note;
+}
+
+function tableOf(view: DashboardView, rows: string[][]): string {
   return table(
     "Agents",
     [

@@ -14,4 +14,9 @@ Deno.test("deno task demo runs the main job end to end and every stage passes", 
   );
   ok(r.stdout.includes("gate run_config"), "the refused gate is reported");
   ok(/PASS pack: 4 entries/.test(r.stdout), "bernstein-verify passes the pack");
+  ok(
+    /the run's report: 5 attempts on \d agent slot\(s\), audit pass, lineage pass, scorecard pass/
+      .test(r.stdout),
+    "the report of the demo run verifies",
+  );
 });

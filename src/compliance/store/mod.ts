@@ -20,6 +20,8 @@ export {
   OPERATOR_KEY_FILE,
   OPERATOR_PUBLIC_KEY_FILE,
   OperatorKeyError,
+  type ProjectOperatorPublicKey,
+  projectOperatorPublicKey,
   publishOperatorPublicKey,
   readOperatorSigningKey,
 } from "./operator_key.ts";

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import {
   type CheckpointSigner,
   decodePrivateKeyPem,
+  decodePublicKeyPem,
   ed25519KeyPairFromSeed,
   encodePrivateKeyPem,
   encodePublicKeyPem,
@@ -122,6 +123,36 @@ export async function publishOperatorPublicKey(sdd: string, publicKey: Uint8Arra
     return;
   }
   await writeFileAtomic(path, pem, { mode: 0o644 });
+}
+
+/** The operator public key a project's checks use, and where it came from. */
+export interface ProjectOperatorPublicKey {
+  /** The key, when one was found. */
+  publicKey?: Uint8Array;
+  /** `project operator key`, the published `.sdd/keys/operator.pub`, or `none`. */
+  source: string;
+}
+
+/**
+ * The operator public key checkpoint signatures of a project are checked with: the project's
+ * operator key, else its published `.sdd/keys/operator.pub`; none when there is neither.
+ * Never creates a key.
+ */
+export async function projectOperatorPublicKey(sdd: string): Promise<ProjectOperatorPublicKey> {
+  try {
+    const key = await readOperatorSigningKey(join(sdd, OPERATOR_KEY_FILE));
+    return { publicKey: key.signer.publicKey, source: "project operator key" };
+  } catch (error) {
+    if (!(error instanceof KeyMissingError)) throw error;
+  }
+  const published = join(sdd, OPERATOR_PUBLIC_KEY_FILE);
+  const pem = await readFileIfExists(published);
+  if (pem === undefined) return { source: "none" };
+  try {
+    return { publicKey: decodePublicKeyPem(new TextDecoder().decode(pem)), source: published };
+  } catch (cause) {
+    throw new OperatorKeyError(`${published} is not an Ed25519 SPKI PEM public key`, { cause });
+  }
 }
 
 /** The operator key as a checkpoint signer (with its kid). */
