@@ -150,10 +150,13 @@ async function demo(ctx: CommandContext): Promise<number> {
   const verify = await import("../verify/mod.ts");
   const lineage = await import("../lineage/store/mod.ts");
   const operatorKey = await lineage.resolveOperatorKey({ env });
+  // The run checkpoints its logs: their signatures are checked with the project's operator key.
+  const { projectOperatorPublicKey } = await import("../compliance/store/mod.ts");
   const opened = await verify.openDirectoryGateInput({
     logPath: join(repo, ".sdd", "lineage", "log.jsonl"),
     cardsDir: join(repo, ".sdd", "agents"),
     operatorKey,
+    operatorPublicKey: (await projectOperatorPublicKey(join(repo, ".sdd"))).publicKey,
   });
   if (opened === undefined) throw new Error("the demo run recorded no lineage");
   const gate = await verify.runLineageGate(opened.input).finally(() => opened.close());
