@@ -54,8 +54,10 @@ export class AgentExits {
   }
 
   /** Decides: done → signals → gates → merge; else fail/retry. */
-  async handle(s: RunningSession, exit: AgentExit): Promise<void> {
+  async handle(s: RunningSession, ended: AgentExit): Promise<void> {
     const { store, tokens, recorder } = this.#deps;
+    // Stopped by the run's deadline check (not the process's backstop timer): timed out all the same.
+    const exit = s.deadlineHit === true ? { ...ended, timedOut: true } : ended;
     await tokens.revoke(s.session).catch(() => {});
     await recorder.record({
       kind: "agent.exited",
@@ -103,8 +105,7 @@ export class AgentExits {
    */
   async #settle(s: RunningSession, task: Task, exit: AgentExit): Promise<Task | undefined> {
     if (task.status !== "in_progress" && task.status !== "claimed") return task;
-    const { result } = exit;
-    const timedOut = exit.timedOut || s.deadlineHit === true;
+    const { result, timedOut } = exit;
     if (result.ok) {
       return await this.#deps.store.transition(task.id, "done", {
         actor: "orchestrator",

@@ -12,6 +12,7 @@ import {
 import { readAuditKey } from "../../src/audit/mod.ts";
 import { CasStore } from "../../src/cas/mod.ts";
 import { fromHex } from "../../src/canonical/mod.ts";
+import { DEFAULT_TUNING } from "../../src/config/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import { buildPromptBody } from "../../src/orchestrator/mod.ts";
 import { REPO_ROOT, runBernstein } from "../_helpers/cli.ts";
@@ -205,6 +206,11 @@ Deno.test("a run hands an image and a line range to the agent: exact prompt byte
       ownedFiles: [],
       signals: [],
       attempt: 1,
+      progress: {
+        everyS: DEFAULT_TUNING.agent.heartbeat_interval_s,
+        extensionS: DEFAULT_TUNING.orchestrator.deadline_extension_s,
+        maxS: DEFAULT_TUNING.orchestrator.deadline_max_s,
+      },
     });
     const expected = composePrompt([
       { mime: "image/png", sha256: png, bytes: PNG },
