@@ -88,6 +88,17 @@ export function adapterTable(): string {
       caps,
     ),
     "",
+    "### Tool-call policy (`policy_hook`)",
+    "",
+    ...table(
+      ["adapter", "how bernstein's pre-tool hook reaches the CLI"],
+      ADAPTERS.map((a) => [
+        a.name,
+        a.policy_hook ??
+          "**none wired**: runs without tool-call policy",
+      ]),
+    ),
+    "",
     `\`cli: auto\` order: ${AUTO_PREFERENCE.join(", ")}.`,
     "",
   ].join("\n");

@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { executable, extraArgs, resolveModel } from "./_options.ts";
+import { preToolUseGroup } from "./_policy_hook.ts";
 import { ARGV_PROMPT_LIMIT, utf8 } from "./_prompt.ts";
 import { streamJsonParser } from "./_stream_json.ts";
 import { capabilitiesOf } from "./capabilities.ts";
@@ -15,6 +16,20 @@ const PROVIDER_ENV = [
   "ANTHROPIC_BASE_URL",
   "CLAUDE_CODE_OAUTH_TOKEN",
 ] as const;
+
+/**
+ * The pre-tool hook lives in argv (`--settings` JSON), where the agent cannot rewrite it, and
+ * `--setting-sources ""` keeps every settings file away — the project's `.claude/` (a hostile
+ * repository, or an earlier agent's merged work, could set `disableAllHooks` there) and the
+ * spawn's own `$CLAUDE_CONFIG_DIR`.
+ */
+function policyArgs(policy: NonNullable<InvocationInput["tool_policy"]>): string[] {
+  const settings = {
+    disableAllHooks: false,
+    hooks: { PreToolUse: [preToolUseGroup(policy, { timeoutUnit: "s" })] },
+  };
+  return ["--setting-sources", "", "--settings", JSON.stringify(settings)];
+}
 
 function build(input: InvocationInput): Invocation {
   const notes: string[] = [];
@@ -73,6 +88,7 @@ function build(input: InvocationInput): Invocation {
       notes.push("protocol text too long for argv: prepended to the prompt");
     }
   }
+  if (input.tool_policy !== undefined) argv.push(...policyArgs(input.tool_policy));
   argv.push(...extraArgs(input));
   return {
     argv,
@@ -96,6 +112,7 @@ export const claude: Adapter = {
   effort_flag: "--effort",
   max_turns_flag: "--max-turns",
   approval_flag: "--permission-mode bypassPermissions (acceptEdits or IS_SANDBOX=1 as root)",
+  policy_hook: 'PreToolUse hook in `--settings` JSON (argv), `--setting-sources ""`',
   env: [...PROVIDER_ENV],
   capabilities: capabilitiesOf("claude"),
   version: { args: ["--version"], pattern: /(\d+\.\d+\.\d+\S*)/ },
@@ -108,6 +125,8 @@ export const claude: Adapter = {
     { flag: "--model" },
     { flag: "--effort" },
     { flag: "--append-system-prompt" },
+    { flag: "--settings" },
+    { flag: "--setting-sources" },
     {
       // Accepted in print mode but absent from `claude --help`.
       flag: "--max-turns",

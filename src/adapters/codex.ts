@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { clip, jsonObject, num, obj, str } from "./_json.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { preToolUseGroup } from "./_policy_hook.ts";
 import { utf8 } from "./_prompt.ts";
 import { addTokens, finishResult, newState, rawEvent } from "./_result.ts";
 import { capabilitiesOf } from "./capabilities.ts";
@@ -65,6 +66,28 @@ export function codexConfigToml(
   return lines.join("\n") + "\n";
 }
 
+/**
+ * The pre-tool hook goes in argv as a session-flag hook (`--config hooks.PreToolUse=…`),
+ * which codex 0.171 runs only when its trust is bypassed for this invocation; hooks stay on
+ * whatever a config layer says. Project-local `.codex/` configuration is ignored for an
+ * untrusted folder, and the worktree is never trusted.
+ */
+function policyArgs(policy: NonNullable<InvocationInput["tool_policy"]>): string[] {
+  const group = preToolUseGroup(policy, { timeoutUnit: "s" });
+  const hooks = (group.hooks as Record<string, unknown>[]).map((h) =>
+    `{type=${tomlString(String(h.type))},command=${tomlString(String(h.command))},timeout=${
+      Number(h.timeout)
+    }}`
+  );
+  return [
+    "--dangerously-bypass-hook-trust",
+    "--config",
+    "features.hooks=true",
+    "--config",
+    `hooks.PreToolUse=[{matcher=${tomlString(String(group.matcher))},hooks=[${hooks.join(",")}]}]`,
+  ];
+}
+
 function build(input: InvocationInput): Invocation {
   const notes: string[] = [];
   const model = resolveModel(input, codex.models, notes);
@@ -91,6 +114,7 @@ function build(input: InvocationInput): Invocation {
   if (input.effort !== undefined) {
     argv.push("--config", `model_reasoning_effort=${tomlString(EFFORT[input.effort])}`);
   }
+  if (input.tool_policy !== undefined) argv.push(...policyArgs(input.tool_policy));
   argv.push(...extraArgs(input), "-");
   const prompt = input.system_prompt ? `${input.system_prompt}\n\n${input.prompt}` : input.prompt;
   return {
@@ -200,6 +224,8 @@ export const codex: Adapter = {
   effort_flag: "--config model_reasoning_effort=…",
   max_turns_flag: null,
   approval_flag: "--dangerously-bypass-approvals-and-sandbox",
+  policy_hook: "PreToolUse session hook in `--config hooks.PreToolUse=…` (argv), " +
+    "`--dangerously-bypass-hook-trust`",
   env: [...PROVIDER_ENV],
   capabilities: capabilitiesOf("codex"),
   version: { args: ["--version"], pattern: /codex-cli (\d+\.\d+\.\d+\S*)/ },
@@ -210,6 +236,7 @@ export const codex: Adapter = {
     { flag: "--output-last-message", help: ["exec", "--help"] },
     { flag: "--model", help: ["exec", "--help"] },
     { flag: "--config", help: ["exec", "--help"] },
+    { flag: "--dangerously-bypass-hook-trust", help: ["exec", "--help"] },
   ],
   build,
   parser,

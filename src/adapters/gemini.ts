@@ -3,6 +3,7 @@
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { clip, jsonFile, jsonObject, num, obj, str } from "./_json.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { cliHookTimeoutS, hookShellLine } from "./_policy_hook.ts";
 import { argvOrStdin, promptWithSystem } from "./_prompt.ts";
 import { finishResult, MAX_TURNS_SUBTYPE, newState, rawEvent } from "./_result.ts";
 import { capabilitiesOf } from "./capabilities.ts";
@@ -17,9 +18,10 @@ const PROVIDER_ENV = ["GEMINI_API_KEY", "GOOGLE_API_KEY"] as const;
  * instead of the failure and its reason.
  */
 export function geminiSettings(
-  input: { max_turns?: number; no_retries?: boolean },
+  input: { max_turns?: number; no_retries?: boolean; tool_policy?: InvocationInput["tool_policy"] },
 ): Record<string, unknown> {
   return {
+    ...(input.tool_policy !== undefined ? policySettings(input.tool_policy) : {}),
     // Without an explicit auth type a headless run fails with "Invalid auth method selected".
     security: { auth: { selectedType: "gemini-api-key" } },
     privacy: { usageStatisticsEnabled: false },
@@ -30,6 +32,29 @@ export function geminiSettings(
       ...(input.no_retries ? { maxAttempts: 1 } : {}),
     },
     ...(input.max_turns !== undefined ? { model: { maxSessionTurns: input.max_turns } } : {}),
+  };
+}
+
+/**
+ * The pre-tool hook as a `BeforeTool` hook of the user settings (under the spawn's HOME,
+ * written before the CLI starts). The system settings file cannot carry it: gemini 0.61
+ * reads one only when every folder above it is root-owned. A workspace `.gemini/settings.json`
+ * with `hooksConfig.enabled: false`, a `disabled` list or empty hooks does not remove it
+ * (tests/adapters/live).
+ */
+function policySettings(policy: NonNullable<InvocationInput["tool_policy"]>) {
+  return {
+    hooksConfig: { enabled: true },
+    hooks: {
+      BeforeTool: [{
+        matcher: ".*",
+        hooks: [{
+          type: "command",
+          command: hookShellLine(policy, "gemini"),
+          timeout: cliHookTimeoutS(policy) * 1000,
+        }],
+      }],
+    },
   };
 }
 
@@ -63,7 +88,11 @@ function build(input: InvocationInput): Invocation {
     files: [{
       path: ".gemini/settings.json",
       content: jsonFile(
-        geminiSettings({ max_turns: input.max_turns, no_retries: input.endpoint !== undefined }),
+        geminiSettings({
+          max_turns: input.max_turns,
+          no_retries: input.endpoint !== undefined,
+          tool_policy: input.tool_policy,
+        }),
       ),
       mode: 0o600,
     }],
@@ -160,6 +189,7 @@ export const gemini: Adapter = {
   effort_flag: null,
   max_turns_flag: "settings.json model.maxSessionTurns",
   approval_flag: "--yolo --skip-trust",
+  policy_hook: "BeforeTool hook in `$HOME/.gemini/settings.json`",
   env: [...PROVIDER_ENV],
   capabilities: capabilitiesOf("gemini"),
   version: { args: ["--version"], pattern: /(\d+\.\d+\.\d+\S*)/ },

@@ -60,12 +60,14 @@ export { defaultOllamaEndpoint, ollama } from "./ollama.ts";
 export {
   opencode,
   OPENCODE_ENDPOINT_KEY_ENV,
+  OPENCODE_POLICY_PLUGIN,
   OPENCODE_PROVIDER_ID,
   opencodeConfig,
 } from "./opencode.ts";
 export { LineSplitter, parseOutput, StreamingParse } from "./parse.ts";
+export { cliHookTimeoutS, hookShellLine, unenforcedNote } from "./_policy_hook.ts";
 export { mapPathLookup, type PathLookup, systemPathLookup } from "./path_lookup.ts";
-export { qwen, qwenSettings } from "./qwen.ts";
+export { qwen, QWEN_POLICY_SETTINGS, qwenSettings } from "./qwen.ts";
 export {
   ADAPTER_NAMES,
   ADAPTERS,
@@ -110,6 +112,7 @@ export {
   type Tier,
   TIERS,
   type TokenUsage,
+  type ToolPolicyHook,
   type VersionProbe,
 } from "./types.ts";
 export { writeInvocationFiles } from "./write_files.ts";

@@ -2,7 +2,7 @@
 // (Ollama serves /v1/chat/completions). Without a profile, the default Ollama address is used:
 // $OLLAMA_HOST when set, else http://127.0.0.1:11434.
 import { capabilitiesOf } from "./capabilities.ts";
-import { opencodeInvocation, opencodeParser } from "./opencode.ts";
+import { OPENCODE_POLICY_HOOK, opencodeInvocation, opencodeParser } from "./opencode.ts";
 import type { Adapter, EndpointProfile, InvocationInput, Tier } from "./types.ts";
 
 const MODELS: Readonly<Record<Tier, string>> = {
@@ -32,6 +32,7 @@ export const ollama: Adapter = {
   effort_flag: null,
   max_turns_flag: null,
   approval_flag: "--auto + permission {edit, bash: allow} in OPENCODE_CONFIG_CONTENT",
+  policy_hook: OPENCODE_POLICY_HOOK,
   env: ["OLLAMA_HOST"],
   capabilities: capabilitiesOf("ollama"),
   version: { args: ["--version"], pattern: /(\d+\.\d+\.\d+\S*)/ },

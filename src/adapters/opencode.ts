@@ -1,10 +1,13 @@
 // opencode (`opencode-ai`): `opencode run --format json --auto [-m provider/model] PROMPT`;
 // configuration (permissions, endpoint provider, autoupdate/share off) goes in
 // OPENCODE_CONFIG_CONTENT, so nothing is written to the worktree; the only files written are
-// the ones that stop its start-up npm install in its config folder under the spawn's HOME.
+// the ones that stop its start-up npm install in its config folder under the spawn's HOME
+// (and, with a tool-call policy, the policy plugin).
+import { join } from "node:path";
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { clip, jsonObject, num, obj, str } from "./_json.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { hookArgv } from "./_policy_hook.ts";
 import { argvOrStdin, promptWithSystem } from "./_prompt.ts";
 import { addTokens, finishResult, newState, rawEvent } from "./_result.ts";
 import { capabilitiesOf } from "./capabilities.ts";
@@ -17,6 +20,7 @@ import type {
   OutputParser,
   PlannedFile,
   Tier,
+  ToolPolicyHook,
 } from "./types.ts";
 
 const PROVIDER_ENV = [
@@ -65,9 +69,58 @@ export const OPENCODE_NO_INSTALL_FILES: readonly PlannedFile[] = [
   },
 ];
 
+/** How the policy reaches opencode (and ollama, which runs opencode). */
+export const OPENCODE_POLICY_HOOK = "`tool.execute.before` plugin under $HOME, named in " +
+  "OPENCODE_CONFIG_CONTENT";
+
+/** Where the policy plugin goes, relative to the spawn's HOME. */
+export const OPENCODE_POLICY_PLUGIN = ".bernstein-policy/opencode-policy.mjs";
+
+/**
+ * The policy plugin: a `tool.execute.before` hook that runs `bernstein policy hook` (argv, no
+ * shell) with the call in Claude's hook format, and throws — which blocks the tool — on a
+ * deny, an ask, an answer it cannot read, a non-zero exit or a timeout.
+ */
+export function opencodePolicyPlugin(policy: ToolPolicyHook): string {
+  return [
+    "// bernstein's tool-call policy for opencode (written by bernstein; edits are refused).",
+    'import { spawnSync } from "node:child_process";',
+    `const ARGV = ${JSON.stringify(hookArgv(policy, "claude"))};`,
+    `const ENV = ${JSON.stringify(policy.env ?? {})};`,
+    `const TIMEOUT_MS = ${(policy.deadline_s + 10) * 1000};`,
+    "const refuse = (why) => { throw new Error(`bernstein policy: deny (hookFailure): ${why}`); };",
+    "export const BernsteinPolicy = async () => ({",
+    '  "tool.execute.before": async (input, output) => {',
+    "    const payload = JSON.stringify({",
+    '      hook_event_name: "PreToolUse",',
+    "      tool_name: input.tool,",
+    "      tool_input: output.args ?? {},",
+    "      tool_use_id: input.callID,",
+    "      cwd: process.cwd(),",
+    "    });",
+    "    let r;",
+    "    try {",
+    "      r = spawnSync(ARGV[0], ARGV.slice(1), {",
+    '        input: payload, encoding: "utf8", timeout: TIMEOUT_MS, maxBuffer: 1 << 20,',
+    "        env: { ...process.env, ...ENV },",
+    "      });",
+    "    } catch (e) { refuse(String(e?.message ?? e)); }",
+    "    if (r.error || r.status !== 0) refuse(String(r.error?.message ?? r.stderr ?? r.status).trim());",
+    "    let answer;",
+    '    try { answer = r.stdout.trim() === "" ? {} : JSON.parse(r.stdout); } catch { refuse("unreadable answer"); }',
+    "    const out = answer?.hookSpecificOutput;",
+    "    const decision = out?.permissionDecision;",
+    '    if (decision === undefined || decision === "allow") return;',
+    "    throw new Error(String(out.permissionDecisionReason ?? `bernstein policy: ${decision}`));",
+    "  },",
+    "});",
+    "",
+  ].join("\n");
+}
+
 /** The generated OPENCODE_CONFIG_CONTENT. */
 export function opencodeConfig(
-  input: { endpoint?: EndpointProfile; model?: string },
+  input: { endpoint?: EndpointProfile; model?: string; plugin?: string },
 ): Record<string, unknown> {
   const config: Record<string, unknown> = {
     $schema: "https://opencode.ai/config.json",
@@ -75,6 +128,7 @@ export function opencodeConfig(
     share: "disabled",
     permission: { edit: "allow", bash: "allow", webfetch: "allow" },
   };
+  if (input.plugin !== undefined) config.plugin = [`file://${input.plugin}`];
   if (input.endpoint !== undefined) {
     const models: Record<string, unknown> = {};
     if (input.model !== undefined) models[input.model] = { name: input.model };
@@ -134,7 +188,17 @@ export function opencodeInvocation(
     }
     modelArg = `${OPENCODE_PROVIDER_ID}/${model}`;
   }
-  own.OPENCODE_CONFIG_CONTENT = JSON.stringify(opencodeConfig({ endpoint, model }));
+  const files = [...OPENCODE_NO_INSTALL_FILES];
+  let plugin: string | undefined;
+  if (input.tool_policy !== undefined) {
+    files.push({
+      path: OPENCODE_POLICY_PLUGIN,
+      content: opencodePolicyPlugin(input.tool_policy),
+      mode: 0o600,
+    });
+    plugin = join(input.home, OPENCODE_POLICY_PLUGIN);
+  }
+  own.OPENCODE_CONFIG_CONTENT = JSON.stringify(opencodeConfig({ endpoint, model, plugin }));
   const prompt = argvOrStdin(promptWithSystem(input));
   const argv = [executable(input, "opencode"), "run", "--format", "json", "--auto"];
   if (modelArg !== undefined) argv.push("--model", modelArg);
@@ -144,7 +208,7 @@ export function opencodeInvocation(
     argv,
     env: childEnv(names, input, own),
     ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
-    files: [...OPENCODE_NO_INSTALL_FILES],
+    files,
     cwd: input.cwd,
     prompt_channel: prompt.channel,
     notes,
@@ -239,6 +303,7 @@ export const opencode: Adapter = {
   effort_flag: "--variant",
   max_turns_flag: null,
   approval_flag: "--auto + permission {edit, bash: allow} in OPENCODE_CONFIG_CONTENT",
+  policy_hook: OPENCODE_POLICY_HOOK,
   env: [...PROVIDER_ENV],
   capabilities: capabilitiesOf("opencode"),
   version: { args: ["--version"], pattern: /(\d+\.\d+\.\d+\S*)/ },

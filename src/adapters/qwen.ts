@@ -1,8 +1,10 @@
 // Qwen Code (`@qwen-code/qwen-code`): `qwen --auth-type openai -o stream-json --yolo
 // --max-session-turns N PROMPT`; OpenAI-compatible endpoint through OPENAI_BASE_URL/KEY.
+import { join } from "node:path";
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { jsonFile } from "./_json.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
+import { preToolUseGroup } from "./_policy_hook.ts";
 import { ARGV_PROMPT_LIMIT, argvOrStdin, utf8 } from "./_prompt.ts";
 import { TURN_LIMIT_EXIT } from "./_result.ts";
 import { streamJsonParser } from "./_stream_json.ts";
@@ -24,6 +26,23 @@ export function qwenSettings(input: { no_retries?: boolean } = {}): Record<strin
     general: { disableAutoUpdate: true, disableUpdateNag: true },
     ...(input.no_retries ? { model: { generationConfig: { maxRetries: 0 } } } : {}),
   };
+}
+
+/** Where the policy's system settings go, relative to the spawn's HOME. */
+export const QWEN_POLICY_SETTINGS = ".bernstein-policy/qwen-system-settings.json";
+
+/**
+ * The pre-tool hook as a system settings file (QWEN_CODE_SYSTEM_SETTINGS_PATH): system
+ * settings override the workspace's, so a project `.qwen/settings.json` with
+ * `disableAllHooks: true` cannot switch it off (it does for hooks in the user settings).
+ */
+function policySettings(policy: NonNullable<InvocationInput["tool_policy"]>): string {
+  return jsonFile({
+    disableAllHooks: false,
+    hooks: {
+      PreToolUse: [preToolUseGroup(policy, { timeoutUnit: "ms", name: "bernstein-policy" })],
+    },
+  });
 }
 
 function build(input: InvocationInput): Invocation {
@@ -59,15 +78,24 @@ function build(input: InvocationInput): Invocation {
   }
   const prompt = argvOrStdin(body);
   argv.push(...extraArgs(input), prompt.arg);
+  const files = [{
+    path: ".qwen/settings.json",
+    content: jsonFile(qwenSettings({ no_retries: input.endpoint !== undefined })),
+    mode: 0o600,
+  }];
+  if (input.tool_policy !== undefined) {
+    files.push({
+      path: QWEN_POLICY_SETTINGS,
+      content: policySettings(input.tool_policy),
+      mode: 0o600,
+    });
+    own.QWEN_CODE_SYSTEM_SETTINGS_PATH = join(input.home, QWEN_POLICY_SETTINGS);
+  }
   return {
     argv,
     env: childEnv(names, input, own),
     ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
-    files: [{
-      path: ".qwen/settings.json",
-      content: jsonFile(qwenSettings({ no_retries: input.endpoint !== undefined })),
-      mode: 0o600,
-    }],
+    files,
     cwd: input.cwd,
     prompt_channel: prompt.channel,
     notes,
@@ -85,6 +113,8 @@ export const qwen: Adapter = {
   effort_flag: null,
   max_turns_flag: "--max-session-turns",
   approval_flag: "--yolo",
+  policy_hook: "PreToolUse hook in a system settings file under $HOME " +
+    "(QWEN_CODE_SYSTEM_SETTINGS_PATH)",
   env: [...PROVIDER_ENV],
   capabilities: capabilitiesOf("qwen"),
   version: { args: ["--version"], pattern: /(\d+\.\d+\.\d+\S*)/ },

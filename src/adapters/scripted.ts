@@ -6,6 +6,7 @@ import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { childEnv } from "./_env.ts";
 import { isTier, resolveModel } from "./_options.ts";
+import { preToolUseGroup } from "./_policy_hook.ts";
 import { utf8 } from "./_prompt.ts";
 import { streamJsonParser } from "./_stream_json.ts";
 import { capabilitiesOf } from "./capabilities.ts";
@@ -98,6 +99,11 @@ function build(input: InvocationInput): Invocation {
   if (model !== undefined) argv.push("--model", isTier(model) ? `scripted-${model}` : model);
   if (input.max_turns !== undefined) argv.push("--max-turns", String(input.max_turns));
   if (input.effort !== undefined) argv.push("--effort", input.effort);
+  if (input.tool_policy !== undefined) {
+    // The same shape and place (argv) as claude's, so both exercise one hook path.
+    const hooks = { PreToolUse: [preToolUseGroup(input.tool_policy, { timeoutUnit: "s" })] };
+    argv.push("--setting-sources", "", "--settings", JSON.stringify({ hooks }));
+  }
   argv.push(...(input.settings?.extra_args ?? []));
   const prompt = input.system_prompt ? `${input.system_prompt}\n\n${input.prompt}` : input.prompt;
   return {
@@ -122,6 +128,7 @@ export const scripted: Adapter = {
   effort_flag: "--effort",
   max_turns_flag: "--max-turns",
   approval_flag: "(none needed)",
+  policy_hook: "PreToolUse hook in `--settings` JSON (argv), run as Claude Code runs it",
   // The server URL, token and task id arrive through `extra_env`, never from this env.
   env: [SCRIPTED_RECORD_ENV, "DENO_DIR"],
   capabilities: capabilitiesOf("scripted"),

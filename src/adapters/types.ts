@@ -62,6 +62,21 @@ export interface EndpointProfile {
   model?: string;
 }
 
+/**
+ * Bernstein's pre-tool hook for one spawn: how to run `bernstein policy hook` for this agent
+ * (absolute executable; server URL, token file and task already in the arguments).
+ */
+export interface ToolPolicyHook {
+  /** argv of `bernstein policy hook …` (the adapter appends `--format` and `--deadline-s`). */
+  command: readonly string[];
+  /** Variables the command needs (a source run's DENO_DIR), set on its line. */
+  env?: Readonly<Record<string, string>>;
+  /** The hook's own deadline in seconds (it answers deny when it passes). */
+  deadline_s: number;
+  /** A `timeout` executable that kills a hook overrunning its deadline, when there is one. */
+  timeout_command?: string;
+}
+
 /** Everything an adapter needs to build one invocation. Pure data plus an env reader. */
 export interface InvocationInput {
   /** The full prompt (attachments already inlined, FORMATS.md §7). */
@@ -93,6 +108,11 @@ export interface InvocationInput {
   settings?: AdapterSettings;
   /** Absolute path of the executable when the caller resolved it on PATH. */
   executable?: string;
+  /**
+   * Bernstein's pre-tool hook, wired into the CLI where it has one (see each adapter's
+   * `policy_hook`); adapters without one add a note that the agent runs without it.
+   */
+  tool_policy?: ToolPolicyHook;
 }
 
 /** A file the invocation needs before the spawn, relative to the spawn's HOME. */
@@ -244,6 +264,11 @@ export interface Adapter {
   max_turns_flag: string | null;
   /** Flag/setting that lets it edit without interactive approval. */
   approval_flag: string;
+  /**
+   * How bernstein's pre-tool hook reaches this CLI (docs), when it can; absent when the CLI
+   * offers no pre-tool hook or approval callback, and its agents run without tool-call policy.
+   */
+  policy_hook?: string;
   /** Exact environment variable names passed through to the child when set. */
   env: readonly string[];
   /** Capabilities (a row of the one capability table). */

@@ -10,6 +10,7 @@ import { DEMO_COMMANDS } from "./demo.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
 import { INIT_COMMANDS } from "./init.ts";
 import { PLAN_COMMANDS } from "./plan.ts";
+import { POLICY_COMMANDS } from "./policy.ts";
 import { RUN_COMMANDS } from "./run.ts";
 import { RUNS_COMMANDS } from "./runs.ts";
 import { LINEAGE_COMMANDS } from "./lineage.ts";
@@ -32,6 +33,11 @@ export const GROUPS: readonly GroupSpec[] = [
   { name: "task", summary: "Report on and inspect tasks through the task server." },
   { name: "storage", summary: "The shared task store's PostgreSQL schema." },
   { name: "workers", summary: "Workers on other hosts: tokens, list, cordon, drain." },
+  {
+    name: "policy",
+    summary: "Tool-call policy: check calls against the rules, list them, answer agent hooks.",
+  },
+  { name: "approvals", summary: "Answer the tool calls a running run parked for approval." },
   { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
   { name: "lineage", summary: "Verify, inspect and merge the signed lineage log." },
   {
@@ -56,6 +62,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...TASK_COMMANDS,
   ...STORAGE_COMMANDS,
   ...WORKERS_COMMANDS,
+  ...POLICY_COMMANDS,
   ...AUDIT_COMMANDS,
   ...LINEAGE_COMMANDS,
   ...COMPLIANCE_COMMANDS,

@@ -77,6 +77,14 @@ export const DEFAULT_TUNING: Tuning = {
     // One Ed25519 signature and 1,000 leaf hashes: well under a millisecond per entry.
     every_entries: 1000,
   },
+  policy: {
+    // Long enough for an operator to notice a parked call; a parked agent still counts
+    // against its own deadline.
+    approval_timeout_s: 300,
+    hook_timeout_s: 30,
+    max_rule_file_bytes: 1024 * 1024,
+    max_hook_input_bytes: 1024 * 1024,
+  },
 };
 
 /** Task scopes, smallest first. */

@@ -67,6 +67,10 @@ export const PROJECT_TEMPLATE =
 #   tests: { command: ["deno", "task", "test"], timeout_s: 600 }
 #   lint: { command: ["deno", "lint"] }
 
+# policy:              # tool-call policy; rules in .bernstein/ (docs/POLICY.md)
+#   enabled: true
+#   unenforced: warn   # refuse: do not start agents whose CLI has no pre-tool hook
+
 # lineage:
 #   enabled: true
 #   strict: false      # true: a write whose lineage cannot be recorded is refused

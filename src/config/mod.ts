@@ -72,9 +72,11 @@ export {
   typeText,
 } from "./keys.ts";
 export {
+  AGENT_CONFIG_PATHS,
   EXCLUDED_RUN_CONFIG,
   isRunConfigPath,
   MCP_CONFIG_FILES,
+  POLICY_DIR,
   PROJECT_CONFIG_FILES,
   RUN_CONFIG_FILES,
   STATE_DIR,

@@ -26,6 +26,7 @@ export const DEFAULT_CONFIG: Readonly<Record<string, unknown>> = {
   quality_gates: { run_config: true, secrets: true },
   github: { sync_backlog: false },
   lineage: { enabled: true, strict: false },
+  policy: { enabled: true, unenforced: "warn" },
   compliance: { risk_paths: [], remote_biometric_identification: false, retention_days: 183 },
   tuning: DEFAULT_TUNING,
 };

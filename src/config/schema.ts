@@ -150,6 +150,20 @@ export const TuningSchema = z.object({
         "entries it appended to it since the last; 0: only at the end of the run and at packs.",
     ),
   }).strict(),
+  policy: z.object({
+    approval_timeout_s: positive.describe(
+      "How long a parked tool call (an ask) waits for an operator before it is denied.",
+    ),
+    hook_timeout_s: positive.describe(
+      "How long an agent's hook waits for the task server's answer beyond an approval wait.",
+    ),
+    max_rule_file_bytes: positiveInt.describe(
+      "Largest .bernstein/ rule file read; a larger one makes every call ask, never allow.",
+    ),
+    max_hook_input_bytes: positiveInt.describe(
+      "Largest hook input (one tool call) accepted; a larger one is denied.",
+    ),
+  }).strict(),
 }).strict();
 
 /** Every tunable, as `tuning:` holds it after defaults are applied. */
@@ -439,6 +453,14 @@ export const ConfigSchema = z.object({
     ),
   }).strict(),
   bridges: z.object({ openclaw: OpenClawBridgeSchema.optional() }).strict().optional(),
+  policy: z.object({
+    enabled: z.boolean().describe(
+      "Decide every tool call of agents whose CLI has a pre-tool hook (docs/POLICY.md).",
+    ),
+    unenforced: z.enum(["warn", "refuse"]).describe(
+      "Agents whose CLI has no pre-tool hook: say so at the run start, or refuse to start them.",
+    ),
+  }).strict(),
   lineage: z.object({
     enabled: z.boolean().describe("Record a signed lineage entry for every agent write."),
     strict: z.boolean().describe(

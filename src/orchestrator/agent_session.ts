@@ -12,6 +12,7 @@ import {
   type EndpointProfile,
   type Invocation,
   type ProgressEvent,
+  type ToolPolicyHook,
   writeInvocationFiles,
 } from "../adapters/mod.ts";
 import type { SpawnPath } from "../attachments/mod.ts";
@@ -51,6 +52,8 @@ export interface AgentLaunch {
   settings?: AdapterSettings;
   /** The commit to start from (HEAD of the root), when the caller knows it. */
   baseSha?: string;
+  /** Bernstein's pre-tool hook, wired into the CLI by its adapter. */
+  toolPolicy?: ToolPolicyHook;
 }
 
 /** A live agent. */
@@ -242,6 +245,7 @@ async function launchInWorktree(
     is_root: launch.isRoot,
     settings: launch.settings,
     executable: launch.executable,
+    ...(launch.toolPolicy !== undefined ? { tool_policy: launch.toolPolicy } : {}),
   });
   await writeInvocationFiles(built, home);
   const invocation = await (options.spawnPath ?? DIRECT_SUBPROCESS).wrap(built, {

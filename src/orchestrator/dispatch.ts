@@ -7,7 +7,7 @@
  * token and goes to the retry policy.
  */
 import { join } from "node:path";
-import { endpointForRole, type ResolvedCli } from "../adapters/mod.ts";
+import { endpointForRole, type ResolvedCli, unenforcedNote } from "../adapters/mod.ts";
 import { agentDeadlineCapSeconds } from "../config/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
@@ -22,6 +22,7 @@ import { buildPromptBody } from "./prompt.ts";
 import type { Recorder } from "./recorder.ts";
 import type { Retries } from "./retries.ts";
 import type { RunContext, SpawnAttachments } from "./run_context.ts";
+import { enforces } from "./run_policy.ts";
 import { saveSessionFile, type SessionFile } from "./run_state.ts";
 import type { RunningSession, SessionTable } from "./sessions.ts";
 
@@ -94,6 +95,14 @@ export class Dispatcher {
     const choice = modelForAttempt(task, ctx.config, ctx.modelOverride);
     try {
       const cli = await adapters.resolve({ ...task, cli: choice.cli ?? task.cli });
+      if (ctx.policy?.refusesUnenforced && !enforces(cli.adapter)) {
+        await retries.failTask(
+          task,
+          `policy: ${cli.adapter.name} has no pre-tool hook and policy.unenforced is refuse`,
+          "infra-error",
+        );
+        return undefined;
+      }
       return { task, attempt, session, choice, cli };
     } catch (error) {
       await retries.failTask(task, `adapter: ${(error as Error).message}`, "infra-error");
@@ -232,7 +241,19 @@ export class Dispatcher {
       killGraceMs: tuning.agent.kill_grace_s * 1000,
       isRoot: ctx.isRoot,
       baseSha: await merges.head(),
+      ...this.#toolPolicy(a),
     };
+  }
+
+  /** The pre-tool hook of this spawn (the session is registered with the run's policy). */
+  #toolPolicy(a: Attempt): Pick<ExecutionRequest, "toolPolicy"> {
+    const hook = this.#deps.ctx.policy?.hookFor({
+      session: a.session,
+      taskId: a.task.id,
+      adapter: a.cli.adapter,
+      serverUrl: this.#deps.ctx.server.url,
+    });
+    return hook === undefined ? {} : { toolPolicy: hook };
   }
 
   #sessionFile(
@@ -269,7 +290,9 @@ export class Dispatcher {
       argv0: execution.argv0,
       promptChannel: execution.promptChannel,
       attachmentDigests: file.attachment_digests,
-      notes: execution.notes,
+      notes: this.#deps.ctx.policy && !enforces(a.cli.adapter)
+        ? [...execution.notes, unenforcedNote(a.cli.adapter.name)]
+        : execution.notes,
       worker: execution.host,
     });
   }

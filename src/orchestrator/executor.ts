@@ -12,6 +12,7 @@ import type {
   AgentResult,
   EndpointProfile,
   ResolvedCli,
+  ToolPolicyHook,
 } from "../adapters/mod.ts";
 import type { Clock } from "../io/mod.ts";
 import type { ExternalSigner } from "../lineage/store/mod.ts";
@@ -61,6 +62,8 @@ export interface ExecutionRequest {
   isRoot: boolean;
   /** The commit the worktree starts from. */
   baseSha: string;
+  /** Bernstein's pre-tool hook for the agent's CLI (absent: no tool-call policy). */
+  toolPolicy?: ToolPolicyHook;
 }
 
 /** A running agent, as the loop (or a worker) watches it. */
@@ -139,6 +142,7 @@ export function processExecutor(options: ProcessExecutorOptions): Executor {
         isRoot: request.isRoot,
         settings: request.settings,
         baseSha: request.baseSha,
+        ...(request.toolPolicy !== undefined ? { toolPolicy: request.toolPolicy } : {}),
       }, { ...options, now: () => options.clock.monotonicMs() });
       return executionOf(request.session, agent);
     },

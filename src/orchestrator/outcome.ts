@@ -21,6 +21,20 @@ export interface CostRow {
   turns: number | null;
 }
 
+/** Tool-call decisions by action (every `policy.decision` event; a parked call is two). */
+export interface PolicyTally {
+  /** All decisions. */
+  decisions: number;
+  /** Allowed. */
+  allow: number;
+  /** Denied. */
+  deny: number;
+  /** Asked (parked). */
+  ask: number;
+  /** The same per task. */
+  by_task: Record<string, { decisions: number; allow: number; deny: number; ask: number }>;
+}
+
 /** What the loop hands back for the summary. */
 export interface RunOutcome {
   /** How the run ended. */
@@ -35,9 +49,19 @@ export interface RunOutcome {
   costs: CostRow[];
   /** Why the run stopped, in words. */
   reason: string;
+  /** Tool-call decisions. */
+  policy: PolicyTally;
 }
 
 /** The outcome of a run that has not ended yet. */
 export function emptyOutcome(): RunOutcome {
-  return { end: "quiescent", merges: [], refused: [], keptBranches: [], costs: [], reason: "" };
+  return {
+    end: "quiescent",
+    merges: [],
+    refused: [],
+    keptBranches: [],
+    costs: [],
+    reason: "",
+    policy: { decisions: 0, allow: 0, deny: 0, ask: 0, by_task: {} },
+  };
 }

@@ -10,6 +10,7 @@
 import type { AuditEventInput, AuditSink } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { LedgerEntryInput } from "../ledger/mod.ts";
+import type { PolicyCounts, PolicyDecision } from "../policy/mod.ts";
 import type { AgentExit } from "./executor.ts";
 import type { GateResult } from "./gates.ts";
 import type { RunEvent, RunReporter } from "./reporter.ts";
@@ -137,7 +138,41 @@ export type RunFact =
     diagnostic: string;
   }
   | { kind: "run.stop_requested"; runId: string; reason: string; force: boolean; running: number }
-  | { kind: "run.backstop"; runId: string; reason: string; tasks: string[] };
+  | { kind: "run.backstop"; runId: string; reason: string; tasks: string[] }
+  | {
+    kind: "policy.decision";
+    taskId: string;
+    session: string;
+    adapter: string;
+    /** Tool name as the CLI sent it, and its family. */
+    tool: string;
+    family: string;
+    /** `sha256:` of the canonical tool input. */
+    inputSha256: string;
+    toolUseId: string | null;
+    decision: PolicyDecision;
+    /** The approval of a parked call (its ask, and its outcome). */
+    approval: { id: string; status: string; resolvedBy: string | null } | null;
+  }
+  | {
+    kind: "policy.started";
+    runId: string;
+    enabled: boolean;
+    /** Rules in force. */
+    rules: number;
+    /** Rule file problems, `location: message`. */
+    problems: string[];
+    /** Adapters of the run whose agents get no pre-tool hook. */
+    unenforced: string[];
+  }
+  | {
+    kind: "policy.parked";
+    taskId: string;
+    session: string;
+    approvalId: string;
+    summary: string;
+    timeoutS: number;
+  };
 
 /** The records of one fact. */
 export interface FactRecords {
@@ -578,6 +613,88 @@ function stopRecords(fact: RunFact): FactRecords | undefined {
   }
 }
 
+/** The records of a tool-call policy fact (a decision, a parked call). */
+function policyRecords(fact: RunFact): FactRecords | undefined {
+  switch (fact.kind) {
+    case "policy.decision": {
+      const d = fact.decision;
+      const resolvedBy = fact.approval?.status === "pending" ? null : fact.approval?.resolvedBy;
+      return {
+        audit: {
+          actor: resolvedBy ?? "policy",
+          event_type: "policy.decision",
+          resource_type: "tool_call",
+          resource_id: fact.toolUseId ?? fact.inputSha256,
+          details: {
+            task_id: fact.taskId,
+            session: fact.session,
+            adapter: fact.adapter,
+            tool: fact.tool,
+            tool_family: fact.family,
+            input_sha256: fact.inputSha256,
+            action: d.action,
+            decision_reason: d.decisionReason,
+            rule_id: d.ruleId ?? null,
+            rule_source: d.ruleSource ?? null,
+            tier: d.tier ?? null,
+            guards: d.guards ?? [],
+            message: d.message === undefined ? null : d.message.slice(0, 1000),
+            approval_id: fact.approval?.id ?? null,
+          },
+        },
+        ...(d.action === "deny"
+          ? {
+            progress: {
+              type: "policy.denied",
+              task_id: fact.taskId,
+              tool: fact.tool,
+              reason: `${d.decisionReason}${d.ruleId ? ` ${d.ruleId}` : ""}${
+                d.message ? `: ${d.message.slice(0, 200)}` : ""
+              }`,
+            },
+          }
+          : {}),
+      };
+    }
+    case "policy.started": {
+      const parts = fact.enabled
+        ? [`${fact.rules} rule(s) from .bernstein/ in force`]
+        : ["OFF (policy.enabled: false): no tool call is checked"];
+      if (fact.problems.length > 0) {
+        parts.push(
+          `${fact.problems.length} rule file problem(s); calls they reach are asked about`,
+        );
+      }
+      if (fact.enabled && fact.unenforced.length > 0) {
+        parts.push(
+          `agents of ${fact.unenforced.join(", ")} run WITHOUT tool-call policy (no pre-tool hook)`,
+        );
+      }
+      return {
+        audit: orchestratorEvent("policy.started", "run", fact.runId, {
+          enabled: fact.enabled,
+          rules: fact.rules,
+          problems: fact.problems,
+          unenforced_adapters: fact.unenforced,
+        }),
+        progress: { type: "policy.started", summary: parts.join("; ") },
+      };
+    }
+    case "policy.parked":
+      return {
+        progress: {
+          type: "policy.parked",
+          task_id: fact.taskId,
+          approval_id: fact.approvalId,
+          summary: fact.summary,
+          timeout_s: fact.timeoutS,
+        },
+      };
+    default:
+      return undefined;
+  }
+}
+
 /**
  * The records of one fact, as a pure function. `usage` is the task's last agent usage
  * (turns, tokens), added to the ledger rows that close an attempt.
@@ -585,7 +702,7 @@ function stopRecords(fact: RunFact): FactRecords | undefined {
 export function recordsOf(fact: RunFact, usage?: TaskUsage): FactRecords {
   if (fact.kind === "warning") return { progress: warning(fact.message) };
   return runRecords(fact) ?? agentRecords(fact) ?? taskRecords(fact, usage) ??
-    mergeRecords(fact, usage) ?? stopRecords(fact) ?? {};
+    mergeRecords(fact, usage) ?? stopRecords(fact) ?? policyRecords(fact) ?? {};
 }
 
 /** Receives each fact after its records are written. */
@@ -601,6 +718,11 @@ export interface RecorderOptions {
   reporter: RunReporter;
   /** `.sdd/` (for `runtime/refused_merges.jsonl`). */
   sdd: string;
+  /**
+   * The run decides tool calls: the rows that close an attempt carry the task's `policy`
+   * counts (cumulative over its attempts).
+   */
+  policyCounts?: boolean;
 }
 
 /**
@@ -619,6 +741,7 @@ export class Recorder {
   readonly #options: RecorderOptions;
   readonly #listeners = new Set<FactListener>();
   readonly #usage = new Map<string, TaskUsage>();
+  readonly #policy = new Map<string, PolicyCounts>();
 
   constructor(options: RecorderOptions) {
     this.#options = options;
@@ -633,8 +756,9 @@ export class Recorder {
   /** Records one fact. */
   async record(fact: RunFact): Promise<void> {
     if (fact.kind === "agent.exited") this.#usage.set(fact.taskId, usageOf(fact.exit));
+    if (fact.kind === "policy.decision") countDecision(this.#policy, fact);
     const taskId = "taskId" in fact ? fact.taskId : undefined;
-    const records = recordsOf(fact, taskId === undefined ? undefined : this.#usage.get(taskId));
+    const records = recordsOf(fact, taskId === undefined ? undefined : this.#usageOf(taskId));
     const { audit, ledger, sdd } = this.#options;
     await Promise.all([
       records.refusedMerge && recordRefusedMerge(sdd, records.refusedMerge),
@@ -643,6 +767,14 @@ export class Recorder {
     ]);
     if (records.progress) this.#options.reporter.event(records.progress);
     for (const listener of this.#listeners) this.#tell(listener, fact);
+  }
+
+  /** Usage of a task's last agent run, with its policy counts when the run decides calls. */
+  #usageOf(taskId: string): TaskUsage | undefined {
+    const usage = this.#usage.get(taskId);
+    if (!this.#options.policyCounts) return usage;
+    const counts = this.#policy.get(taskId) ?? { decisions: 0, allow: 0, deny: 0, ask: 0 };
+    return { ...usage, policy: { ...counts } };
   }
 
   /** Records a warning (progress only). */
@@ -658,6 +790,16 @@ export class Recorder {
       this.#options.reporter.event(warning(`a run subscriber failed: ${(error as Error).message}`));
     }
   }
+}
+
+function countDecision(
+  counts: Map<string, PolicyCounts>,
+  fact: Extract<RunFact, { kind: "policy.decision" }>,
+): void {
+  const c = counts.get(fact.taskId) ?? { decisions: 0, allow: 0, deny: 0, ask: 0 };
+  c.decisions++;
+  c[fact.decision.action]++;
+  counts.set(fact.taskId, c);
 }
 
 function usageOf(exit: AgentExit): TaskUsage {
@@ -699,6 +841,16 @@ export function tallyOutcome(outcome: RunOutcome, fact: RunFact): void {
         reason: r.reason,
         detail: r.detail,
       });
+      break;
+    }
+    case "policy.decision": {
+      const p = outcome.policy;
+      p.decisions++;
+      p[fact.decision.action]++;
+      const t = p.by_task[fact.taskId] ?? { decisions: 0, allow: 0, deny: 0, ask: 0 };
+      t.decisions++;
+      t[fact.decision.action]++;
+      p.by_task[fact.taskId] = t;
       break;
     }
     case "branch.kept":

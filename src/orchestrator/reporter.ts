@@ -87,6 +87,14 @@ function describe(e: RunEvent): string | undefined {
       return `✗ ${s("task_id")} gate ${s("gate")}: ${s("reason")}`;
     case "run.warning":
       return `warning: ${s("message")}`;
+    case "policy.parked":
+      return `⏸ ${s("task_id")} tool call parked for approval (${s("approval_id")}): ${
+        s("summary")
+      } — bernstein approvals approve|deny ${s("approval_id")} (denied in ${s("timeout_s")}s)`;
+    case "policy.denied":
+      return `⊘ ${s("task_id")} ${s("tool")} denied: ${s("reason")}`;
+    case "policy.started":
+      return `policy: ${s("summary")}`;
     case "run.stopping":
       return `stopping: ${s("reason")}`;
     case "dashboard.ready":

@@ -5,7 +5,7 @@
  * function here; the parts live in run_preflight.ts, run_stores.ts, recovery.ts, run_loop.ts
  * and run_summary.ts.
  */
-import { type PathLookup, systemPathLookup } from "../adapters/mod.ts";
+import { getAdapter, type PathLookup, systemPathLookup } from "../adapters/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import {
   type Config,
@@ -26,7 +26,7 @@ import { WORKER_HOSTS_LOOKUP } from "./adapter_choice.ts";
 import { type Executor, processExecutor } from "./executor.ts";
 import { Git } from "./git.ts";
 import { type PlannedWork, planWork } from "./planning.ts";
-import { Recorder } from "./recorder.ts";
+import { Recorder, type RunFact } from "./recorder.ts";
 import type { RunReporter } from "./reporter.ts";
 import type { AttachmentProvider } from "./run_context.ts";
 import { RunLoop } from "./run_loop.ts";
@@ -46,6 +46,7 @@ import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/stor
 import { checkConfig } from "./config_checks.ts";
 import { ConfigWatch } from "./config_reload.ts";
 import { readSession, type SessionRecord, writeSession } from "./session.ts";
+import { enforces, RunPolicy } from "./run_policy.ts";
 
 /** `bernstein run` options. */
 export interface RunOptions {
@@ -271,6 +272,7 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   // Refuse an unknown or missing adapter before any worktree or process exists. `--cli` and
   // the plan's `cli` are layers of `cli` now: a role's own `cli` stays exclusive to it.
   const adapters = planned ? await resolvePlannedAdapters(planned.drafts, { config, lookup }) : {};
+  refuseUnenforced(config, adapters);
   return {
     project,
     config,
@@ -317,6 +319,21 @@ function refuseBadConfig(problems: readonly ConfigProblem[]): void {
   });
 }
 
+/** `policy.unenforced: refuse`: no task may go to an agent whose CLI has no pre-tool hook. */
+function refuseUnenforced(config: Config, adapters: Readonly<Record<string, string>>): void {
+  if (!config.policy.enabled || config.policy.unenforced !== "refuse") return;
+  const bare = [...new Set(Object.values(adapters))].filter((a) => !enforces(getAdapter(a)));
+  if (bare.length === 0) return;
+  throw new UsageError(
+    "policy.unenforced",
+    `agents of ${bare.join(", ")} have no pre-tool hook, and policy.unenforced is refuse`,
+    {
+      location: "policy.unenforced",
+      hint: "run those tasks with an adapter that has one (docs/ADAPTERS.md), or set warn",
+    },
+  );
+}
+
 async function planFresh(
   project: ProjectPaths,
   config: Config,
@@ -355,6 +372,17 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   });
   // The run reports through the feed, which pokes the dashboard when the live view redraws.
   const runDeps: RunDeps = { ...deps, reporter: feed.reporter };
+  // Decisions are recorded through the run's recorder, which exists once the stores do; no
+  // agent (and so no decision) exists before that.
+  let recorder: Recorder | undefined;
+  const policy = await openRunPolicy(
+    plan,
+    deps,
+    (fact) =>
+      recorder === undefined
+        ? Promise.reject(new Error("the run has not started"))
+        : recorder.record(fact),
+  );
   const stores = await openRunStores(opened, {
     sdd: project.sdd,
     runId,
@@ -366,6 +394,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     random: deps.random,
     warn: (message) => deps.reporter.event({ type: "run.warning", message }),
     dashboard: feed.journal,
+    ...(policy ? { policy: policy.service } : {}),
   }).catch((error) => {
     feed.end();
     throw error;
@@ -384,12 +413,18 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   });
   try {
     workers = await startWorkers(plan, runDeps, stores, runId);
-    const recorder = new Recorder({
+    recorder = new Recorder({
       audit: stores.audit,
       ledger: stores.ledger,
       reporter: runDeps.reporter,
       sdd: project.sdd,
+      policyCounts: policy !== undefined,
     });
+    if (policy) {
+      recorder.on((fact) => {
+        if (fact.kind === "agent.exited") policy.release(fact.session);
+      });
+    }
     await recordStart(recorder, plan, session, await stillToDo(stores.store));
     for (const a of leftovers) {
       await recorder.record({
@@ -399,7 +434,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
         pid: a.pid,
       });
     }
-    const loop = newLoop(plan, runDeps, stores, recorder, session, workers?.executor);
+    const loop = newLoop(plan, runDeps, stores, recorder, session, workers?.executor, policy);
     feed.connect({ tasks: () => stores.store.list({}), agents: () => loop.liveAgents() });
     await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
       plan,
@@ -407,6 +442,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       recorder,
       session,
     ));
+    const unenforced = await recordPolicyStart(recorder, stores, loop, runId, policy);
     announceDashboard(runDeps.reporter, stores);
     await attachAttachments(plan, deps, stores, loop, runId);
     uninstall = deps.onStopSignal?.((reason) => loop.requestStop(reason)) ?? (() => {});
@@ -429,6 +465,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       tasks,
       scorecard,
       signed,
+      { enabled: policy !== undefined, unenforced },
     );
     await writeRunRecord(project.sdd, summary, loop.decisions);
     await writeSession(project.sdd, { ...session, status: "finished" });
@@ -441,6 +478,55 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     await workers?.close().catch(() => {});
     await stores.close();
   }
+}
+
+/** The run's tool-call policy, unless `policy.enabled` is false. */
+async function openRunPolicy(
+  plan: RunPlan,
+  deps: RunDeps,
+  record: (fact: RunFact) => Promise<void>,
+): Promise<RunPolicy | undefined> {
+  if (!plan.config.policy.enabled) return undefined;
+  const self = selfCommand(deps.env);
+  return await RunPolicy.open({
+    root: plan.project.root,
+    sdd: plan.project.sdd,
+    config: plan.config,
+    env: deps.env,
+    clock: deps.clock,
+    random: deps.random,
+    lookup: systemPathLookup(deps.env),
+    self: { argv: self.argv, env: self.env },
+    record,
+  });
+}
+
+/**
+ * `policy.started`: the rules in force, rule file problems, and the adapters of this run's
+ * tasks whose agents get no pre-tool hook (said at the start, and in the summary).
+ */
+async function recordPolicyStart(
+  recorder: Recorder,
+  stores: RunStores,
+  loop: RunLoop,
+  runId: string,
+  policy: RunPolicy | undefined,
+): Promise<string[]> {
+  const names = new Set<string>();
+  for (const t of await stores.store.list({})) {
+    const resolved = await loop.resolveAdapter(t).catch(() => undefined);
+    if (resolved !== undefined) names.add(resolved.adapter.name);
+  }
+  const unenforced = [...names].filter((n) => !enforces(getAdapter(n))).sort();
+  await recorder.record({
+    kind: "policy.started",
+    runId,
+    enabled: policy !== undefined,
+    rules: policy?.rules ?? 0,
+    problems: (policy?.problems ?? []).map((p) => `${p.location}: ${p.message}`),
+    unenforced,
+  });
+  return policy === undefined ? [] : unenforced;
 }
 
 /** Prints the dashboard's one-time login link (`bernstein dashboard` mints more). */
@@ -553,6 +639,7 @@ function newLoop(
   recorder: Recorder,
   session: SessionRecord,
   executor: Executor | undefined,
+  policy: RunPolicy | undefined,
 ): RunLoop {
   const self = selfCommand(deps.env);
   return new RunLoop({
@@ -587,6 +674,7 @@ function newLoop(
     isRoot: isRoot(),
     recorder,
     executor,
+    ...(policy ? { policy } : {}),
   });
 }
 

@@ -18,6 +18,7 @@ import type { CatalogSet } from "./catalogs.ts";
 import type { ConfigWatch } from "./config_reload.ts";
 import type { Recorder } from "./recorder.ts";
 import type { RunReporter } from "./reporter.ts";
+import type { RunPolicy } from "./run_policy.ts";
 
 /** Attachments of one spawn, already stored in CAS and attested in the audit chain. */
 export interface SpawnAttachments {
@@ -112,4 +113,6 @@ export interface RunContext {
   executor?: Executor;
   /** Where facts go (default: a recorder over `audit`, `ledger` and `reporter`). */
   recorder?: Recorder;
+  /** The run's tool-call policy (absent: agents get no pre-tool hook). */
+  policy?: RunPolicy;
 }

@@ -11,7 +11,12 @@ import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { LedgerWriter } from "../ledger/mod.ts";
 import { type LineageStore, openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
 import type { DashboardSource } from "../report/mod.ts";
-import { startTaskServer, type TaskServer, TokenRegistry } from "../server/mod.ts";
+import {
+  type PolicyGateway,
+  startTaskServer,
+  type TaskServer,
+  TokenRegistry,
+} from "../server/mod.ts";
 import { openTaskStore } from "../storage/mod.ts";
 import {
   type HoldStore,
@@ -65,6 +70,8 @@ export interface OpenRunStoresOptions {
   warn: (message: string) => void;
   /** The live dashboard the task server serves at `/`. */
   dashboard?: DashboardSource;
+  /** The run's tool-call policy, answered by the task server (`/policy/decide`, `/approvals`). */
+  policy?: PolicyGateway;
 }
 
 /** `workers.listen` as an address to listen on (brackets of an IPv6 address dropped). */
@@ -146,6 +153,7 @@ export async function openRunStores(
     clock,
     dashboard: options.dashboard && { source: options.dashboard, random },
     listen: workersListen(config),
+    ...(options.policy ? { policy: options.policy } : {}),
   });
   const ledger = await LedgerWriter.open(sdd, options.runId, { clock });
   const lineage = openLineageStore({

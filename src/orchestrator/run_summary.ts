@@ -36,6 +36,8 @@ export interface RunSummary extends JsonObject {
   scorecard: JsonObject;
   /** The signed checkpoints covering the run's end, one per log (FORMATS.md §8). */
   checkpoints: JsonValue[];
+  /** Tool-call policy: on or off, adapters without a hook, decisions by action and task. */
+  policy: JsonObject;
   /** Summary file path. */
   path: string;
 }
@@ -86,6 +88,7 @@ export function buildSummary(
   tasks: readonly Task[],
   scorecard: ScorecardRef,
   checkpoints: readonly JsonObject[] = [],
+  policy: { enabled: boolean; unenforced: readonly string[] } = { enabled: false, unenforced: [] },
 ): RunSummary {
   const byStatus: Record<string, number> = {};
   for (const t of tasks) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
@@ -113,6 +116,15 @@ export function buildSummary(
       outcome: scorecard.content.outcome ?? null,
     },
     checkpoints: [...checkpoints],
+    policy: {
+      enabled: policy.enabled,
+      unenforced_adapters: [...policy.unenforced],
+      decisions: outcome.policy.decisions,
+      allow: outcome.policy.allow,
+      deny: outcome.policy.deny,
+      ask: outcome.policy.ask,
+      by_task: outcome.policy.by_task as unknown as JsonObject,
+    },
     path: join(run.sdd, "runs", run.runId, "summary.json"),
   };
 }

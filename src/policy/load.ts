@@ -117,9 +117,10 @@ export async function loadPolicy(
       files.push({ path, status: "unreadable", rules: 0 });
       continue;
     }
+    // Locations name the file relative to the root (`.bernstein/rules.yaml:3:5`).
     const parsed: ParsedRuleFile = rel.endsWith("always_allow.yaml")
-      ? parseAlwaysAllowFile(read.text, path)
-      : parseRulesFile(read.text, path);
+      ? parseAlwaysAllowFile(read.text, rel)
+      : parseRulesFile(read.text, rel);
     rules.push(...parsed.rules);
     problems.push(...parsed.problems);
     files.push({ path, status: "loaded", rules: parsed.rules.length });

@@ -75,3 +75,31 @@ export {
   type ToolFamily,
   toolFamily,
 } from "./tool_call.ts";
+export {
+  type Approval,
+  approvalDecision,
+  ApprovalError,
+  ApprovalQueue,
+  type ApprovalRequest,
+  type ApprovalStatus,
+} from "./approvals.ts";
+export {
+  DEFAULT_MAX_HOOK_INPUT_BYTES,
+  denialText,
+  HOOK_FORMATS,
+  type HookFormat,
+  type HookInputResult,
+  type HookRequest,
+  parseHookInput,
+  renderHookAnswer,
+} from "./hook.ts";
+export {
+  callSummary,
+  inputDigest,
+  type PolicyCounts,
+  type PolicyRecord,
+  PolicyService,
+  type PolicyServiceOptions,
+  type PolicySession,
+} from "./service.ts";
+export { answerHook, type HookOutcome, type HookRunOptions } from "./hook_run.ts";

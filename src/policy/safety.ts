@@ -4,6 +4,7 @@
 // token files, or a call that carries a private key, a provider token or one of the run's
 // own tokens) and the integrity guards an `ask` stands on.
 import { dirname, isAbsolute, relative } from "node:path";
+import { AGENT_CONFIG_PATHS, MCP_CONFIG_FILES, POLICY_DIR } from "../config/mod.ts";
 import type { IntegrityGuard } from "./contract.ts";
 import { analyseShell, type ShellWord } from "./shell.ts";
 import {
@@ -42,17 +43,12 @@ export interface SafetyFindings {
   guards: Map<IntegrityGuard, string[]>;
 }
 
-/** Agent CLI configuration that lives in a project (could switch hooks off for the next agent). */
-const PROJECT_AGENT_CONFIG = [
-  ".claude",
-  ".codex",
-  ".gemini",
-  ".qwen",
-  ".opencode",
-  "opencode.json",
-  "opencode.jsonc",
-  ".mcp.json",
-];
+/** Agent CLI and MCP configuration in a project (the config's one list; no trailing `/`). */
+const PROJECT_AGENT_CONFIG = [...AGENT_CONFIG_PATHS, ...MCP_CONFIG_FILES].map((p) =>
+  p.replace(/\/$/, "")
+);
+const POLICY = POLICY_DIR.replace(/\/$/, "");
+
 /** Where agent CLIs keep transcripts and sessions under their home. */
 const TRANSCRIPT_DIRS = [
   ".claude/projects",
@@ -106,7 +102,7 @@ export function immunePath(p: string, places: ProtectedPlaces): string | undefin
   if (p.split("/").includes(".git")) return ".git/ is git's own state";
   for (const base of [places.cwd, places.root]) {
     if (base === undefined) continue;
-    if (within(p, `${base}/.bernstein`)) return ".bernstein/ holds the tool-call policy";
+    if (within(p, `${base}/${POLICY}`)) return `${POLICY}/ holds the tool-call policy`;
     for (const name of PROJECT_AGENT_CONFIG) {
       if (within(p, `${base}/${name}`)) return `${name} is agent CLI configuration`;
     }

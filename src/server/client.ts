@@ -4,6 +4,7 @@
 // the request may have arrived, is final.
 import { dirname, join, resolve } from "node:path";
 import type { Clock, EnvReader } from "../io/mod.ts";
+import type { Approval } from "../policy/mod.ts";
 import type { Hold, Task, TaskDraft, TaskStatus } from "../tasks/mod.ts";
 import { readSecretFile } from "./_secret_file.ts";
 import { ServerRefusalError, ServerUnreachableError, TokenMissingError } from "./errors.ts";
@@ -340,5 +341,18 @@ export class TaskClient {
     const path = `/orchestrator/holds/${encodeURIComponent(id)}`;
     const body = reason === undefined ? {} : { reason };
     return (await this.request("DELETE", path, body) as { hold: Hold }).hold;
+  }
+
+  /** `GET /approvals`: parked tool calls (every one, answered too, with `all`). */
+  async listApprovals(all = false): Promise<Approval[]> {
+    const qs = all ? "?all=1" : "";
+    return (await this.request("GET", `/approvals${qs}`) as { approvals: Approval[] }).approvals;
+  }
+
+  /** `POST /approvals/{id}/approve` or `…/deny`. */
+  async answerApproval(id: string, verdict: "approve" | "deny", note?: string): Promise<Approval> {
+    const path = `/approvals/${encodeURIComponent(id)}/${verdict}`;
+    const body = note === undefined ? {} : { note };
+    return (await this.request("POST", path, body) as { approval: Approval }).approval;
   }
 }

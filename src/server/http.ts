@@ -22,6 +22,7 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   "server.not_found": 404,
   "task.not_found": 404,
   "hold.not_found": 404,
+  "approval.not_found": 404,
   "server.method_not_allowed": 405,
   "task.illegal_transition": 409,
   "task.version_conflict": 409,
@@ -32,10 +33,12 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   "task.claim_lost": 409,
   "workers.session_not_held": 409,
   "workers.not_registered": 409,
+  "approval.not_pending": 409,
   "server.body_too_large": 413,
   "server.head_too_large": 431,
   "server.too_many_connections": 503,
   "task.store_unavailable": 503,
+  "policy.disabled": 503,
 };
 
 const JSON_TYPE = "application/json; charset=utf-8";

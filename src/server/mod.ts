@@ -67,6 +67,7 @@ export {
   renderExposition,
   RequestMetrics,
 } from "./metrics.ts";
+export type { PolicyGateway } from "./policy_routes.ts";
 export {
   type MountContext,
   SERVER_PORT_FILE,

@@ -31,6 +31,7 @@ import {
   renderExposition,
   RequestMetrics,
 } from "./metrics.ts";
+import { type PolicyGateway, policyRoutes } from "./policy_routes.ts";
 import type { AgentScope, TokenRegistry, TokenScope } from "./tokens.ts";
 
 /** File name of the port file inside `.sdd/runtime/`. */
@@ -61,6 +62,8 @@ export interface TaskServerOptions {
    * mounts and `/health`; never the dashboard). Absent: loopback only.
    */
   listen?: { hostname: string; port: number };
+  /** The run's tool-call policy (`/policy/decide`, `/approvals`); absent: they answer 503. */
+  policy?: PolicyGateway;
 }
 
 /** What a mount learns about a request besides the request itself. */
@@ -492,6 +495,8 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     events.emit({ type: "hold.released", hold, actor });
     return jsonResponse(200, { hold });
   });
+
+  for (const r of policyRoutes(options.policy, limit)) route(r.method, r.pattern, r.handler);
 
   function match(
     method: string,

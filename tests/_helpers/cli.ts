@@ -23,8 +23,8 @@ export interface CliRunOptions {
   cwd?: string;
   /** The child's whole environment (nothing is inherited except PATH and HOME unless given). */
   env?: Record<string, string>;
-  /** Bytes for stdin. */
-  stdin?: string;
+  /** Text (UTF-8) or bytes for stdin. */
+  stdin?: string | Uint8Array;
 }
 
 /** A whole-binary run in progress, its output read line by line as it comes. */
@@ -73,7 +73,10 @@ function spawnEntry(
   }).spawn();
   const written = options.stdin === undefined ? Promise.resolve() : (async () => {
     const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(options.stdin));
+    const bytes = typeof options.stdin === "string"
+      ? new TextEncoder().encode(options.stdin)
+      : options.stdin;
+    await w.write(bytes);
     await w.close();
   })();
   const stdout = new LineWatcher(child.stdout);

@@ -10,6 +10,7 @@ import {
   type Invocation,
   parseOutput,
   type ProgressEvent,
+  type ToolPolicyHook,
   writeInvocationFiles,
 } from "../../src/adapters/mod.ts";
 import { mapEnv, outputText, spawnProcess } from "../../src/io/mod.ts";
@@ -128,6 +129,10 @@ export interface RealRunOptions {
    * added to the adapter's allowlist through `settings.env`, as an operator would.
    */
   extraEnv?: Record<string, string>;
+  /** Bernstein's pre-tool hook for the CLI. */
+  toolPolicy?: ToolPolicyHook;
+  /** Prepares the worktree and HOME before the CLI starts (e.g. plants project files). */
+  prepare?: (dirs: { cwd: string; home: string }) => Promise<void>;
 }
 
 /** Runs `adapter` once in a temporary git worktree with its own HOME; cleans up after `fn`. */
@@ -161,7 +166,9 @@ export async function runRealCli<T>(
       max_turns: options.max_turns,
       settings,
       is_root: Deno.uid() === 0,
+      ...(options.toolPolicy !== undefined ? { tool_policy: options.toolPolicy } : {}),
     });
+    await options.prepare?.({ cwd, home });
     await writeInvocationFiles(invocation, home);
     const late = options.deadlineFrom !== undefined ? new AbortController() : undefined;
     const handle = spawnProcess(invocation.argv, {

@@ -43,7 +43,7 @@ Deno.test("adapters check claude passes against the recorded 2.1.332 help", asyn
     assert.equal(body.ok, true);
     assert.equal(body.version, "2.1.332");
     assert.deepEqual(body.missing, []);
-    assert.equal(body.flags.length, 9);
+    assert.equal(body.flags.length, 11);
   });
 });
 

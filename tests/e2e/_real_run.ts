@@ -198,6 +198,8 @@ export interface RealRunOptions {
   tuning?: RunTuning;
   /** Origin the endpoint profiles point at instead of the server's (e.g. a dead port). */
   endpointOrigin?: string;
+  /** Adds files to the repository before the plan is committed with them. */
+  prepare?: (root: string) => Promise<void>;
 }
 
 /** Parses `--json` output lines (ignoring anything that is not a JSON object). */
@@ -220,7 +222,8 @@ export async function runReal(dir: string, options: RealRunOptions): Promise<Rea
   await Deno.mkdir(root);
   await makeRepo(root);
   await Deno.writeTextFile(join(root, "plan.yaml"), planYaml(options.steps));
-  await git(root, "add", "plan.yaml");
+  await options.prepare?.(root);
+  await git(root, "add", "-A");
   await git(root, "commit", "-q", "-m", "plan");
   const home = join(dir, "home");
   await Deno.mkdir(home);

@@ -201,6 +201,9 @@ ${step("Bad code", ["@agent write bad.txt broken"])}
 ${step("Edit config", ["@agent write .mcp.json {}"])}
 `,
       {
+        // The gate is the merge-time backstop for agents without a pre-tool hook; with the
+        // policy on, the scripted agent's hook would deny the .mcp.json write before it happens.
+        policy: { enabled: false },
         quality_gates: {
           run_config: true,
           tests: {

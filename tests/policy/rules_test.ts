@@ -151,7 +151,7 @@ Deno.test("duplicate ids across both files are reported at the second one", asyn
     assert.equal(policy.problems.length, 1);
     const p = policy.problems[0];
     assert.equal(p.code, "policy.duplicate_id");
-    assert.equal(p.location, `${join(dir, ".bernstein", "rules.yaml")}:2:5`);
+    assert.equal(p.location, ".bernstein/rules.yaml:2:5");
     assert.match(p.message, /already used at .*always_allow\.yaml:1:3/);
     assert.deepEqual(p.reach, ["bash", "read"]);
   });

@@ -3,7 +3,12 @@ import { join } from "node:path";
 import { DEFAULT_TUNING, type Tuning } from "../../src/config/mod.ts";
 import { FakeClock, SeededRandom } from "../../src/io/mod.ts";
 import type { DashboardSource } from "../../src/report/mod.ts";
-import { startTaskServer, type TaskServer, TokenRegistry } from "../../src/server/mod.ts";
+import {
+  type PolicyGateway,
+  startTaskServer,
+  type TaskServer,
+  TokenRegistry,
+} from "../../src/server/mod.ts";
 import {
   createMemoryTaskStore,
   type FileHoldStore,
@@ -54,6 +59,8 @@ export interface TestServerOptions {
   root?: string;
   /** Serve the dashboard of this source at `/`. */
   dashboard?: DashboardSource;
+  /** The run's tool-call policy (`/policy/decide`, `/approvals`). */
+  policy?: PolicyGateway;
 }
 
 /** Starts a server with a memory store, operator token and holds under a temp folder. */
@@ -78,6 +85,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     runtimeDir,
     clock,
     dashboard: options.dashboard && { source: options.dashboard, random: new SeededRandom(10) },
+    ...(options.policy ? { policy: options.policy } : {}),
     config: {
       network: { allowed_ips: options.allowedIps ?? ["127.0.0.1", "::1"] },
       tuning: { ...DEFAULT_TUNING, server: { ...DEFAULT_TUNING.server, ...options.server } },

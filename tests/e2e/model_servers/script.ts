@@ -92,7 +92,8 @@ function checkRelative(path: string, line: string): void {
 }
 
 /**
- * Parses script lines (`@model write PATH CONTENT…`, `@model shell CMD…`, `@model say TEXT…`,
+ * Parses script lines (`@model write PATH CONTENT…`, `@model shell CMD…` (`{cwd}` stands for
+ * the working directory), `@model say TEXT…`,
  * `@model call TOOL[|TOOL…] {json args, {cwd} for the working directory}`,
  * `@model fail STATUS [times=N] [retry-after=S]`, `@model hang [times=N]`,
  * `@model malformed [times=N]`). A written file's content is the rest of the line plus a

@@ -170,7 +170,10 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
     cwd: string | undefined,
   ): ToolCall | string {
     if (action.kind === "shell") {
-      return shellCall(parsed.tools, action.command) ??
+      if (action.command.includes("{cwd}") && cwd === undefined) {
+        return "no working directory in the request for {cwd}";
+      }
+      return shellCall(parsed.tools, action.command.replaceAll("{cwd}", cwd ?? "")) ??
         `no shell tool among ${parsed.tools.map((t) => t.name).join(", ")}`;
     }
     if (action.kind === "say") return "not a tool action";

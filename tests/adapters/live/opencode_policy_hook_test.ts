@@ -1,0 +1,5 @@
+// Live pre-tool hook tests of the pinned opencode CLI (see _policy_hook.ts).
+import { PINNED_CLIS } from "../../../scripts/install_agent_clis.ts";
+import { definePolicyHookTests } from "./_policy_hook.ts";
+
+definePolicyHookTests(PINNED_CLIS.find((p) => p.name === "opencode") ?? PINNED_CLIS[0]);
