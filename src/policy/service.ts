@@ -95,6 +95,29 @@ export function callSummary(call: { tool: string; input: Record<string, unknown>
 }
 
 /**
+ * Where an agent runs on another host (`bernstein worker`): its CLI reports a working
+ * directory inside `<root>/.sdd/worktrees/<session>` of that host's clone, so the protected
+ * places are that clone's. Undefined for an agent on this host (or a cwd that says nothing).
+ */
+function remotePlaces(
+  session: string,
+  cwd: string | undefined,
+): Pick<ProtectedPlaces, "cwd" | "root" | "sdd" | "home"> | undefined {
+  const marker = `/.sdd/worktrees/${session}`;
+  const at = cwd?.indexOf(marker) ?? -1;
+  if (cwd === undefined || at <= 0) return undefined;
+  const end = at + marker.length;
+  if (end !== cwd.length && cwd[end] !== "/") return undefined;
+  const root = cwd.slice(0, at);
+  return {
+    cwd: cwd.slice(0, end),
+    root,
+    sdd: `${root}/.sdd`,
+    home: `${root}/.sdd/runtime/homes/${session}`,
+  };
+}
+
+/**
  * The run's policy.
  *
  * @example
@@ -157,6 +180,7 @@ export class PolicyService {
       ...this.#options.places,
       cwd: session.cwd,
       home: session.home,
+      ...remotePlaces(session.session, request.cwd),
       ...(request.transcriptPath !== undefined ? { transcriptPath: request.transcriptPath } : {}),
     };
     const call = { tool: request.tool, input: request.input };

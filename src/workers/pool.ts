@@ -236,6 +236,7 @@ export class WorkerPool implements Executor {
       deadline_ms: request.deadlineMs,
       kill_grace_ms: request.killGraceMs,
       base_sha: request.baseSha,
+      tool_policy: request.toolPolicy ? { deadline_s: request.toolPolicy.deadline_s } : null,
     };
   }
 

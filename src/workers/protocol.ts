@@ -99,6 +99,11 @@ export const Assignment = z.object({
   deadline_ms: z.number().int().positive(),
   kill_grace_ms: z.number().int().nonnegative(),
   base_sha: Sha,
+  /**
+   * The run decides the agent's tool calls: the worker wires `bernstein policy hook` (its own
+   * bernstein, asking this task server) with this deadline. Null: no hook (docs/POLICY.md).
+   */
+  tool_policy: z.object({ deadline_s: z.number().positive() }).strict().nullable(),
 }).strict();
 /** An assignment. */
 export type Assignment = z.infer<typeof Assignment>;

@@ -15,6 +15,7 @@ import {
   resolveCli,
   type ResolvedCli,
   systemPathLookup,
+  type ToolPolicyHook,
 } from "../adapters/mod.ts";
 import { fromBase64 } from "../canonical/mod.ts";
 import { signDetachedJws } from "../crypto/mod.ts";
@@ -94,6 +95,8 @@ export class Worker {
   readonly #gone = new AbortController();
   #registration: RegisterReply | undefined;
   #repo: { git: Git; executor: Executor } | undefined;
+  /** `timeout` on this host, for the policy hook's line (found with the repository). */
+  #timeout: string | undefined;
   #ran = 0;
   #reregistering: Promise<void> | undefined;
   /** One git operation at a time on the clone: a fetch must not see a half-made worktree. */
@@ -191,6 +194,7 @@ export class Worker {
     const fresh = await Deno.stat(join(repo, ".git")).then(() => false, () => true);
     if (fresh) await git.run(["init", "--quiet"]);
     const self = selfCommand(this.#o.env);
+    this.#timeout = await systemPathLookup(this.#o.env).which("timeout");
     const executor = processExecutor({
       root: repo,
       sdd: join(repo, ".sdd"),
@@ -393,7 +397,20 @@ export class Worker {
       killGraceMs: a.kill_grace_ms,
       isRoot: isRoot(),
       baseSha: a.base_sha,
+      ...(a.tool_policy ? { toolPolicy: this.#toolPolicy(a, a.tool_policy.deadline_s) } : {}),
     });
+  }
+
+  /** The run's pre-tool hook, run by this host's bernstein against the run's task server. */
+  #toolPolicy(a: Assignment, deadlineS: number): ToolPolicyHook {
+    const self = selfCommand(this.#o.env);
+    const server = a.env.BERNSTEIN_SERVER_URL ?? this.#client.base;
+    return {
+      command: [...self.argv, "policy", "hook", "--server", server],
+      ...(Object.keys(self.env).length > 0 ? { env: self.env } : {}),
+      deadline_s: deadlineS,
+      ...(this.#timeout !== undefined ? { timeout_command: this.#timeout } : {}),
+    };
   }
 
   /** Commit, push `agent/<session>`, report the result with the card; clean up. */

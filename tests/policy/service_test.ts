@@ -200,3 +200,31 @@ Deno.test("an operator deny, a hook that goes away, an unknown session, a failed
   assert.equal(d5.action, "deny", "an ask that cannot be recorded is not parked");
   assert.equal(failing.approvals.list().length, 0);
 });
+
+Deno.test("an agent on another host is judged by that host's clone (its reported cwd)", async () => {
+  const records: PolicyRecord[] = [];
+  const s = service(records);
+  const remote = "/w/clone/.sdd/worktrees/s1";
+  const keys = await s.decide("s1", {
+    tool: "Write",
+    input: { file_path: "/w/clone/.sdd/keys/agent.pem", content: "x" },
+    cwd: `${remote}/src`,
+  });
+  assert.deepEqual([keys.action, keys.decisionReason], ["deny", "immunePath"]);
+  const own = await s.decide("s1", {
+    tool: "Write",
+    input: { file_path: `${remote}/src/a.ts`, content: "x" },
+    cwd: remote,
+  });
+  assert.equal(own.decisionReason, "defaultAllow");
+  const pending = s.decide("s1", {
+    tool: "Bash",
+    input: { command: "rm -rf /w/clone/.sdd/worktrees/s1" },
+    cwd: remote,
+  });
+  await new Promise((r) => setTimeout(r, 0));
+  const [parked] = s.approvals.list();
+  assert.deepEqual(parked.ask.guards, ["dangerous_delete"], "its worktree root is protected");
+  s.approvals.resolve(parked.id, "deny", "operator");
+  assert.equal((await pending).decisionReason, "approvalDenied");
+});
