@@ -10,13 +10,7 @@ import { type Adapter, type PathLookup, type ToolPolicyHook } from "../adapters/
 import { resolveAuditKeyPath } from "../audit/mod.ts";
 import type { Config } from "../config/mod.ts";
 import type { Clock, EnvReader, Random } from "../io/mod.ts";
-import {
-  loadPolicy,
-  type PolicyDecision,
-  type PolicyRecord,
-  PolicyService,
-  type RuleProblem,
-} from "../policy/mod.ts";
+import { loadPolicy, type PolicyRecord, PolicyService, type RuleProblem } from "../policy/mod.ts";
 import { sessionPaths } from "./agent_session.ts";
 import type { RunFact } from "./recorder.ts";
 
@@ -168,18 +162,5 @@ function decisionFact(r: PolicyRecord): RunFact {
       status: r.approval.status,
       resolvedBy: r.approval.resolved_by ?? null,
     },
-  };
-}
-
-/** The policy part of a `policy.decision` audit event's details. */
-export function decisionDetails(d: PolicyDecision): Record<string, string | string[] | null> {
-  return {
-    action: d.action,
-    decision_reason: d.decisionReason,
-    rule_id: d.ruleId ?? null,
-    rule_source: d.ruleSource ?? null,
-    tier: d.tier ?? null,
-    guards: d.guards ?? [],
-    message: d.message === undefined ? null : d.message.slice(0, 1000),
   };
 }

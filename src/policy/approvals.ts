@@ -164,34 +164,18 @@ export function approvalDecision(a: Approval): PolicyDecision {
   if (a.ask.tier) keep.tier = a.ask.tier;
   if (a.ask.ruleId) keep.ruleId = a.ask.ruleId;
   if (a.ask.ruleSource) keep.ruleSource = a.ask.ruleSource;
-  switch (a.status) {
-    case "approved":
-      return {
-        action: "allow",
-        decisionReason: "approvalGranted",
-        ...keep,
-        message: `approved by ${a.resolved_by} (${a.id})${a.note ? `: ${a.note}` : ""}`,
-      };
-    case "denied":
-      return {
-        action: "deny",
-        decisionReason: "approvalDenied",
-        ...keep,
-        message: `denied by ${a.resolved_by} (${a.id})${a.note ? `: ${a.note}` : ""}`,
-      };
-    case "timed_out":
-      return {
-        action: "deny",
-        decisionReason: "approvalTimeout",
-        ...keep,
-        message: `${a.note} (${a.id})`,
-      };
-    default:
-      return {
+  const by = `${a.resolved_by} (${a.id})${a.note ? `: ${a.note}` : ""}`;
+  const outcome: Pick<PolicyDecision, "action" | "decisionReason" | "message"> =
+    a.status === "approved"
+      ? { action: "allow", decisionReason: "approvalGranted", message: `approved by ${by}` }
+      : a.status === "denied"
+      ? { action: "deny", decisionReason: "approvalDenied", message: `denied by ${by}` }
+      : a.status === "timed_out"
+      ? { action: "deny", decisionReason: "approvalTimeout", message: `${a.note} (${a.id})` }
+      : {
         action: "deny",
         decisionReason: "noApprover",
-        ...keep,
         message: `${a.id} was cancelled: ${a.note ?? "no answer"}`,
       };
-  }
+  return { ...outcome, ...keep };
 }

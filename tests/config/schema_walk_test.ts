@@ -24,6 +24,7 @@ const HELD_AS: Readonly<Record<string, { names: readonly string[]; files: RegExp
   "tuning.server": { names: ["tuning"], files: /^src\/server\// },
   "tuning.storage": { names: ["tuning"], files: /^src\/storage\// },
   "catalogs.*": { names: ["entry", "c"], files: /^src\/orchestrator\/catalogs\.ts$/ },
+  "tuning.policy": { names: ["tuning"], files: /^src\/(orchestrator|cli)\/(run_)?policy\.ts$/ },
 };
 
 /** Keys read by a helper function of src/config that code elsewhere calls. */
