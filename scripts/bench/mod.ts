@@ -19,6 +19,7 @@ const SCRIPTS: string[] = [
   "audit.ts",
   "adapters.ts",
   "crypto.ts",
+  "policy.ts",
   "attachments.ts",
   "lineage.ts",
   "real_agents.ts",
