@@ -106,7 +106,8 @@ export class AgentExits {
   async #settle(s: RunningSession, task: Task, exit: AgentExit): Promise<Task | undefined> {
     if (task.status !== "in_progress" && task.status !== "claimed") return task;
     const { result, timedOut } = exit;
-    if (result.ok) {
+    // An agent stopped at its deadline failed, even if it exited cleanly on the signal.
+    if (result.ok && !timedOut) {
       return await this.#deps.store.transition(task.id, "done", {
         actor: "orchestrator",
         reason: "agent exited 0",
