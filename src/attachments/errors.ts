@@ -55,3 +55,32 @@ export class AttachmentNotAttested extends BernsteinError {
     super("attach.not_attested", message, { ...options, exitCode: ExitCode.failed });
   }
 }
+
+/**
+ * Several attachments refused at once (the gate lists every problem, not only the first): the
+ * code of the problems when they share one, else `attach.invalid`; one line per problem.
+ */
+export class AttachmentProblemsError extends BernsteinError {
+  /** Each problem, in declaration order. */
+  readonly problems: readonly BernsteinError[];
+
+  constructor(problems: readonly BernsteinError[]) {
+    const codes = new Set(problems.map((p) => p.code));
+    const lines = problems.map((p) =>
+      `  [${p.code}] ${p.location ? `${p.location}: ` : ""}${p.message}`
+    );
+    super(
+      codes.size === 1 ? problems[0].code : "attach.invalid",
+      `${problems.length} attachment problems; nothing was started:\n${lines.join("\n")}`,
+      { exitCode: ExitCode.usage },
+    );
+    this.problems = problems;
+  }
+}
+
+/** Throws nothing for no problem, the problem itself for one, all of them together for more. */
+export function throwProblems(problems: readonly BernsteinError[]): void {
+  if (problems.length === 0) return;
+  if (problems.length === 1) throw problems[0];
+  throw new AttachmentProblemsError(problems);
+}

@@ -31,6 +31,7 @@ export {
   AttachmentChainUnverified,
   AttachmentError,
   AttachmentNotAttested,
+  AttachmentProblemsError,
   AttachmentSpawnPathError,
   AttachmentUnreadableError,
   WorktreeAccessDenied,
@@ -62,16 +63,15 @@ export {
   type PinOptions,
   type ResolvedAttachment,
 } from "./resolver.ts";
+export { type AttachmentGateInput, RunAttachments } from "./run_attachments.ts";
 export {
   type AttachmentConfig,
-  type AttachmentGateInput,
   type AttachmentProject,
   type AttachmentProviderParts,
-  RunAttachments,
   SpawnAttachmentProvider,
   type SpawnAttachmentSet,
   type SpawnInfo,
-} from "./run_attachments.ts";
+} from "./spawn_provider.ts";
 export { codePointLength, screenAttachment, type Screened, type ScreenOptions } from "./screen.ts";
 export { sniffBytes, type SniffedKind } from "./sniff.ts";
 export {
@@ -83,5 +83,5 @@ export {
   type SourceDecision,
 } from "./source.ts";
 export { DIRECT_SPAWN, refuseNonDirectSpawn, type SpawnPath } from "./spawn_path.ts";
-export { type AttachmentSpec, parseAttachmentSpec } from "./spec.ts";
+export { type AttachmentSpec, parseAttachmentSpec, rangeText } from "./spec.ts";
 export { composePrompt, encodeAttachmentBlock, numberLines, type WireAttachment } from "./wire.ts";

@@ -5,7 +5,7 @@ import { sha256Hex } from "../crypto/mod.ts";
 import { AttachmentError } from "./errors.ts";
 import { MAX_TEXT_CHARS } from "./limits.ts";
 import { sniffBytes } from "./sniff.ts";
-import type { AttachmentSpec } from "./spec.ts";
+import { type AttachmentSpec, rangeText } from "./spec.ts";
 
 /** What a declared attachment becomes. */
 export interface Screened {
@@ -70,10 +70,13 @@ function screenText(bytes: Uint8Array, spec: AttachmentSpec, options: ScreenOpti
   let last = count;
   const reasons: string[] = [];
   if (spec.fromLine !== undefined) {
-    const to = spec.toLine ?? spec.fromLine;
+    // `N-` runs to the end, whatever the file's length.
+    const to = spec.toLine ?? count;
     if (spec.fromLine > count) {
       throw new AttachmentError(
-        `${options.shownPath} has ${count} line(s); the range ${spec.fromLine}-${to} starts past its end`,
+        `${options.shownPath} has ${count} line(s); the range ${
+          rangeText(spec)
+        } starts past its end`,
         { location: options.field },
       );
     }

@@ -29,6 +29,7 @@ async function run(ctx: CommandContext): Promise<number> {
     dryRun: booleanFlag(ctx, "dry-run"),
     planOnly: booleanFlag(ctx, "plan-only"),
     fresh: booleanFlag(ctx, "fresh"),
+    attachCount: attach.length,
   };
   // A shared store that cannot be reached refuses the run (and the dry run) before anything
   // starts: one line naming the URL's key, its layer and host:port, exit 2.
@@ -379,7 +380,9 @@ export const RUN_COMMANDS: CommandSpec[] = [
       "Refused up front, before any worktree or process: the default branch checked out at the\n" +
       "root (unless BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH=1), uncommitted changes to tracked\n" +
       "files (bernstein.yaml, .sdd/ and the other run-configuration files aside),\n" +
-      "an unknown or missing adapter, an image attachment for a non-multimodal adapter.\n" +
+      "an unknown or missing adapter, and attachments a spawn would refuse (missing, not a file,\n" +
+      "binary, a bad range, over the limits, an image for a non-multimodal adapter: every one\n" +
+      "listed); --attach on a run that would resume (use --fresh).\n" +
       "The run stays in the foreground with a live view on a TTY; --json streams events as JSON\n" +
       "lines and ends with {type: run.summary, summary}; summary.attachments (and the dry run's\n" +
       "attachments) list [{task_id, field, path, kind, mime, sha256, size, outcome, reason}],\n" +
@@ -419,7 +422,7 @@ export const RUN_COMMANDS: CommandSpec[] = [
         type: "string",
         multiple: true,
         valueName: "PATH[:FROM-TO]",
-        help: "Hand a file (image, text or line range) to every agent.",
+        help: "Hand a file to every agent (lines FROM-TO, N or N-; log:7: = file log:7).",
       },
       {
         name: "dry-run",

@@ -32,6 +32,7 @@ import type { AttachmentProvider } from "./run_context.ts";
 import { RunLoop } from "./run_loop.ts";
 import {
   preflightRepository,
+  refuseAttachOnResume,
   refuseRunInProgress,
   resolvePlannedAdapters,
 } from "./run_preflight.ts";
@@ -66,6 +67,8 @@ export interface RunOptions {
   planOnly?: boolean;
   /** Ignore a resumable session and start over. */
   fresh?: boolean;
+  /** How many `--attach` values were given (a resuming run refuses them, exit 2). */
+  attachCount?: number;
 }
 
 /** Injected edges of a run. */
@@ -232,6 +235,7 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   const first = await requireConfig({ cwd: deps.cwd, env: deps.env, flags });
   const branch = await preflightRepository(git, deps.env, exempt);
   refuseRunInProgress(previous);
+  refuseAttachOnResume(previous, resume, options.attachCount ?? 0);
   const planned = resume ? undefined : await planFresh(project, first.config, options, deps);
   const planCli = kept ? kept.plan_cli ?? undefined : planned?.graph?.cli;
   const planMaxAgents = kept ? undefined : planned?.graph?.max_agents;

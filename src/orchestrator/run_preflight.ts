@@ -68,6 +68,27 @@ export function refuseRunInProgress(previous: SessionRecord | undefined): void {
   }
 }
 
+/**
+ * Refuses `--attach` on a run that resumes: a resumed run keeps the attachments it started with
+ * (the attested bytes in CAS), so new values would be silently dropped. `--fresh` starts over.
+ */
+export function refuseAttachOnResume(
+  previous: SessionRecord | undefined,
+  resume: boolean,
+  attachCount: number,
+): void {
+  if (!resume || attachCount === 0 || previous === undefined) return;
+  throw new UsageError(
+    "attach.on_resume",
+    `run ${previous.run_id} was interrupted and resumes with the attachments it started with; ` +
+      `--attach (${attachCount} value(s)) cannot change them`,
+    {
+      location: "run.attach[0]",
+      hint: "drop --attach to resume it, or add --fresh to start a new run with these attachments",
+    },
+  );
+}
+
 function adapterOfDraft(draft: TaskDraft): Pick<Task, "cli" | "role" | "id"> {
   return { id: draft.id ?? draft.title, cli: draft.cli ?? null, role: draft.role };
 }

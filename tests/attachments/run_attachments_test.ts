@@ -1,6 +1,10 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { RunAttachments, type SpawnInfo } from "../../src/attachments/mod.ts";
+import {
+  AttachmentProblemsError,
+  RunAttachments,
+  type SpawnInfo,
+} from "../../src/attachments/mod.ts";
 import { AuditLog } from "../../src/audit/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import type { BernsteinError, Warning } from "../../src/errors/mod.ts";
@@ -137,8 +141,11 @@ Deno.test("the provider stamps the task and reuses a task's attested blocks on a
     const digests = [sha256Hex(enc("two\n")), sha256Hex(PNG)];
     deepStrictEqual(first.digests, digests);
     deepStrictEqual(stamps, [{ actor: "orchestrator", session: "t1-a1", digests }]);
-    strictEqual(warnings[0].code, "attach.not_attached");
-    strictEqual(warnings[0].location, "stages[0].steps[0].attachments[1]");
+    // Reported to the operator when the run starts (the gate) and again at the spawn.
+    deepStrictEqual(warnings.map((w) => [w.code, w.location]), [
+      ["attach.not_attached", "task t1: attachments[1]"],
+      ["attach.not_attached", "stages[0].steps[0].attachments[1]"],
+    ]);
     const prompt = first.compose("body\n");
     // The operator changes the image before the retry: the retry still gets the attested bytes.
     await Deno.writeFile(join(root, "shot.png"), new Uint8Array([0xff, 0xd8, 0xff, 0]));
@@ -156,5 +163,124 @@ Deno.test("the provider stamps the task and reuses a task's attested blocks on a
     const record = JSON.parse(await Deno.readTextFile(join(sdd, "runs", "r1", "attachments.json")));
     deepStrictEqual(record.spawns.map((s: { session: string }) => s.session), ["t1-a1", "t1-a2"]);
     await audit.close();
+  });
+});
+
+Deno.test("the gate lists every problem of every task at once, in plan order, as one exit-2 error", async () => {
+  await withTempDir(async (dir) => {
+    const { root, sdd } = await project(dir);
+    await Deno.mkdir(join(root, "folder"));
+    await Deno.writeFile(join(root, "blob.bin"), new Uint8Array([0, 1, 2, 0xff]));
+    const run = await RunAttachments.fromCommandLine([], { cwd: root, warn: () => {} });
+    const drafts = [
+      {
+        id: "t1",
+        title: "t1",
+        role: "backend",
+        attachments: ["gone.txt", "folder", "notes.txt:9-", "blob.bin", "a.ts:0-3"],
+        metadata: { field: "stages[0].steps[0]" },
+      },
+      {
+        id: "t2",
+        title: "t2",
+        role: "backend",
+        attachments: ["shot.png"],
+        metadata: { field: "stages[0].steps[1]" },
+      },
+    ];
+    const problems = await run.gate({
+      project: { root, sdd },
+      config: {},
+      drafts,
+      adapters: { t1: "scripted", t2: "qwen" },
+      spawnPath: "direct-subprocess",
+    }).then(() => undefined, (e) => e as AttachmentProblemsError);
+    ok(problems instanceof AttachmentProblemsError, String(problems));
+    strictEqual(problems.exitCode, 2);
+    strictEqual(problems.code, "attach.invalid", "mixed codes: the generic one");
+    deepStrictEqual(problems.problems.map((p) => [p.code, p.location]), [
+      ["attach.invalid", "stages[0].steps[0].attachments[0]"],
+      ["attach.invalid", "stages[0].steps[0].attachments[1]"],
+      ["attach.invalid", "stages[0].steps[0].attachments[2]"],
+      ["attach.invalid", "stages[0].steps[0].attachments[3]"],
+      ["attach.invalid", "stages[0].steps[0].attachments[4]"],
+      ["attach.adapter_not_multimodal", "stages[0].steps[1].attachments[0]"],
+    ]);
+    const lines = problems.message.split("\n");
+    strictEqual(lines[0], "6 attachment problems; nothing was started:");
+    strictEqual(
+      lines[1],
+      "  [attach.invalid] stages[0].steps[0].attachments[0]: gone.txt: no such file",
+    );
+    strictEqual(
+      lines[2],
+      "  [attach.invalid] stages[0].steps[0].attachments[1]: folder: not a regular file",
+    );
+    ok(lines[3].endsWith("notes.txt has 2 line(s); the range 9- starts past its end"), lines[3]);
+    ok(lines[4].includes("blob.bin is neither an image"), lines[4]);
+    ok(lines[5].includes("line range 0-3 is not FROM-TO"), lines[5]);
+    ok(lines[6].includes("task t2 runs on 'qwen', which cannot take images"), lines[6]);
+    // One problem alone keeps its own error (code, field, exit code).
+    drafts.splice(0, 1);
+    await rejects(
+      run.gate({
+        project: { root, sdd },
+        config: {},
+        drafts,
+        adapters: { t2: "qwen" },
+        spawnPath: "direct-subprocess",
+      }),
+      (e: unknown) =>
+        (e as BernsteinError).code === "attach.adapter_not_multimodal" &&
+        (e as BernsteinError).location === "stages[0].steps[1].attachments[0]",
+    );
+  });
+});
+
+Deno.test("a step file another step it waits for will write is left to the spawn, with a warning", async () => {
+  await withTempDir(async (dir) => {
+    const { root, sdd } = await project(dir);
+    const warnings: Warning[] = [];
+    const run = await RunAttachments.fromCommandLine([], {
+      cwd: root,
+      warn: (w) => warnings.push(w),
+    });
+    const producer = {
+      id: "p",
+      title: "p",
+      role: "backend",
+      owned_files: ["out/report.md"],
+      metadata: { field: "stages[0].steps[0]" },
+    };
+    const reader = {
+      id: "r",
+      title: "r",
+      role: "backend",
+      depends_on: ["p"],
+      attachments: ["out/report.md", "./out/other.md"],
+      metadata: { field: "stages[1].steps[0]" },
+    };
+    const input = {
+      project: { root, sdd },
+      config: {},
+      drafts: [producer, reader],
+      adapters: { p: "scripted", r: "scripted" },
+      spawnPath: "direct-subprocess",
+    };
+    // other.md is nobody's: refused. report.md comes from p: a warning, checked at spawn.
+    await rejects(
+      run.gate(input),
+      (e: unknown) =>
+        (e as BernsteinError).location === "stages[1].steps[0].attachments[1]" &&
+        /out\/other\.md: no such file/.test((e as Error).message),
+    );
+    deepStrictEqual(warnings.map((w) => [w.code, w.location]), [
+      ["attach.pending", "stages[1].steps[0].attachments[0]"],
+    ]);
+    ok(warnings[0].message.includes("step p (which task r waits for) owns it"));
+    // Without the dependency the file would race the other step: refused.
+    reader.depends_on = [];
+    reader.attachments = ["out/report.md"];
+    await rejects(run.gate(input), (e: unknown) => /no such file/.test((e as Error).message));
   });
 });

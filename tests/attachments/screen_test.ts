@@ -73,6 +73,20 @@ Deno.test("a range running past the end is partial with the reason; one starting
   );
 });
 
+Deno.test("an open range `N-` attaches from N to the last line, whole, never partial by range", () => {
+  const bytes = enc("one\ntwo\nthree\n");
+  const s = screenAttachment(bytes, { path: "x", fromLine: 2 }, opts);
+  strictEqual(dec(s.bytes), "two\nthree\n");
+  strictEqual(s.firstLine, 2);
+  strictEqual(s.outcome, "attached");
+  strictEqual(s.reason, null);
+  strictEqual(dec(screenAttachment(bytes, { path: "x", fromLine: 3 }, opts).bytes), "three\n");
+  throws(
+    () => screenAttachment(bytes, { path: "x", fromLine: 4 }, opts),
+    invalidAt("run.attach[0]", /has 3 line\(s\); the range 4- starts past its end/),
+  );
+});
+
 Deno.test("text over the rendered-character limit is cut at whole lines and marked partial", () => {
   // Each line renders as "N | " + 6 characters; 10 lines of "abcdef" → 2-digit width.
   const text = Array.from({ length: 10 }, () => "abcdef").join("\n") + "\n";

@@ -3,6 +3,7 @@ import {
   AttachmentError,
   composePrompt,
   parseAttachmentSpec,
+  rangeText,
   sniffBytes,
 } from "../../src/attachments/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
@@ -65,4 +66,27 @@ Deno.test("attachment specs parse paths and line ranges; bad ranges are refused 
   });
   throws(() => parseAttachmentSpec("a.ts:0-3", "run.attach[0]"), AttachmentError);
   throws(() => parseAttachmentSpec(" ", "run.attach[0]"), AttachmentError);
+});
+
+Deno.test("`:N-` runs from N to the end; names with colons attach as they are or with a trailing ':'", () => {
+  deepStrictEqual(parseAttachmentSpec("log.txt:120-", "run.attach[0]"), {
+    path: "log.txt",
+    fromLine: 120,
+  });
+  strictEqual(rangeText(parseAttachmentSpec("log.txt:120-", "f")), "120-");
+  strictEqual(rangeText(parseAttachmentSpec("log.txt:7", "f")), "7-7");
+  strictEqual(rangeText(parseAttachmentSpec("log.txt", "f")), "");
+  deepStrictEqual(parseAttachmentSpec("./name:with:colons", "f"), { path: "./name:with:colons" });
+  deepStrictEqual(parseAttachmentSpec("a:b:3-4", "f"), { path: "a:b", fromLine: 3, toLine: 4 });
+  // The escape: one trailing ':' ends the path, so a name that looks like a range attaches whole.
+  deepStrictEqual(parseAttachmentSpec("log:7:", "f"), { path: "log:7" });
+  deepStrictEqual(parseAttachmentSpec("log:7-9:", "f"), { path: "log:7-9" });
+  deepStrictEqual(parseAttachmentSpec("odd::", "f"), { path: "odd:" });
+  throws(() => parseAttachmentSpec(":", "f"), AttachmentError);
+  throws(() => parseAttachmentSpec("a.ts:0-", "f"), AttachmentError);
+  throws(
+    () => parseAttachmentSpec("a.ts:99999999999999999999-", "f"),
+    AttachmentError,
+    "a range too large for a line number is refused, not rounded",
+  );
 });

@@ -525,16 +525,30 @@ Deno.test("attachment errors are refused at the door with the field path first",
   });
 });
 
-Deno.test("an unreadable plan attachment aborts that spawn, naming every offending path", async () => {
+Deno.test("a plan attachment gone by the time its agent spawns aborts that spawn, naming every offending path", async () => {
   await withTempDir(async (dir) => {
     const fx = await fixture(dir);
+    await Deno.writeTextFile(join(fx.root, "gone.txt"), "soon gone\n");
+    await Deno.mkdir(join(fx.root, "missing"));
+    await Deno.writeFile(join(fx.root, "missing", "shot.png"), PNG);
+    await git(fx.root, "add", "-A");
+    await git(fx.root, "commit", "-q", "-m", "files to delete");
+    // The files exist when the run starts (the gate passes); stage one deletes them.
     await Deno.writeTextFile(
       join(fx.root, "plan.yaml"),
       plan([
-        "      - title: needs files",
-        "        description: '@agent write a.txt x'",
-        "        attachments: [gone.txt, src/app.ts, missing/shot.png]",
-      ]),
+        "      - title: clean up",
+        "        files: [gone.txt, missing/shot.png]",
+        "        description: |",
+        "          @agent delete gone.txt",
+        "          @agent delete missing/shot.png",
+      ], {
+        secondStage: [
+          "      - title: needs files",
+          "        description: '@agent write a.txt x'",
+          "        attachments: [gone.txt, src/app.ts, missing/shot.png]",
+        ],
+      }),
     );
     const r = await run(fx, ["plan.yaml", "--json"]);
     strictEqual(r.code, 1, r.stderr + r.stdout);
@@ -544,18 +558,68 @@ Deno.test("an unreadable plan attachment aborts that spawn, naming every offendi
     strictEqual(failed.length, 1);
     strictEqual(
       failed[0].reason,
-      "spawn failed: task 1.1-needs-files: 2 attachment(s) cannot be read, so the agent is not " +
-        "started without them: stages[0].steps[0].attachments[0]: gone.txt (no such file); " +
-        "stages[0].steps[0].attachments[2]: missing/shot.png (no such file)",
+      "spawn failed: task 2.1-needs-files: 2 attachment(s) cannot be read, so the agent is not " +
+        "started without them: stages[1].steps[0].attachments[0]: gone.txt (no such file); " +
+        "stages[1].steps[0].attachments[2]: missing/shot.png (no such file)",
     );
-    ok(!(await exists(fx.record)), "the agent never started, not even text-only");
+    // The last prompt any agent recorded is stage one's: this agent never started.
+    ok(dec(await Deno.readFile(fx.record)).includes("@agent delete gone.txt"));
     const worktrees = await Array.fromAsync(Deno.readDir(join(fx.root, ".sdd", "worktrees"))).catch(
       () => [],
     );
-    ok(!worktrees.some((e) => e.name.startsWith("1.1-needs-files-")), "no worktree was made");
+    ok(!worktrees.some((e) => e.name.startsWith("2.1-needs-files-")), "no worktree was made");
     const audit = await auditLines(fx.root);
     strictEqual(audit.filter((e) => e.event_type === "multimodal.attach").length, 0);
     strictEqual(audit.filter((e) => e.event_type === "agent.spawn_failed").length, 1);
+  });
+});
+
+Deno.test("run and --dry-run check plan attachments as a spawn would and list every problem (exit 2)", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir, { multimodal: false });
+    await Deno.mkdir(join(fx.root, "docs"));
+    await Deno.writeFile(join(fx.root, "blob.bin"), new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0]));
+    await Deno.writeTextFile(join(fx.root, ".env"), "TOKEN=secret\n");
+    await Deno.writeTextFile(
+      join(fx.root, "plan.yaml"),
+      plan([
+        "      - title: one",
+        "        description: x",
+        "        attachments: [gone.txt, docs, 'src/app.ts:9-', blob.bin, .env]",
+        "      - title: two",
+        "        description: x",
+        "        attachments: [shot.png, 'src/app.ts:3-']",
+      ]),
+    );
+    for (const flags of [["--dry-run"], []]) {
+      const r = await run(fx, ["plan.yaml", ...flags]);
+      strictEqual(r.code, 2, r.stderr + r.stdout);
+      const lines = r.stderr.trim().split("\n");
+      const start = lines.findIndex((l) => l.startsWith("error["));
+      deepStrictEqual(lines.slice(start), [
+        "error[attach.invalid]: 5 attachment problems; nothing was started:",
+        "  [attach.invalid] stages[0].steps[0].attachments[0]: gone.txt: no such file",
+        "  [attach.invalid] stages[0].steps[0].attachments[1]: docs: not a regular file",
+        "  [attach.invalid] stages[0].steps[0].attachments[2]: src/app.ts has 4 line(s); " +
+        "the range 9- starts past its end",
+        "  [attach.invalid] stages[0].steps[0].attachments[3]: blob.bin is neither an image " +
+        "(PNG, JPEG, GIF, WebP) nor UTF-8 text",
+        "  [attach.adapter_not_multimodal] stages[0].steps[1].attachments[0]: shot.png is an " +
+        "image (image/png) but task 1.2-two runs on 'scripted', which cannot take images; " +
+        "adapters that can: claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp " +
+        "up to 14 MB)",
+      ]);
+      // The withheld .env is reported to the operator, not refused.
+      ok(
+        lines.some((l) =>
+          l.startsWith("warning[attach.not_attached]: stages[0].steps[0].attachments[4]: .env")
+        ),
+        r.stderr,
+      );
+      ok(!(await exists(join(fx.root, ".sdd", "worktrees"))), "no worktree folder was made");
+      ok(!(await exists(join(fx.root, ".sdd", "audit"))), "nothing was recorded");
+      ok(!(await exists(fx.record)), "no agent ran");
+    }
   });
 });
 
@@ -683,6 +747,20 @@ Deno.test("crash resume rebuilds the attachments from CAS: edited and deleted so
       // The operator edits, then deletes, the source image (and edits the text file).
       await Deno.writeTextFile(join(fx.root, "design.png"), "not the image any more");
       await Deno.remove(join(fx.root, "design.png"));
+      // New --attach values cannot change a resuming run: refused (exit 2), nothing touched.
+      const session = await Deno.readTextFile(join(fx.root, ".sdd", "runtime", "session.json"));
+      const refused = await run(fx, ["--attach", "src/app.ts", "--json"]);
+      strictEqual(refused.code, 2, refused.stderr + refused.stdout);
+      ok(
+        /^error\[attach\.on_resume\]: run\.attach\[0\]: run \S+ was interrupted and resumes with the attachments it started with; --attach \(1 value\(s\)\) cannot change them \(drop --attach to resume it, or add --fresh/m
+          .test(refused.stderr),
+        refused.stderr,
+      );
+      strictEqual(
+        await Deno.readTextFile(join(fx.root, ".sdd", "runtime", "session.json")),
+        session,
+        "the interrupted run is still there to resume",
+      );
       await Deno.writeTextFile(release, "");
       const r = await run(fx, ["--json"]);
       strictEqual(r.code, 0, r.stderr + r.stdout);
