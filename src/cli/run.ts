@@ -383,7 +383,9 @@ export const RUN_COMMANDS: CommandSpec[] = [
       "an unknown or missing adapter, and attachments a spawn would refuse (missing, not a file,\n" +
       "binary, a bad range, over the limits, an image for a non-multimodal adapter: every one\n" +
       "listed); --attach on a run that would resume (use --fresh).\n" +
-      "The run stays in the foreground with a live view on a TTY; --json streams events as JSON\n" +
+      "The run stays in the foreground with a live view on a TTY (plain lines otherwise or with\n" +
+      "NO_COLOR) and prints a one-time login link to its live dashboard ({type: dashboard.ready,\n" +
+      "url} with --json; 'bernstein dashboard' prints another); --json streams events as JSON\n" +
       "lines and ends with {type: run.summary, summary}; summary.attachments (and the dry run's\n" +
       "attachments) list [{task_id, field, path, kind, mime, sha256, size, outcome, reason}],\n" +
       "outcome attached | partial | not_attached (docs/ATTACHMENTS.md).\n" +
