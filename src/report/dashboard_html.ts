@@ -52,6 +52,9 @@ export const DASHBOARD_ASSET_PATHS = {
 /** The SSE endpoint the page's script connects to. */
 export const DASHBOARD_EVENTS_PATH = "/dashboard/events";
 
+/** Log tails the dashboard shows at most (running agents first, then the most recent). */
+export const DASHBOARD_LOG_TAILS = 12;
+
 /** Element ids of the sections, in page order. */
 export const DASHBOARD_SECTION_IDS = [
   "d-headline",
@@ -167,11 +170,11 @@ function mergeQueue(view: DashboardView): string {
 function logTails(view: DashboardView): string {
   const attempts = view.model.attempts;
   const live = new Set(liveAgents(view).map((a) => a.session));
-  // Running sessions first, then the most recent others; at most 12.
+  // Running sessions first, then the most recent others.
   const sessions = [
     ...attempts.filter((a) => live.has(a.session)),
     ...attempts.filter((a) => !live.has(a.session)).reverse(),
-  ].filter((a) => view.logTails[a.session] !== undefined).slice(0, 12);
+  ].filter((a) => view.logTails[a.session] !== undefined).slice(0, DASHBOARD_LOG_TAILS);
   if (sessions.length === 0) return `<p class="empty">No agent output yet.</p>`;
   const seen = new Set<string>();
   return sessions.map((a) => {

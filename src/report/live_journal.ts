@@ -3,7 +3,7 @@
 // loop runs, the tails of their logs). It answers the dashboard with the same pure builder as
 // the report, and tells listeners when something changed.
 import type { Task } from "../tasks/mod.ts";
-import type { DashboardView, LiveAgent } from "./dashboard_html.ts";
+import { DASHBOARD_LOG_TAILS, type DashboardView, type LiveAgent } from "./dashboard_html.ts";
 import { buildRunModel } from "./model.ts";
 import { type RunEventRecord, type RunHeader, tasksFromEvents, UNCHECKED } from "./records.ts";
 
@@ -102,7 +102,14 @@ export class RunJournal implements DashboardSource {
       verification: UNCHECKED,
     }, { nowMs });
     const agents = this.#ended ? [] : this.#providers.agents?.() ?? [];
-    const sessions = model.attempts.map((a) => a.session);
+    // Only the logs the page shows: the live agents' and the most recent others'.
+    const live = new Set(agents.map((a) => a.session));
+    const sessions = [
+      ...live,
+      ...model.attempts.map((a) => a.session).filter((x) => !live.has(x)).slice(
+        -DASHBOARD_LOG_TAILS,
+      ),
+    ];
     const logTails = this.#providers.logTails ? await this.#providers.logTails(sessions) : {};
     return { model, agents, logTails };
   }
