@@ -193,9 +193,15 @@ function logTails(view: DashboardView): string {
   }).join("\n");
 }
 
-/** The model with the cost the running agents reported so far added to the total. */
-function withLiveCost(view: DashboardView): RunModel {
-  const m = view.model;
+/**
+ * The model as the live run knows it: the agents at work counted from the loop's table (an
+ * attempt between its claim and its spawn is not at work yet), and the cost the running agents
+ * reported so far added to the total.
+ */
+function withLive(view: DashboardView): RunModel {
+  const m = view.model.run.state === "running" && view.agents.length > 0
+    ? { ...view.model, counts: { ...view.model.counts, running: view.agents.length } }
+    : view.model;
   const exited = new Set(m.attempts.filter((a) => a.exited_at !== null).map((a) => a.session));
   const live = liveAgents(view).filter((a) => a.cost_usd !== null && !exited.has(a.session));
   if (live.length === 0) return m;
@@ -225,7 +231,7 @@ export function renderDashboardSections(
 ): Record<DashboardSectionId, string> {
   const m = view.model;
   return {
-    "d-headline": headline(withLiveCost(view)),
+    "d-headline": headline(withLive(view)),
     "d-agents": agentsTable(view, nowMs),
     "d-queue": mergeQueue(view),
     "d-refused": refusedList(m),
