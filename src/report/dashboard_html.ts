@@ -176,6 +176,12 @@ function logTails(view: DashboardView): string {
     ...attempts.filter((a) => !live.has(a.session)).reverse(),
   ].filter((a) => view.logTails[a.session] !== undefined).slice(0, DASHBOARD_LOG_TAILS);
   if (sessions.length === 0) return `<p class="empty">No agent output yet.</p>`;
+  const started = attempts.filter((a) => a.spawned_at !== null).length;
+  const more = started > sessions.length
+    ? `<p class="muted small">${
+      started - sessions.length
+    } older agent log(s) not shown here: <code>bernstein logs &lt;task&gt;</code> prints any of them.</p>`
+    : "";
   const seen = new Set<string>();
   return sessions.map((a) => {
     const first = !seen.has(a.task_id);
@@ -190,7 +196,7 @@ function logTails(view: DashboardView): string {
     }</span></summary><pre tabindex="0" aria-label="Last output lines of ${esc(a.session)}">${
       esc(tail) || '<span class="muted">(empty)</span>'
     }</pre></details>`;
-  }).join("\n");
+  }).join("\n") + more;
 }
 
 /**
