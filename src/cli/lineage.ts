@@ -497,6 +497,44 @@ export const LINEAGE_COMMANDS: CommandSpec[] = [
     run: async (ctx) => (await import("./_attest.ts")).attestImport(ctx),
   },
   {
+    path: ["lineage", "verify"],
+    summary: "Check that a recovery step's failure receipt resolves on its run's spine.",
+    description:
+      "Reads .sdd/lineage/<run>/spine.jsonl and spine.head: every row must chain (prev_hash),\n" +
+      "hash (entry_hash) and authenticate (HMAC under a key derived from the audit key), and\n" +
+      "the head must pin the last row and the count. The entry with --receipt-hash (the\n" +
+      "task's metadata.recovery_receipt_hash) must exist, and the receipt file (--receipt-file,\n" +
+      "else .sdd/lineage/receipts/<hex>.json) must be a well-formed receipt whose SHA-256 is the\n" +
+      "entry's content_hash. Reads the audit key (--key-path, else BERNSTEIN_AUDIT_KEY_PATH or\n" +
+      "the default location) and never creates one. Exit 0 resolves, 2 does not, 3 no audit key.\n" +
+      "JSON: {ok, run_id, receipt_hash, spine, entries, line, content_hash, receipt_file,\n" +
+      "receipt, problems: [{where, message}]}.",
+    args: [{ name: "run", required: true, help: "The run id (bernstein runs list)." }],
+    flags: [
+      {
+        name: "receipt-hash",
+        type: "string",
+        valueName: "sha256:HEX",
+        help: "The spine entry hash stamped on the recovery task (required).",
+      },
+      {
+        name: "receipt-file",
+        type: "string",
+        valueName: "PATH",
+        help: "The receipt to check (default: the one the entry names).",
+      },
+      {
+        name: "key-path",
+        type: "string",
+        valueName: "PATH",
+        help: "The audit key (read only).",
+      },
+    ],
+    json: true,
+    examples: ["bernstein lineage verify calm-heron-1a2b3c --receipt-hash sha256:9f2c…"],
+    run: async (ctx) => (await import("./_receipt.ts")).verifyReceiptCommand(ctx),
+  },
+  {
     path: ["lineage", "rotate-key"],
     summary: "Give an agent identity a fresh signing key (a new kid and per-kid card).",
     description:

@@ -68,6 +68,7 @@ async function run(ctx: CommandContext): Promise<number> {
       role: d.role,
       adapter: report.adapters[d.id ?? d.title],
       depends_on: d.depends_on ?? [],
+      condition: (d.metadata?.condition ?? null) as { on: string[]; expr: string } | null,
     }));
     if (ctx.json) {
       ctx.out.json({
@@ -87,7 +88,10 @@ async function run(ctx: CommandContext): Promise<number> {
     );
     for (const r of rows) {
       const deps = r.depends_on.length > 0 ? `  after ${r.depends_on.join(", ")}` : "";
-      ctx.out.line(`  ${r.id}  [${r.role} · ${r.adapter}]  ${r.title}${deps}`);
+      const cond = r.condition === null
+        ? ""
+        : `  only if ${r.condition.on.join(", ")} ended with ${r.condition.expr}`;
+      ctx.out.line(`  ${r.id}  [${r.role} · ${r.adapter}]  ${r.title}${deps}${cond}`);
     }
     if (report.kind === "dry-run") {
       printAttachments(ctx, attached);
@@ -135,6 +139,7 @@ interface SummaryView {
   };
   scorecard: { path: string; outcome: string | null };
   checkpoints?: { log: string; size: number; root: string; line: number }[];
+  recovered?: string[];
   path: string;
 }
 
@@ -157,6 +162,9 @@ function printSummary(ctx: CommandContext, s: SummaryView): void {
     const k of s.kept_branches.filter((k) => !s.refused_merges.some((r) => r.task_id === k.task_id))
   ) {
     ctx.out.line(`  failed   ${k.task_id}: ${k.reason} (branch ${k.branch} kept)`);
+  }
+  for (const id of s.recovered ?? []) {
+    ctx.out.line(`  recovered ${id} (a recovery step ran on its failure and merged)`);
   }
   for (const c of s.cost.by_adapter_model) {
     ctx.out.line(

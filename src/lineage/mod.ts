@@ -105,3 +105,28 @@ export {
   type SplitHead,
   type TipSet,
 } from "./tips.ts";
+export {
+  type FailureReceipt,
+  parseReceipt,
+  RECEIPT_SCHEMA,
+  receiptBytes,
+  receiptContentHash,
+  receiptRelativePath,
+  RECEIPTS_DIR,
+} from "./receipt.ts";
+export {
+  sealSpineEntry,
+  SPINE_DOMAIN_TAG,
+  SPINE_FILE,
+  SPINE_HEAD_FILE,
+  SPINE_VERSION,
+  type SpineEntry,
+  spineEntryHash,
+  type SpineFields,
+  spineHeadBytes,
+  spineKey,
+  type SpineProblem,
+  type SpineReport,
+  spineRowBytes,
+  verifySpine,
+} from "./spine.ts";

@@ -53,8 +53,15 @@ export class AgentExits {
     this.#deps = deps;
   }
 
-  /** Decides: done → signals → gates → merge; else fail/retry. */
-  async handle(s: RunningSession, ended: AgentExit): Promise<void> {
+  /**
+   * Decides: done → signals → gates → merge; else fail/retry. Until it has decided, a failure of
+   * the task is not final (its dependents and recovery steps wait for the decision).
+   */
+  handle(s: RunningSession, ended: AgentExit): Promise<void> {
+    return this.#deps.retries.settling(s.task.id, () => this.#handle(s, ended));
+  }
+
+  async #handle(s: RunningSession, ended: AgentExit): Promise<void> {
     const { store, tokens, recorder } = this.#deps;
     // Stopped by the run's deadline check (not the process's backstop timer): timed out all the same.
     const exit = s.deadlineHit === true ? { ...ended, timedOut: true } : ended;

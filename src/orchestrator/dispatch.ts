@@ -18,7 +18,7 @@ import type { Execution, ExecutionRequest, Executor } from "./executor.ts";
 import type { MergeQueue } from "./merge_queue.ts";
 import { describeSignal } from "./planning.ts";
 import { catalogPreamble } from "./catalogs.ts";
-import { buildPromptBody } from "./prompt.ts";
+import { buildPromptBody, recoveryFactsOf } from "./prompt.ts";
 import type { Recorder } from "./recorder.ts";
 import type { Retries } from "./retries.ts";
 import type { RunContext, SpawnAttachments } from "./run_context.ts";
@@ -209,6 +209,7 @@ export class Dispatcher {
       signals: a.task.completion_signals.map(describeSignal),
       goal: ctx.goal,
       failureContext: retries.failureContext(a.task.id),
+      recovery: recoveryFactsOf(a.task.metadata),
       attempt: a.attempt,
       preamble: catalogAgent === undefined ? undefined : catalogPreamble(catalogAgent),
       progress: {

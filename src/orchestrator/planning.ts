@@ -6,6 +6,7 @@ import {
   loadBacklog,
   loadPlanFile,
   type PlanGraph,
+  type PlanStep,
   readBacklog,
 } from "../plan/mod.ts";
 import type { TaskDraft } from "../tasks/mod.ts";
@@ -56,8 +57,30 @@ export function describeSignal(signal: CompletionSignal): string {
   }
 }
 
+/**
+ * The steps in an order the task store accepts (each after the steps it depends on), plan
+ * order otherwise: a dependency may name a later step or stage.
+ */
+function dependencyOrder(steps: readonly PlanStep[]): PlanStep[] {
+  const placed = new Set<string>();
+  const out: PlanStep[] = [];
+  const pending = [...steps];
+  while (pending.length > 0) {
+    const i = pending.findIndex((s) => s.depends_on.every((d) => placed.has(d)));
+    // The loader refuses cycles; should one slip through, the store names it.
+    const [next] = pending.splice(i < 0 ? 0 : i, 1);
+    placed.add(next.id);
+    out.push(next);
+  }
+  return out;
+}
+
+/**
+ * Tasks from a plan graph. A step with a conditional dependency (a recovery step) starts
+ * `planned`, its condition in `metadata.condition`; the run routes it once its upstream ended.
+ */
 function draftsFromGraph(graph: PlanGraph, maxRetries?: number): TaskDraft[] {
-  return graph.steps.map((step) => ({
+  return dependencyOrder(graph.steps).map((step) => ({
     id: step.id,
     title: step.title,
     description: step.description,
@@ -73,7 +96,19 @@ function draftsFromGraph(graph: PlanGraph, maxRetries?: number): TaskDraft[] {
     effort: step.effort ?? null,
     attachments: step.attachments,
     ...(maxRetries === undefined ? {} : { max_retries: maxRetries }),
-    metadata: { source: graph.source, stage: step.stage, field: step.field },
+    metadata: {
+      source: graph.source,
+      stage: step.stage,
+      field: step.field,
+      ...(step.condition === undefined ? {} : {
+        condition: {
+          on: [...step.condition.on],
+          stage: step.condition.stage,
+          expr: step.condition.condition,
+        },
+      }),
+    },
+    ...(step.condition === undefined ? {} : { status: "planned" as const }),
   }));
 }
 

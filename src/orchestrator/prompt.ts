@@ -27,6 +27,63 @@ export interface PromptInput {
   progress?: { everyS: number; extensionS: number; maxS: number };
   /** A catalog agent's preamble for the role (replaces the built-in role template). */
   preamble?: string;
+  /** Why a recovery step runs: the failure it recovers from and its receipt. */
+  recovery?: RecoveryPromptFacts;
+}
+
+/** What a recovery step's prompt says about the failure it was routed on. */
+export interface RecoveryPromptFacts {
+  /** The failing task. */
+  sourceTask: string;
+  /** How it ended (`failed` …). */
+  sourceStatus: string;
+  /** The condition that routed here. */
+  condition: string;
+  /** The spine entry hash of the failure receipt (`sha256:…`). */
+  receiptHash: string;
+  /** The receipt file, relative to the project root. */
+  receipt: string;
+  /** Why it failed. */
+  result: string;
+  /** The output of its failed check. */
+  output: string;
+}
+
+/** The recovery facts stamped on a routed task's metadata, if any. */
+export function recoveryFactsOf(
+  metadata: { [key: string]: unknown },
+): RecoveryPromptFacts | undefined {
+  const hash = metadata.recovery_receipt_hash;
+  const r = metadata.recovery as Record<string, unknown> | undefined;
+  if (typeof hash !== "string" || r === null || typeof r !== "object") return undefined;
+  const text = (k: string) => (typeof r[k] === "string" ? r[k] as string : "");
+  return {
+    sourceTask: text("source_task"),
+    sourceStatus: text("source_status"),
+    condition: text("condition"),
+    receiptHash: hash,
+    receipt: text("receipt"),
+    result: text("result"),
+    output: text("output"),
+  };
+}
+
+function recoverySection(r: RecoveryPromptFacts): string[] {
+  const out = [
+    "",
+    `## Why this task runs: ${r.sourceTask} ended ${r.sourceStatus}`,
+    `This is a recovery step: it was routed to because \`${r.condition}\` held for ${r.sourceTask}.`,
+    `Failure receipt: ${r.receiptHash} (${r.receipt}; it holds the gate report and the run's events about ${r.sourceTask}).`,
+  ];
+  if (r.result.trim() !== "") out.push("", "What failed:", ...quote(r.result));
+  if (r.output.trim() !== "" && r.output.trim() !== r.result.trim()) {
+    out.push("", "Output of the failed check (tail):", ...quote(r.output));
+  }
+  return out;
+}
+
+function quote(text: string): string[] {
+  return text.trimEnd().split("\n").map((l) => `> ${l}`);
 }
 
 const ROLE_TEMPLATES: Readonly<Record<string, string>> = {
@@ -109,6 +166,7 @@ export function buildPromptBody(input: PromptInput): string {
       ...input.signals.map((s) => `- ${s}`),
     );
   }
+  if (input.recovery) parts.push(...recoverySection(input.recovery));
   if (input.failureContext) {
     parts.push(
       "",

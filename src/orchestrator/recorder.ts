@@ -114,6 +114,19 @@ export type RunFact =
     cost?: { usd: number | null };
   }
   | { kind: "task.ended"; taskId: string; status: string; reason: string }
+  | {
+    kind: "task.routed";
+    taskId: string;
+    /** The failing (upstream) task the receipt is about. */
+    source: string;
+    sourceStatus: string;
+    condition: string;
+    /** The spine entry hash (`sha256:<hex>`): `metadata.recovery_receipt_hash`. */
+    receiptHash: string;
+    /** The receipt file, relative to the project root. */
+    receipt: string;
+  }
+  | { kind: "task.skipped"; taskId: string; reason: string }
   | { kind: "task.retry"; taskId: string; attempt: number; delayS: number; rateLimited: boolean }
   | { kind: "task.abandoned"; taskId: string; reason: string; detail?: string }
   | { kind: "gate.result"; taskId: string; session: string; gate: GateResult }
@@ -461,6 +474,29 @@ function taskRecords(fact: RunFact, usage: TaskUsage | undefined): FactRecords |
             : { reason: fact.code, detail: fact.detail, cost_usd: fact.cost.usd, ...usage },
         },
         progress: { type: "task.failed", task_id: fact.taskId, reason: fact.message },
+      };
+    case "task.routed":
+      return {
+        audit: orchestratorEvent("task.routed", "task", fact.taskId, {
+          source_task: fact.source,
+          source_status: fact.sourceStatus,
+          condition: fact.condition,
+          recovery_receipt_hash: fact.receiptHash,
+          receipt: fact.receipt,
+        }),
+        progress: {
+          type: "task.routed",
+          task_id: fact.taskId,
+          source_task: fact.source,
+          source_status: fact.sourceStatus,
+          condition: fact.condition,
+          receipt_hash: fact.receiptHash,
+        },
+      };
+    case "task.skipped":
+      return {
+        audit: orchestratorEvent("task.skipped", "task", fact.taskId, { reason: fact.reason }),
+        progress: { type: "task.skipped", task_id: fact.taskId, reason: fact.reason },
       };
     case "task.ended":
       return {

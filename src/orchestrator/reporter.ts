@@ -81,6 +81,12 @@ function describe(e: RunEvent): string | undefined {
       return `✗ ${s("task_id")} failed: ${s("reason")}`;
     case "task.retry":
       return `↻ ${s("task_id")} retry ${s("attempt")} in ${s("delay_s")}s`;
+    case "task.routed":
+      return `↪ ${s("task_id")} recovers ${s("source_task")} (${s("source_status")}; ${
+        s("condition")
+      }), receipt ${s("receipt_hash").slice(0, 23)}…`;
+    case "task.skipped":
+      return `· ${s("task_id")} skipped: ${s("reason")}`;
     case "merge.refused":
       return `✗ ${s("task_id")} merge refused: ${s("reason")} (branch ${s("branch")} kept)`;
     case "gate.failed":

@@ -42,6 +42,8 @@ export class Retries {
   readonly #spawnFailures = new Map<string, number>();
   /** Failed tasks this run decided will not be retried (their dependents may fail). */
   readonly #final = new Set<string>();
+  /** Tasks whose outcome is being decided (an agent exit or a failure being recorded). */
+  readonly #settling = new Map<string, number>();
   #settledAtStart = false;
 
   constructor(deps: RetryDeps) {
@@ -60,8 +62,25 @@ export class Retries {
       this.#settledAtStart = true;
     }
     if (this.#deps.isStopping()) return [];
-    return failed.filter((t) => !this.#final.has(t.id) && t.retry_count < t.max_retries)
-      .map((t) => t.id);
+    return failed.filter((t) =>
+      this.#settling.has(t.id) || (!this.#final.has(t.id) && t.retry_count < t.max_retries)
+    ).map((t) => t.id);
+  }
+
+  /**
+   * Runs `fn` while the task's outcome is being decided: a failure of the task counts as
+   * pending meanwhile (see {@linkcode failurePending}), so nothing routes on it or fails its
+   * dependents before the failure is recorded and its retry decided.
+   */
+  async settling<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
+    this.#settling.set(taskId, (this.#settling.get(taskId) ?? 0) + 1);
+    try {
+      return await fn();
+    } finally {
+      const n = (this.#settling.get(taskId) ?? 1) - 1;
+      if (n === 0) this.#settling.delete(taskId);
+      else this.#settling.set(taskId, n);
+    }
   }
 
   /** Task id → earliest spawn time (ms), a copy for the scheduler. */
@@ -100,12 +119,22 @@ export class Retries {
    * Fails a task (from any active or done state; a failed one stays failed), keeps its branch
    * when given, and retries it when its budget allows.
    */
-  async failTask(
+  failTask(
     task: Task,
     reason: string,
     code: string,
     costUsd: number | null = null,
     branch?: string,
+  ): Promise<void> {
+    return this.settling(task.id, () => this.#failTask(task, reason, code, costUsd, branch));
+  }
+
+  async #failTask(
+    task: Task,
+    reason: string,
+    code: string,
+    costUsd: number | null,
+    branch: string | undefined,
   ): Promise<void> {
     const short = shortReason(reason);
     let failed = task;

@@ -658,6 +658,7 @@ function newLoop(
     server: stores.server,
     tokens: stores.tokens,
     audit: stores.audit,
+    auditKey: stores.auditKey,
     ledger: stores.ledger,
     lineage: stores.lineage,
     clock: deps.clock,

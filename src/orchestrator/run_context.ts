@@ -3,7 +3,7 @@
  * server, audit chain, ledger, lineage, clock, executor …) and the attachment seam. Types only.
  */
 import type { PathLookup, ScriptedRuntime } from "../adapters/mod.ts";
-import type { AuditSink } from "../audit/mod.ts";
+import type { AuditKey, AuditSink } from "../audit/mod.ts";
 import type { SpawnPath } from "../attachments/mod.ts";
 import type { Config } from "../config/mod.ts";
 import type { Clock, EnvReader } from "../io/mod.ts";
@@ -69,6 +69,8 @@ export interface RunContext {
   tokens: TokenRegistry;
   /** Audit chain. */
   audit: AuditSink;
+  /** Audit key (run spines are tagged under a key derived from it); else read from the env. */
+  auditKey?: AuditKey;
   /** Work ledger. */
   ledger: Pick<LedgerWriter, "append">;
   /** Lineage store. */

@@ -8,6 +8,7 @@
  * files and record through one recorder.
  */
 import type { ResolvedCli } from "../adapters/mod.ts";
+import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import type { LiveAgent } from "../report/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { AdapterResolver } from "./adapter_choice.ts";
@@ -21,6 +22,7 @@ import { MergeQueue } from "./merge_queue.ts";
 import { emptyOutcome, type RunOutcome } from "./outcome.ts";
 import { Recorder, tallyOutcome } from "./recorder.ts";
 import { Retries } from "./retries.ts";
+import { RecoveryRouter } from "./routing.ts";
 import type { AttachmentProvider, RunContext } from "./run_context.ts";
 import type { SessionFile } from "./run_state.ts";
 import { schedulable, scheduleTick, type TickDecision, type TickInput } from "./scheduler.ts";
@@ -57,6 +59,7 @@ export class RunLoop {
   readonly #work: BackgroundWork;
   readonly #adapters: AdapterResolver;
   readonly #retries: Retries;
+  readonly #router: RecoveryRouter;
   readonly #merges: MergeQueue;
   readonly #completion: Completion;
   readonly #exits: AgentExits;
@@ -96,6 +99,15 @@ export class RunLoop {
       config: ctx.config,
       recorder,
       isStopping: () => this.#stopping.requested,
+    });
+    this.#router = new RecoveryRouter({
+      runId: ctx.runId,
+      root: ctx.root,
+      store: ctx.store,
+      recorder,
+      lineage: ctx.lineage.paths,
+      auditKey: async () =>
+        (ctx.auditKey ?? await readAuditKey(resolveAuditKeyPath(ctx.env).path)).bytes,
     });
     const merges = this.#merges = new MergeQueue({
       runId: ctx.runId,
@@ -235,7 +247,7 @@ export class RunLoop {
     }
     const decisions = this.#schedule(tasks);
     await this.#carryOut(decisions, tasks);
-    const changed = decisions.some((d) => d.kind === "spawn" || d.kind === "fail_dependent");
+    const changed = decisions.some((d) => d.kind !== "defer");
     const fresh = changed ? await store.list({}) : tasks;
     return await this.#terminate(fresh, decisions);
   }
@@ -275,7 +287,7 @@ export class RunLoop {
       maxAgents: Math.min(this.#ctx.maxAgents, this.#executor.slots?.() ?? Infinity),
       notBefore: this.#retries.notBefore(),
       nowMs: this.#ctx.clock.nowMs(),
-      failurePending: this.#retries.failurePending(tasks),
+      failurePending: this.#failurePending(tasks),
     };
     const decisions = scheduleTick(input);
     if (decisions.some((d) => d.kind !== "defer")) {
@@ -288,15 +300,54 @@ export class RunLoop {
     return decisions;
   }
 
-  /** Fails dependents, then starts this tick's spawns (each independent, in the background). */
+  /**
+   * Routes recovery steps, fails and skips dependents, then starts this tick's spawns (each
+   * independent, in the background).
+   */
   async #carryOut(decisions: readonly TickDecision[], tasks: readonly Task[]): Promise<void> {
     for (const d of decisions) {
+      if (d.kind === "route") await this.#route(d.taskId, tasks);
       if (d.kind === "fail_dependent") await this.#retries.failDependent(d.taskId, d.reason);
+      if (d.kind === "skip_dependent") await this.#router.skipDependent(d.taskId, d.reason);
     }
     const byId = new Map(tasks.map((t) => [t.id, t]));
     for (const d of decisions) {
       const task = byId.get(d.taskId);
       if (d.kind === "spawn" && task !== undefined) this.#work.track(this.#spawn(task));
+    }
+  }
+
+  /**
+   * Failed tasks not final yet: a retry still to be decided, an outcome being recorded, or an
+   * agent that reported failure and has not been reaped.
+   */
+  #failurePending(tasks: readonly Task[]): string[] {
+    const live = new Set(this.#sessions.taskIds());
+    const reported = tasks.filter((t) => t.status === "failed" && live.has(t.id)).map((t) => t.id);
+    return [...new Set([...this.#retries.failurePending(tasks), ...reported])].sort();
+  }
+
+  /** Routes one recovery step; a receipt that cannot be recorded fails the step, loudly. */
+  async #route(taskId: string, tasks: readonly Task[]): Promise<void> {
+    try {
+      await this.#router.route(taskId, tasks);
+    } catch (error) {
+      const reason = `recovery not routed: ${(error as Error).message}`;
+      await this.#recorder.warn(`${taskId}: ${reason}`);
+      const task = await this.#ctx.store.get(taskId);
+      if (task?.status === "planned") {
+        await this.#ctx.store.transition(taskId, "cancelled", {
+          actor: "orchestrator",
+          reason,
+          terminal_reason: reason,
+        });
+        await this.#recorder.record({
+          kind: "task.ended",
+          taskId,
+          status: "cancelled",
+          reason,
+        });
+      }
     }
   }
 

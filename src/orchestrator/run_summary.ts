@@ -9,6 +9,7 @@ import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import { writeFileAtomic } from "../io/mod.ts";
 import { DEAD_END_STATUSES, type Task } from "../tasks/mod.ts";
 import type { RunEnd, RunOutcome } from "./outcome.ts";
+import { isSkipped } from "./scheduler.ts";
 
 /** End-of-run report (`.sdd/runs/<run-id>/summary.json`). */
 export interface RunSummary extends JsonObject {
@@ -16,14 +17,19 @@ export interface RunSummary extends JsonObject {
   run_id: string;
   /** How it ended. */
   end: RunEnd;
-  /** HEALTHY only when every task merged (or had nothing to merge) and nothing was refused. */
+  /**
+   * HEALTHY only when every task merged (or had nothing to merge, or was skipped) and nothing
+   * was refused — a failure a recovery step recovered from aside.
+   */
   health: "HEALTHY" | "UNHEALTHY";
   /** In words. */
   reason: string;
   /** Branch merges went into. */
   branch: string;
-  /** Tasks by status. */
+  /** Tasks by status (`skipped`: a recovery step whose condition did not hold, and its dependents). */
   tasks: JsonObject;
+  /** Failed tasks a recovery step recovered from (they do not make the run unhealthy). */
+  recovered: string[];
   /** Merged tasks. */
   merges: JsonValue[];
   /** Refused merges. */
@@ -81,6 +87,22 @@ function costByAdapterModel(outcome: RunOutcome): CostTotal[] {
 // `planned` was never opened, so its work was never done).
 const UNHEALTHY: ReadonlySet<string> = new Set([...DEAD_END_STATUSES, "blocked", "planned"]);
 
+/**
+ * Failed tasks a recovery step recovered from: the upstream of a routed recovery step (one that
+ * carries a receipt) that closed.
+ */
+export function recoveredTasks(tasks: readonly Task[]): string[] {
+  const out = new Set<string>();
+  for (const t of tasks) {
+    const c = t.metadata.condition as { on?: unknown } | undefined;
+    if (t.status !== "closed" || typeof t.metadata.recovery_receipt_hash !== "string") continue;
+    for (const id of Array.isArray(c?.on) ? c.on : []) {
+      if (tasks.some((u) => u.id === id && u.status === "failed")) out.add(String(id));
+    }
+  }
+  return [...out].sort();
+}
+
 /** The summary of a finished run. */
 export function buildSummary(
   run: { runId: string; branch: string; sdd: string },
@@ -91,11 +113,15 @@ export function buildSummary(
   policy: { enabled: boolean; unenforced: readonly string[] } = { enabled: false, unenforced: [] },
 ): RunSummary {
   const byStatus: Record<string, number> = {};
-  for (const t of tasks) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
+  // A skipped step (its condition did not hold) is its own count, not a cancellation.
+  const statusOf = (t: Task) => isSkipped(t) ? "skipped" : t.status;
+  for (const t of tasks) byStatus[statusOf(t)] = (byStatus[statusOf(t)] ?? 0) + 1;
   const costs = costByAdapterModel(outcome);
   const totalUsd = costs.reduce((sum, r) => sum + (r.cost_usd ?? 0), 0);
-  const failed = tasks.filter((t) => UNHEALTHY.has(t.status)).length;
-  const healthy = outcome.end === "quiescent" && outcome.refused.length === 0 && failed === 0;
+  const recovered = new Set(recoveredTasks(tasks));
+  const failed = tasks.filter((t) => UNHEALTHY.has(statusOf(t)) && !recovered.has(t.id)).length;
+  const refused = outcome.refused.filter((r) => !recovered.has(r.task_id));
+  const healthy = outcome.end === "quiescent" && refused.length === 0 && failed === 0;
   return {
     run_id: run.runId,
     end: outcome.end,
@@ -103,6 +129,7 @@ export function buildSummary(
     reason: outcome.reason,
     branch: run.branch,
     tasks: { total: tasks.length, ...byStatus },
+    recovered: [...recovered],
     merges: outcome.merges as unknown as JsonValue[],
     refused_merges: outcome.refused as unknown as JsonValue[],
     kept_branches: outcome.keptBranches as unknown as JsonValue[],

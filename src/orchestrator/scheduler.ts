@@ -28,10 +28,29 @@ export interface SchedulableTask {
   owned_files: readonly string[];
   /** Role (manager tasks are not blocked by owned files). */
   role: string;
+  /** A `planned` recovery step: the upstream tasks its condition waits for. */
+  condition_on?: readonly string[];
+  /** A task skipped because a condition did not hold (or a dependency was skipped). */
+  skipped?: boolean;
+}
+
+/** The upstream ids of a planned task's condition (`metadata.condition.on`), if any. */
+export function conditionUpstream(t: Pick<Task, "status" | "metadata">): string[] | undefined {
+  if (t.status !== "planned") return undefined;
+  const c = t.metadata.condition;
+  if (c === null || typeof c !== "object" || Array.isArray(c)) return undefined;
+  const on = c.on;
+  return Array.isArray(on) && on.every((x) => typeof x === "string") ? on as string[] : undefined;
+}
+
+/** True for a task cancelled as skipped (`metadata.skipped`). */
+export function isSkipped(t: Pick<Task, "status" | "metadata">): boolean {
+  return t.status === "cancelled" && t.metadata.skipped === true;
 }
 
 /** The scheduler's view of a task. */
 export function schedulable(t: Task): SchedulableTask {
+  const on = conditionUpstream(t);
   return {
     id: t.id,
     status: t.status,
@@ -40,6 +59,8 @@ export function schedulable(t: Task): SchedulableTask {
     depends_on: t.depends_on,
     owned_files: t.owned_files,
     role: t.role,
+    ...(on === undefined ? {} : { condition_on: on }),
+    ...(isSkipped(t) ? { skipped: true } : {}),
   };
 }
 
@@ -67,20 +88,36 @@ export interface TickInput {
 
 /** One decision of a tick, in the order it is to be carried out. */
 export type TickDecision =
+  | { kind: "route"; taskId: string }
   | { kind: "spawn"; taskId: string }
   | { kind: "fail_dependent"; taskId: string; reason: string }
+  | { kind: "skip_dependent"; taskId: string; reason: string }
   | { kind: "defer"; taskId: string; reason: "backoff" | "owned_files" | "capacity" };
 
 /**
- * One scheduler tick, as a pure function: open tasks whose dependencies finished are ordered by
- * priority then age and spawned up to `maxAgents`, skipping those in spawn backoff or whose
- * owned files overlap a running (or just chosen) task. Open tasks with a dead-end dependency are
- * failed (a failed dependency whose retry is still being decided is not dead yet). Order is the store's claim order (priority, age, creation order: the input's order).
- * Same input → same decisions, in the same order.
+ * One scheduler tick, as a pure function: a planned recovery step whose condition's upstream
+ * has ended (closed, or a dead end whose retry is decided) is routed (the run loop evaluates the
+ * condition: open, or skipped). Open tasks whose dependencies finished are ordered by priority
+ * then age and spawned up to `maxAgents`, skipping those in spawn backoff or whose owned files
+ * overlap a running (or just chosen) task. Open tasks with a dead-end dependency are failed (a
+ * failed dependency whose retry is still being decided is not dead yet); those whose dependency
+ * was skipped are skipped. Order is the store's claim order (priority, age, creation order: the
+ * input's order). Same input → same decisions, in the same order.
  */
 export function scheduleTick(input: TickInput): TickDecision[] {
   const byId = new Map(input.tasks.map((t) => [t.id, t]));
   const decisions: TickDecision[] = [];
+  const pending = new Set(input.failurePending ?? []);
+  const deadEnd = (t: SchedulableTask | undefined) =>
+    t === undefined || (DEAD_END.has(t.status) && !(t.status === "failed" && pending.has(t.id)));
+  const ended = (t: SchedulableTask | undefined) =>
+    t === undefined || t.status === DEPENDENCY_SATISFIED || deadEnd(t);
+  for (const task of input.tasks) {
+    if (task.status !== "planned" || task.condition_on === undefined) continue;
+    if (task.condition_on.every((id) => ended(byId.get(id)))) {
+      decisions.push({ kind: "route", taskId: task.id });
+    }
+  }
   // A task whose spawn is still under way looks open to the snapshot: never spawn it twice.
   const busy = new Set(input.running);
   const open = input.tasks.filter((t) => t.status === "open" && !busy.has(t.id))
@@ -89,12 +126,18 @@ export function scheduleTick(input: TickInput): TickDecision[] {
     byId.get(id)?.owned_files ?? []
   );
   let capacity = input.maxAgents - input.running.length;
-  const pending = new Set(input.failurePending ?? []);
-  const deadEnd = (t: SchedulableTask | undefined) =>
-    t === undefined || (DEAD_END.has(t.status) && !(t.status === "failed" && pending.has(t.id)));
   for (const task of open) {
     const deps = task.depends_on.map((id) => ({ id, task: byId.get(id) }));
-    const dead = deps.find((d) => deadEnd(d.task));
+    const dead = deps.find((d) => deadEnd(d.task) && !d.task?.skipped);
+    const skipped = deps.find((d) => d.task?.skipped);
+    if (!dead && skipped) {
+      decisions.push({
+        kind: "skip_dependent",
+        taskId: task.id,
+        reason: `dependency ${skipped.id} was skipped`,
+      });
+      continue;
+    }
     if (dead) {
       decisions.push({
         kind: "fail_dependent",

@@ -33,6 +33,11 @@ function stepJson(step: PlanStep): JsonObject {
     completion_signals: step.completion_signals.map(signalJson),
     attachments: [...step.attachments],
     depends_on: [...step.depends_on],
+    condition: step.condition === undefined ? null : {
+      on: [...step.condition.on],
+      stage: step.condition.stage,
+      condition: step.condition.condition,
+    },
     field: step.field,
     location: step.location,
   };
@@ -49,6 +54,7 @@ export function planGraphJson(graph: PlanGraph): JsonObject {
     stages: graph.stages.map((s) => ({
       name: s.name,
       depends_on: [...s.depends_on],
+      condition: s.condition === undefined ? null : { ...s.condition },
       step_ids: [...s.step_ids],
     })),
     steps: graph.steps.map(stepJson),

@@ -4,7 +4,8 @@ import { closestMatch } from "../errors/mod.ts";
 import { PlanLoadError, type PlanProblem } from "./errors.ts";
 import { type FieldPath, FieldReader, type Locator, sortByLocation } from "./_reader.ts";
 import { readStepFields, STEP_KEY_ALIASES, STEP_KEYS } from "./_step_fields.ts";
-import type { PlanGraph, PlanStage, PlanStep } from "./types.ts";
+import { type RawDependency, readDependencies } from "./_dependencies.ts";
+import type { PlanGraph, PlanStage, PlanStep, StepCondition } from "./types.ts";
 
 /** Keys of a plan file. */
 export const PLAN_KEYS: readonly string[] = ["name", "description", "cli", "max_agents", "stages"];
@@ -19,6 +20,8 @@ const PLAN_KEY_ALIASES: Readonly<Record<string, string>> = {
 };
 /** Keys of a stage. */
 export const STAGE_KEYS: readonly string[] = ["name", "depends_on", "steps"];
+/** Keys of a plan step: the shared step fields and its own `depends_on`. */
+export const PLAN_STEP_KEYS: readonly string[] = [...STEP_KEYS, "depends_on"];
 const STAGE_KEY_ALIASES: Readonly<Record<string, string>> = {
   depends: "depends_on",
   deps: "depends_on",
@@ -111,11 +114,24 @@ function findCycles(names: readonly string[], deps: readonly (readonly string[])
   return cycles;
 }
 
+interface RawStep {
+  index: number;
+  fields: ReturnType<typeof readStepFields>;
+  path: FieldPath;
+  /** Its own `depends_on` entries. */
+  deps: RawDependency[];
+}
+
 interface RawStage {
   index: number;
   name?: string;
+  /** Plain stage dependencies (names). */
   depends: string[];
-  steps: { index: number; fields: ReturnType<typeof readStepFields>; path: FieldPath }[];
+  /** Its conditional stage dependency, if any. */
+  conditional?: RawDependency;
+  /** Every `depends_on` entry, plain and conditional. */
+  entries: RawDependency[];
+  steps: RawStep[];
 }
 
 function readStages(
@@ -154,8 +170,15 @@ function readStages(
     );
     if (obj === undefined) return;
     const name = reader.string(obj, "name", path, { required: true });
-    const depends = reader.stringList(obj, "depends_on", path, { what: "stage names" });
-    const stage: RawStage = { index: i, name, depends, steps: [] };
+    const entries = readDependencies(reader, obj, path, "stage");
+    const stage: RawStage = {
+      index: i,
+      name,
+      depends: entries.filter((d) => d.condition === undefined).map((d) => d.ref),
+      conditional: entries.find((d) => d.condition !== undefined),
+      entries,
+      steps: [],
+    };
     stages.push(stage);
     const steps = obj.steps;
     if (steps === undefined || steps === null) {
@@ -176,11 +199,18 @@ function readStages(
     }
     steps.forEach((s, j) => {
       const stepPath: FieldPath = [...path, "steps", j];
-      const stepObj = reader.mapping(s, stepPath, STEP_KEYS, STEP_KEY_ALIASES, "a step {title, …}");
+      const stepObj = reader.mapping(
+        s,
+        stepPath,
+        PLAN_STEP_KEYS,
+        STEP_KEY_ALIASES,
+        "a step {title, …}",
+      );
       if (stepObj === undefined) return;
       const fields = readStepFields(reader, stepObj, stepPath);
       checkCli(reader, fields?.cli, [...stepPath, "cli"], options.knownClis);
-      stage.steps.push({ index: j, fields, path: stepPath });
+      const deps = readDependencies(reader, stepObj, stepPath, "step");
+      stage.steps.push({ index: j, fields, path: stepPath, deps });
     });
   });
   return stages;
@@ -201,21 +231,25 @@ function checkStageGraph(reader: FieldReader, stages: readonly RawStage[]): void
   }
   const known = [...firstByName.keys()];
   for (const s of stages) {
-    s.depends.forEach((d, j) => {
-      if (firstByName.has(d)) return;
-      const near = closestMatch(d, known);
+    for (const d of s.entries) {
+      if (firstByName.has(d.ref)) continue;
+      const near = closestMatch(d.ref, known);
       reader.problem(
-        ["stages", s.index, "depends_on", j],
+        d.condition === undefined ? d.path : [...d.path, "stage"],
         "plan.unknown_stage",
-        `unknown stage '${d}'${known.length ? `; stages: ${known.join(", ")}` : ""}`,
+        `unknown stage '${d.ref}'${known.length ? `; stages: ${known.join(", ")}` : ""}`,
         {
           hint: near ? `did you mean '${near}'?` : undefined,
         },
       );
-    });
+    }
   }
   const named = stages.filter((s) => s.name !== undefined && firstByName.get(s.name) === s.index);
-  const cycles = findCycles(named.map((s) => s.name as string), named.map((s) => s.depends));
+  // A conditional dependency orders the stages too: it waits for its upstream to end.
+  const cycles = findCycles(
+    named.map((s) => s.name as string),
+    named.map((s) => s.entries.map((d) => d.ref)),
+  );
   for (const cycle of cycles) {
     const members = cycle.map((k) => named[k]);
     const loop = [...members, members[0]].map((s) => s.name).join(" → ");
@@ -227,18 +261,124 @@ function checkStageGraph(reader: FieldReader, stages: readonly RawStage[]): void
   }
 }
 
+/** Step-level `depends_on` resolved to step ids, by step (`stageIndex.stepIndex`). */
+type ResolvedStepDeps = Map<
+  string,
+  { plain: string[]; conditional?: { id: string; condition: string } }
+>;
+
+function stepKey(stage: RawStage, step: RawStep): string {
+  return `${stage.index}.${step.index}`;
+}
+
+/**
+ * Resolves each step's own `depends_on` (a step id, or the exact title of one step), and checks
+ * that no step has two conditional dependencies (its own and its stage's) and that the steps
+ * form no cycle.
+ */
+function checkStepGraph(reader: FieldReader, stages: readonly RawStage[]): ResolvedStepDeps {
+  const resolved: ResolvedStepDeps = new Map();
+  const all = stages.flatMap((stage) =>
+    stage.steps.map((step) => ({
+      stage,
+      step,
+      id: stepId(stage.index, step.index, step.fields?.title ?? ""),
+      title: step.fields?.title,
+    }))
+  );
+  const ids = new Set(all.map((a) => a.id));
+  for (const { stage, step } of all) {
+    const out: { plain: string[]; conditional?: { id: string; condition: string } } = {
+      plain: [],
+    };
+    for (const d of step.deps) {
+      const at = d.condition === undefined ? d.path : [...d.path, "step"];
+      let id: string | undefined = ids.has(d.ref) ? d.ref : undefined;
+      if (id === undefined) {
+        const byTitle = all.filter((a) => a.title === d.ref);
+        if (byTitle.length > 1) {
+          reader.problem(
+            at,
+            "plan.ambiguous_step",
+            `'${d.ref}' is the title of ${byTitle.length} steps (${
+              byTitle.map((a) => a.id).join(", ")
+            })`,
+            { hint: "name the step by its id" },
+          );
+          continue;
+        }
+        id = byTitle[0]?.id;
+      }
+      if (id === undefined) {
+        const titles = all.flatMap((a) => a.title === undefined ? [] : [a.title]);
+        const near = closestMatch(d.ref, [...titles, ...ids]);
+        reader.problem(at, "plan.unknown_step", `unknown step '${d.ref}'`, {
+          hint: near ? `did you mean '${near}'?` : "name a step by its id (1.2-title) or its title",
+        });
+        continue;
+      }
+      if (d.condition === undefined) out.plain.push(id);
+      else if (out.conditional === undefined) out.conditional = { id, condition: d.condition };
+    }
+    if (out.conditional !== undefined && stage.conditional !== undefined) {
+      reader.problem(
+        step.deps.find((d) => d.condition !== undefined)?.path ?? step.path,
+        "plan.conditional_twice",
+        `its stage already depends on '${stage.conditional.ref}' under a condition; a step has at most one conditional dependency`,
+      );
+    }
+    resolved.set(stepKey(stage, step), out);
+  }
+  const stepLevel = [...resolved.values()].some((r) => r.plain.length > 0 || r.conditional);
+  if (stepLevel && !reader.problems.some((p) => p.code === "plan.dependency_cycle")) {
+    const byName = new Map(stages.map((st) => [st.name, st]));
+    const edges = all.map(({ stage, step }) => {
+      const own = resolved.get(stepKey(stage, step));
+      const fromStages = stage.entries.flatMap((d) =>
+        (byName.get(d.ref)?.steps ?? []).map((x) =>
+          stepId((byName.get(d.ref) as RawStage).index, x.index, x.fields?.title ?? "")
+        )
+      );
+      return [
+        ...fromStages,
+        ...(own?.plain ?? []),
+        ...(own?.conditional ? [own.conditional.id] : []),
+      ];
+    });
+    for (const cycle of findCycles(all.map((a) => a.id), edges)) {
+      const members = cycle.map((k) => all[k]);
+      reader.problem(
+        [...members[0].step.path, "depends_on"],
+        "plan.dependency_cycle",
+        `steps form a cycle: ${[...members, members[0]].map((m) => m.id).join(" → ")}`,
+      );
+    }
+  }
+  return resolved;
+}
+
 function buildGraph(
   stages: readonly RawStage[],
+  stepDeps: ResolvedStepDeps,
   meta: { name: string; description: string; cli?: string; max_agents?: number; source: string },
   locate: Locator,
 ): PlanGraph {
   const idsByStage = new Map<string, string[]>();
   const steps: PlanStep[] = [];
   const outStages: PlanStage[] = [];
+  const order = new Map<string, number>();
   for (const s of stages) {
     const ids = s.steps.map((st) => stepId(s.index, st.index, st.fields?.title ?? ""));
+    for (const id of ids) order.set(id, order.size);
     idsByStage.set(s.name as string, ids);
-    outStages.push({ name: s.name as string, depends_on: [...s.depends], step_ids: ids });
+    outStages.push({
+      name: s.name as string,
+      depends_on: [...s.depends],
+      ...(s.conditional === undefined ? {} : {
+        condition: { stage: s.conditional.ref, condition: s.conditional.condition as string },
+      }),
+      step_ids: ids,
+    });
   }
   for (const s of stages) {
     const deps: string[] = [];
@@ -249,13 +389,27 @@ function buildGraph(
         deps.push(...(idsByStage.get(other.name as string) ?? []));
       }
     }
+    const stageCondition: StepCondition | undefined = s.conditional === undefined ? undefined : {
+      on: [...(idsByStage.get(s.conditional.ref) ?? [])],
+      stage: s.conditional.ref,
+      condition: s.conditional.condition as string,
+    };
     s.steps.forEach((st, k) => {
       const fields = st.fields as NonNullable<typeof st.fields>;
+      const own = stepDeps.get(stepKey(s, st));
+      const all = [...new Set([...deps, ...(own?.plain ?? [])])]
+        .sort((a, b) => (order.get(a) as number) - (order.get(b) as number));
+      const condition = stageCondition ?? (own?.conditional === undefined ? undefined : {
+        on: [own.conditional.id],
+        stage: null,
+        condition: own.conditional.condition,
+      });
       steps.push({
         id: (idsByStage.get(s.name as string) as string[])[k],
         stage: s.name as string,
         ...fields,
-        depends_on: [...deps],
+        depends_on: all,
+        ...(condition === undefined ? {} : { condition }),
         field: `stages[${s.index}].steps[${st.index}]`,
         location: locate(st.path) ?? meta.source,
       });
@@ -325,9 +479,15 @@ export function checkPlan(text: string, options: PlanLoadOptions = {}): PlanChec
   const max_agents = reader.positiveInt(raw, "max_agents", []);
   const stages = readStages(reader, raw, options);
   checkStageGraph(reader, stages);
+  const stepDeps = checkStepGraph(reader, stages);
   const problems = sortByLocation(reader.problems);
   if (problems.some((p) => p.severity === "error")) return { problems };
-  const graph = buildGraph(stages, { name, description, cli, max_agents, source: file }, locate);
+  const graph = buildGraph(
+    stages,
+    stepDeps,
+    { name, description, cli, max_agents, source: file },
+    locate,
+  );
   return { graph, problems };
 }
 

@@ -28,6 +28,15 @@ export {
   readBacklog,
   splitFrontMatter,
 } from "./backlog.ts";
+export {
+  type Condition,
+  CONDITION_NAMES,
+  type ConditionContext,
+  evaluateCondition,
+  MAX_CONDITION_LENGTH,
+  parseCondition,
+  type ParsedCondition,
+} from "./condition.ts";
 export { PlanLoadError, type PlanProblem } from "./errors.ts";
 export { compileGlob, globLiteralPrefix, GlobSyntaxError } from "./glob.ts";
 export { planGraphJson } from "./json.ts";
@@ -36,6 +45,7 @@ export {
   loadPlanFile,
   parsePlan,
   PLAN_KEYS,
+  PLAN_STEP_KEYS,
   type PlanCheck,
   type PlanLoadOptions,
   readPlanFile,
@@ -64,6 +74,7 @@ export {
   SCOPES,
   SIGNAL_KINDS,
   type SignalKind,
+  type StepCondition,
   type StepFields,
   type StepScope,
 } from "./types.ts";

@@ -70,6 +70,20 @@ export interface StepFields {
   attachments: string[];
 }
 
+/**
+ * A conditional dependency: the step waits until its upstream (one step, or every step of a
+ * stage) has ended, then runs only when the condition holds (src/plan/condition.ts) and is
+ * skipped otherwise. The upstream is not in `depends_on`: a plain dependency must succeed.
+ */
+export interface StepCondition {
+  /** Ids of the upstream steps, in plan order. */
+  on: string[];
+  /** The upstream stage's name for a stage-level dependency, null for a step. */
+  stage: string | null;
+  /** The condition text, checked when the plan loaded (`status == 'failed'`). */
+  condition: string;
+}
+
 /** One step of the graph: a task-to-be, with stable id and resolved dependencies. */
 export interface PlanStep extends StepFields {
   /** Stable id: `<stage#>.<step#>-<title slug>` for plans, the file stem for backlog items. */
@@ -78,6 +92,8 @@ export interface PlanStep extends StepFields {
   stage: string;
   /** Ids of the steps that must finish first, in plan order. */
   depends_on: string[];
+  /** Its conditional dependency (a recovery step), if any. */
+  condition?: StepCondition;
   /** Field path of the step in its source (`stages[0].steps[1]`, or the backlog file). */
   field: string;
   /** `file:line:col` of the step, for errors raised later (e.g. an unreadable attachment). */
@@ -90,6 +106,8 @@ export interface PlanStage {
   name: string;
   /** Stage names this stage waits for. */
   depends_on: string[];
+  /** Its conditional dependency on another stage (every step recovers from it), if any. */
+  condition?: { stage: string; condition: string };
   /** Ids of its steps, in file order. */
   step_ids: string[];
 }

@@ -23,6 +23,7 @@ import {
   type ParsedTaskDraft,
   type Task,
   TASK_STATUSES,
+  TaskDraftSchema,
   type TaskJson,
   type TaskStatus,
 } from "./task.ts";
@@ -288,6 +289,15 @@ export function applyTransition(
     }
     default:
       break;
+  }
+  if (options.metadata !== undefined) {
+    const parsed = TaskDraftSchema.shape.metadata.safeParse(options.metadata);
+    if (!parsed.success) {
+      throw new TaskValidationError("metadata must be a JSON object", { location: "metadata" });
+    }
+    const patch = parsed.data;
+    next.metadata = { ...task.metadata, ...patch };
+    details.metadata = patch;
   }
   return {
     task: freezeTask(next),

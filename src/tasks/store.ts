@@ -1,7 +1,7 @@
 // The TaskStore contract. Every backend (embedded JSONL, in-memory, PostgreSQL with
 // `FOR UPDATE SKIP LOCKED`, PostgreSQL + Redis claim locks in src/storage) implements exactly
 // this and passes the shared conformance suite (tests/tasks/conformance.ts).
-import type { Task, TaskDraft, TaskStatus } from "./task.ts";
+import type { Task, TaskDraft, TaskJson, TaskStatus } from "./task.ts";
 
 /** Who makes a change and why; every change becomes a {@linkcode TaskEvent}. */
 export interface ChangeOptions {
@@ -55,6 +55,11 @@ export interface TransitionOptions extends ChangeOptions {
   result_summary?: string;
   /** `→ failed|blocked|cancelled|orphaned`: stored reason (default: `reason`). */
   terminal_reason?: string;
+  /**
+   * Keys merged into the task's `metadata` with this change (recorded in the event's details):
+   * the orchestrator stamps a routed recovery step's receipt this way.
+   */
+  metadata?: { [key: string]: TaskJson };
   /**
    * The agent reporting this change on its own behalf (an agent token at the task server).
    * The change is refused with `task.claim_lost` — and a `task.refused` event recorded —

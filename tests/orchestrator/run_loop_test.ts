@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { AgentResult } from "../../src/adapters/mod.ts";
-import { MemoryAuditSink } from "../../src/audit/mod.ts";
+import { ensureAuditKey, MemoryAuditSink } from "../../src/audit/mod.ts";
 import { type Config, requireConfig } from "../../src/config/mod.ts";
 import { FakeClock, mapEnv, SeededRandom } from "../../src/io/mod.ts";
 import type { LedgerEntryInput } from "../../src/ledger/mod.ts";
@@ -195,7 +195,9 @@ async function harness(
   const ledger: LedgerEntryInput[] = [];
   const events: RunEvent[] = [];
   const serverEvents = new EventHub<ServerEvent>();
+  const auditKey = await ensureAuditKey(join(dir, "..", `${dir.split("/").pop()}.key`), random);
   const loop = new RunLoop({
+    auditKey,
     runId: "calm-otter-0a1b2c",
     root: dir,
     sdd,
@@ -422,5 +424,60 @@ Deno.test("run loop: an agent whose log stops growing is reported idle once, the
     assert.equal(idle.length, 1, "reported once, not every tick");
     assert.equal(idle[0].details.idle_s, 11);
     assert.equal(h.audit.ofType("agent.stalled").length, 1);
+  });
+});
+
+Deno.test("run loop: a failed task routes its recovery step (receipt on the spine, in the prompt) and skips the other branch", async () => {
+  await withTempDir(async (dir) => {
+    const condition = (on: string, expr: string) => ({
+      status: "planned" as const,
+      metadata: { condition: { on: [on], stage: null, expr } },
+    });
+    const h = await harness(
+      dir,
+      [
+        draft("tests"),
+        draft("fix", condition("tests", "status == 'failed' and output contains 'FAILED'")),
+        draft("deploy", condition("tests", "status == 'done'")),
+        draft("announce", { depends_on: ["deploy"] }),
+      ],
+      (taskId) =>
+        taskId === "tests" ? { fail: "2 tests FAILED" } : { files: { [`${taskId}.txt`]: "ok\n" } },
+    );
+    const outcome = await drive(h);
+    assert.equal(outcome.end, "quiescent");
+    assert.deepEqual(h.executor.starts.map((s) => s.taskId), ["tests", "fix"]);
+    const fix = await h.store.get("fix");
+    assert.equal(fix?.status, "closed");
+    const hash = fix?.metadata.recovery_receipt_hash as string;
+    assert.match(hash, /^sha256:[0-9a-f]{64}$/);
+    assert.match(h.executor.starts[1].prompt, new RegExp(`Failure receipt: ${hash}`));
+    assert.match(h.executor.starts[1].prompt, /## Why this task runs: tests ended failed/);
+    for (const id of ["deploy", "announce"]) {
+      const t = await h.store.get(id);
+      assert.equal(t?.status, "cancelled");
+      assert.equal(t?.metadata.skipped, true);
+    }
+    assert.deepEqual(h.events.filter((e) => e.type === "task.skipped").map((e) => e.task_id), [
+      "deploy",
+      "announce",
+    ]);
+    const routed = h.audit.ofType("task.routed");
+    assert.equal(routed.length, 1);
+    assert.equal(routed[0].details.recovery_receipt_hash, hash);
+    // The receipt was written after the failure was recorded: its journal ends with it.
+    const receiptPath = join(
+      dir,
+      fix?.metadata.recovery &&
+          (fix.metadata.recovery as { receipt: string }).receipt || "",
+    );
+    const receipt = JSON.parse(await Deno.readTextFile(receiptPath));
+    assert.deepEqual(receipt.journal_tail.map((e: { type: string }) => e.type), [
+      "task.spawned",
+      "task.failed",
+    ]);
+    assert.equal(receipt.gate_report.failure.code, "agent-failed");
+    assert.equal(receipt.condition_context.output, "2 tests FAILED");
+    assert.ok(!JSON.stringify(receipt).includes("0a1b2c"), "no run tag in the receipt");
   });
 });

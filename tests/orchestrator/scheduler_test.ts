@@ -254,3 +254,41 @@ Deno.test("a planned task does not keep an idle run alive: quiescent, counted", 
     "an agent still running may open it",
   );
 });
+
+Deno.test("a planned recovery step is routed once its upstream ended; skips propagate", () => {
+  const tasks = [
+    task("tests", { status: "failed" }),
+    task("running", { status: "in_progress" }),
+    task("fix", { status: "planned", condition_on: ["tests"] }),
+    task("fix-later", { status: "planned", condition_on: ["tests", "running"] }),
+    task("pending", { status: "planned", condition_on: ["retrying"] }),
+    task("retrying", { status: "failed" }),
+    task("plain-planned", { status: "planned" }),
+    task("deploy", { status: "cancelled", skipped: true }),
+    task("after-deploy", { depends_on: ["deploy"] }),
+    task("both", { depends_on: ["deploy", "tests"] }),
+  ];
+  deepStrictEqual(
+    scheduleTick({ ...base, tasks, running: ["running"], failurePending: ["retrying"] }),
+    [
+      { kind: "route", taskId: "fix" },
+      // A skipped dependency skips; a failed one still fails (failure wins).
+      { kind: "skip_dependent", taskId: "after-deploy", reason: "dependency deploy was skipped" },
+      { kind: "fail_dependent", taskId: "both", reason: "dependency tests ended failed" },
+    ],
+  );
+  // A closed or skipped upstream routes too (the condition decides); a missing one as well.
+  for (const status of ["closed", "cancelled"]) {
+    deepStrictEqual(
+      scheduleTick({
+        ...base,
+        tasks: [task("u", { status }), task("r", { status: "planned", condition_on: ["u"] })],
+      }),
+      [{ kind: "route", taskId: "r" }],
+    );
+  }
+  deepStrictEqual(
+    scheduleTick({ ...base, tasks: [task("r", { status: "planned", condition_on: ["gone"] })] }),
+    [{ kind: "route", taskId: "r" }],
+  );
+});

@@ -35,6 +35,15 @@ export { resolveOperatorKey, type ResolveOperatorKeyOptions } from "./operator_k
 export { type LineagePaths, lineagePaths } from "./paths.ts";
 export { openProjectLineageStore, type ProjectLineageOptions } from "./project.ts";
 export {
+  appendSpineEntry,
+  checkRunId,
+  type ReceiptVerification,
+  spineDir,
+  verifyRecoveryReceipt,
+  writeReceipt,
+  type WrittenReceipt,
+} from "./receipts.ts";
+export {
   catchUpProjections,
   type ProjectionReport,
   readTips,
