@@ -187,6 +187,16 @@ async function assertTwoStepRun(
       },
       { merged: true, cost_usd: parsed.cost, turns: parsed.turns, tokens: parsed.tokens },
     );
+    // The write went through bernstein's pre-tool hook in this CLI: decided, allowed, audited,
+    // and counted in the task's ledger row (docs/POLICY.md).
+    const decided = (await auditEvents(run)).filter((e) =>
+      e.event_type === "policy.decision" &&
+      (e.details as Record<string, unknown>).session === session
+    ).map((e) => e.details as Record<string, unknown>);
+    assert.ok(decided.length >= 1, `${cli.name}'s tool call reached the policy hook`);
+    assert.ok(decided.every((d) => d.action === "allow" && d.adapter === cli.name));
+    const counts = (done?.payload as Record<string, unknown>).policy as Record<string, number>;
+    assert.equal(counts.decisions, decided.length);
     // Its own HOME under .sdd/runtime/homes: the CLI's state went there, never to ours.
     const ownHome = join(run.root, ".sdd", "runtime", "homes", session);
     assert.ok((await Array.fromAsync(Deno.readDir(ownHome))).some((e) => e.name !== "bin"));
