@@ -107,6 +107,8 @@ const RANK: Record<string, number> = {
   attachments: 6,
   report: 6,
   storage: 6,
+  notify: 6,
+  github: 6,
   server: 7,
   orchestrator: 8,
   workers: 8.5,

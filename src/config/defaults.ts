@@ -77,6 +77,20 @@ export const DEFAULT_TUNING: Tuning = {
     // One Ed25519 signature and 1,000 leaf hashes: well under a millisecond per entry.
     every_entries: 1000,
   },
+  notify: {
+    timeout_s: 10,
+    // 1 + 2 + 4 + 8 s between five attempts: a webhook receiver restarting is waited out.
+    max_attempts: 5,
+    backoff_base_s: 1,
+    backoff_max_s: 60,
+    queue_size: 100,
+    drain_timeout_s: 30,
+  },
+  github: {
+    max_issues: 500,
+    request_timeout_s: 30,
+    max_rate_wait_s: 300,
+  },
   policy: {
     // Long enough for an operator to notice a parked call; a parked agent still counts
     // against its own deadline.

@@ -121,8 +121,12 @@ function childrenOf(
     return { element: u.element };
   }
   if (u instanceof z.ZodUnion) {
-    const list = (u.options as AnySchema[]).find((o) => unwrapSchema(o) instanceof z.ZodArray);
-    return list ? childrenOf(list) : undefined;
+    // `cells: 3 | [...]`, `desktop: true | {events}`: the keys come from the structured form.
+    for (const o of u.options as AnySchema[]) {
+      const children = childrenOf(o);
+      if (children !== undefined) return children;
+    }
+    return undefined;
   }
   return undefined;
 }

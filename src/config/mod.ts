@@ -57,6 +57,7 @@ export {
   type Config,
   ConfigSchema,
   EFFORTS,
+  NOTIFY_EVENTS,
   TOP_LEVEL_KEYS,
   TuningSchema,
 } from "./schema.ts";

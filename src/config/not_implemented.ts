@@ -24,7 +24,6 @@ export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
   { key: "workspace.worktrees_dir", issue: 12 },
   { key: "tuning.slo.error_budget_min_failures", issue: 12 },
   { key: "budget", issue: null },
-  { key: "notify", issue: 21 },
   { key: "provider_availability", issue: 19 },
   { key: "local_endpoints.*.engine", issue: 19 },
   { key: "local_endpoints.*.timeout", issue: 19 },

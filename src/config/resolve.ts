@@ -24,7 +24,7 @@ export const DEFAULT_CONFIG: Readonly<Record<string, unknown>> = {
   isolation: "auto",
   sandbox: { read_only: [] },
   quality_gates: { run_config: true, secrets: true },
-  github: { sync_backlog: false },
+  github: { sync_backlog: false, api_url: "https://api.github.com", comment_on_merge: false },
   lineage: { enabled: true, strict: false },
   policy: { enabled: true, unenforced: "warn" },
   compliance: { risk_paths: [], remote_biometric_identification: false, retention_days: 183 },
@@ -82,7 +82,9 @@ export function knownKeysAt(path: readonly (string | number)[]): string[] {
   for (const seg of path) {
     s = unwrapSchema(s);
     if (s instanceof z.ZodUnion) {
-      s = (s.options as AnySchema[]).map(unwrapSchema).find((o) => o instanceof z.ZodArray) ?? s;
+      s = (s.options as AnySchema[]).map(unwrapSchema).find((o) =>
+        o instanceof z.ZodArray || o instanceof z.ZodObject
+      ) ?? s;
     }
     if (s instanceof z.ZodObject) s = (s.shape as Record<string, AnySchema>)[String(seg)];
     else if (s instanceof z.ZodRecord) s = s.valueSchema;

@@ -150,6 +150,27 @@ export const TuningSchema = z.object({
         "entries it appended to it since the last; 0: only at the end of the run and at packs.",
     ),
   }).strict(),
+  notify: z.object({
+    timeout_s: positive.describe("Deadline of one delivery attempt (HTTP request, SMTP session)."),
+    max_attempts: positiveInt.describe(
+      "Attempts of a delivery that fails with a 5xx, a timeout or no connection.",
+    ),
+    backoff_base_s: nonNegative.describe("Wait before the second attempt; doubles per attempt…"),
+    backoff_max_s: nonNegative.describe("…up to this."),
+    queue_size: positiveInt.describe(
+      "Notifications waiting per channel; more are dropped, counted and reported.",
+    ),
+    drain_timeout_s: nonNegative.describe(
+      "How long the end of a run waits for notifications still queued or retrying.",
+    ),
+  }).strict(),
+  github: z.object({
+    max_issues: positiveInt.describe("Most open issues one backlog sync takes."),
+    request_timeout_s: positive.describe("Deadline of one GitHub API request."),
+    max_rate_wait_s: nonNegative.describe(
+      "Longest wait for a GitHub rate limit to reset before the sync gives up.",
+    ),
+  }).strict(),
   policy: z.object({
     approval_timeout_s: positive.describe(
       "How long a parked tool call (an ask) waits for an operator before it is denied.",
@@ -333,22 +354,81 @@ const OpenClawBridgeSchema = z.object({
   model_override: z.string().min(1).nullable().optional().describe("Model pin forwarded."),
 }).strict();
 
-/** `notify:` — where run outcomes are announced. */
+/**
+ * Events a notification channel can carry (src/notify: what each means, and its default
+ * filter — only what needs a person).
+ */
+export const NOTIFY_EVENTS = [
+  "run.started",
+  "run.completed",
+  "run.unhealthy",
+  "task.failed",
+  "task.merged",
+  "merge.refused",
+  "manager.stalled",
+  "run.backstop",
+  "approval.needed",
+] as const;
+
+const NotifyEvents = z.array(z.enum(NOTIFY_EVENTS));
+
+/** `notify.webhook:` — one HTTP endpoint. */
+const WebhookSchema = z.object({
+  url: z.string().url().optional().describe(
+    "URL that receives a POST per event (Slack and Discord URLs hold a secret: prefer url_env).",
+  ),
+  url_env: z.string().regex(ENV_NAME).optional().describe("NAME of the variable holding the URL."),
+  format: z.enum(["json", "slack", "discord"]).optional().describe(
+    "Body: json (versioned, signed; default), slack or discord (their incoming-webhook shapes).",
+  ),
+  secret_env: z.string().regex(ENV_NAME).optional().describe(
+    "NAME of the variable holding the HMAC key of X-Bernstein-Signature.",
+  ),
+  events: NotifyEvents.optional().describe("Events sent here (default: notify.on)."),
+}).strict().refine(
+  (w) => (w.url === undefined) !== (w.url_env === undefined),
+  "set exactly one of url and url_env",
+);
+
+/** `notify:` — where run outcomes are announced (src/notify). */
 const NotifySchema = z.object({
-  webhook_url: z.string().url().optional().describe("URL that receives a JSON POST per event."),
-  on: z.array(z.enum(["run.completed", "run.failed", "task.failed", "merge.refused"])).optional()
-    .describe("Events that notify (default: all)."),
+  webhook_url: z.string().url().optional().describe(
+    "Shorthand for notify.webhook.url (JSON body).",
+  ),
+  on: NotifyEvents.optional().describe(
+    "Events of channels without their own events (default: run.unhealthy, task.failed, " +
+      "merge.refused, manager.stalled, run.backstop, approval.needed).",
+  ),
+  webhook: WebhookSchema.optional(),
   email: z.object({
     smtp_host: z.string().min(1).describe("SMTP server."),
-    smtp_port: z.number().int().min(1).max(65535).optional().describe("SMTP port (587)."),
+    smtp_port: z.number().int().min(1).max(65535).optional().describe(
+      "SMTP port (587; 465 with tls: implicit).",
+    ),
+    tls: z.enum(["starttls", "implicit", "none"]).optional().describe(
+      "starttls (default: refused unless the server offers it), implicit (TLS from the first " +
+        "byte) or none (loopback relays only).",
+    ),
+    ca_file: z.string().min(1).optional().describe(
+      "PEM file of the CA certificates that sign the relay's (instead of the system's).",
+    ),
     from: z.string().min(3).describe("Sender address."),
     to: z.array(z.string().min(3)).min(1).describe("Recipients."),
     username_env: z.string().regex(ENV_NAME).optional().describe("NAME of the user variable."),
     password_env: z.string().regex(ENV_NAME).optional().describe(
       "NAME of the password variable.",
     ),
+    events: NotifyEvents.optional().describe("Events mailed (default: notify.on)."),
   }).strict().optional(),
-  desktop: z.boolean().optional().describe("Desktop notification on this machine."),
+  desktop: z.union([
+    z.boolean(),
+    z.object({
+      enabled: z.boolean().optional().describe("Show desktop notifications (default true)."),
+      events: NotifyEvents.optional().describe("Events shown (default: notify.on)."),
+    }).strict(),
+  ]).optional().describe(
+    "Desktop notifications on this machine (notify-send, osascript, a PowerShell toast).",
+  ),
 }).strict();
 
 /** The whole `bernstein.yaml` (and every other layer), after defaults are applied. */
@@ -450,6 +530,17 @@ export const ConfigSchema = z.object({
   github: z.object({
     sync_backlog: z.boolean().describe(
       "Pull open GitHub issues into the backlog (BERNSTEIN_SYNC_GITHUB_BACKLOG).",
+    ),
+    repo: z.string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/,
+      "must be owner/name",
+    ).optional().describe("Repository to sync (default: the GitHub repository of the origin remote)."),
+    api_url: z.string().url().describe("REST API root (GitHub Enterprise: https://HOST/api/v3)."),
+    labels: z.array(z.string().min(1)).optional().describe(
+      "Sync only issues carrying one of these labels (default: every open issue).",
+    ),
+    comment_on_merge: z.boolean().describe(
+      "Comment on a synced issue when its task merges (commit, verification).",
     ),
   }).strict(),
   bridges: z.object({ openclaw: OpenClawBridgeSchema.optional() }).strict().optional(),

@@ -112,6 +112,8 @@ export type RunFact =
     message: string;
     /** Present for a failed attempt: its cost, and its usage goes into the ledger row. */
     cost?: { usd: number | null };
+    /** The task stays failed: no retry follows (notifications tell people only about these). */
+    final?: boolean;
   }
   | { kind: "task.ended"; taskId: string; status: string; reason: string }
   | {
@@ -177,6 +179,27 @@ export type RunFact =
     problems: string[];
     /** Adapters of the run whose agents get no pre-tool hook. */
     unenforced: string[];
+  }
+  | {
+    kind: "notify.started";
+    /** Channels in use: name, where they go (printable), their events. */
+    channels: { name: string; target: string; events: string[] }[];
+    /** Configured channels that are off, and why. */
+    off: string[];
+  }
+  | {
+    kind: "notify.delivery";
+    /** Where the channel goes (printable, never a secret). */
+    target: string;
+    delivery: {
+      channel: string;
+      id: string;
+      event: string;
+      outcome: "delivered" | "failed" | "dropped";
+      attempts: number;
+      status: string | null;
+      error: string | null;
+    };
   }
   | {
     kind: "policy.parked";
@@ -738,7 +761,48 @@ function policyRecords(fact: RunFact): FactRecords | undefined {
 export function recordsOf(fact: RunFact, usage?: TaskUsage): FactRecords {
   if (fact.kind === "warning") return { progress: warning(fact.message) };
   return runRecords(fact) ?? agentRecords(fact) ?? taskRecords(fact, usage) ??
-    mergeRecords(fact, usage) ?? stopRecords(fact) ?? policyRecords(fact) ?? {};
+    mergeRecords(fact, usage) ?? stopRecords(fact) ?? policyRecords(fact) ??
+    notifyRecords(fact) ?? {};
+}
+
+/**
+ * The records of a notification fact: the channels in use at the start, and every delivery
+ * (an audit event each; a warning on the live view when one failed or was dropped).
+ */
+function notifyRecords(fact: RunFact): FactRecords | undefined {
+  switch (fact.kind) {
+    case "notify.started":
+      return {
+        audit: orchestratorEvent("notify.started", "notification", "channels", {
+          channels: fact.channels.map((c) => ({ ...c })),
+          off: [...fact.off],
+        }),
+      };
+    case "notify.delivery": {
+      const d = fact.delivery;
+      const records: FactRecords = {
+        audit: orchestratorEvent(`notify.${d.outcome}`, "notification", d.channel, {
+          id: d.id,
+          event: d.event,
+          target: fact.target,
+          outcome: d.outcome,
+          attempts: d.attempts,
+          status: d.status,
+          error: d.error,
+        }),
+      };
+      if (d.outcome !== "delivered") {
+        const why = [d.status, d.error].filter((x) => x !== null).join(": ");
+        records.progress = warning(
+          `notification ${d.event} to ${d.channel} ${d.outcome} after ${d.attempts} attempt(s)` +
+            (why === "" ? "" : ` (${why})`),
+        );
+      }
+      return records;
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** Receives each fact after its records are written. */

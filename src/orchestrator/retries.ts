@@ -112,6 +112,7 @@ export class Retries {
       code: "dependency-failed",
       detail: reason,
       message: reason,
+      final: true,
     });
   }
 
@@ -164,6 +165,7 @@ export class Retries {
     costUsd: number | null,
   ): Promise<void> {
     const short = shortReason(reason);
+    const retry = task.retry_count < task.max_retries && !this.#deps.isStopping();
     await this.#deps.recorder.record({
       kind: "task.failed",
       taskId: task.id,
@@ -171,8 +173,9 @@ export class Retries {
       detail: short,
       message: short,
       cost: { usd: costUsd },
+      final: !retry,
     });
-    if (task.retry_count < task.max_retries && !this.#deps.isStopping()) {
+    if (retry) {
       await this.#retry(task, reason, code === "rate-limited");
     } else {
       this.#final.add(task.id);
@@ -228,6 +231,7 @@ export class Retries {
         code: attachment ? "attachment-refused" : "infra-error",
         detail: attachment ? error.message : reason,
         message: reason,
+        final: true,
       });
       return;
     }

@@ -37,7 +37,8 @@ import {
   resolvePlannedAdapters,
 } from "./run_preflight.ts";
 import { openAudit, openRunStores, type RunStores } from "./run_stores.ts";
-import { buildSummary, type RunSummary, writeRunRecord } from "./run_summary.ts";
+import { buildSummary, runHealth, type RunSummary, writeRunRecord } from "./run_summary.ts";
+import { RunNotifier } from "./run_notify.ts";
 import { archivePreviousRun, endLeftoverAgents, recoverAfterCrash } from "./recovery.ts";
 import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
@@ -406,6 +407,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   await writeSession(project.sdd, session);
   let uninstall = () => {};
   let workers: RunWorkers | undefined;
+  let notifier: RunNotifier | undefined;
   const checkpoints = new RunCheckpoints({
     lineage: stores.lineage,
     audit: stores.audit,
@@ -429,6 +431,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
         if (fact.kind === "agent.exited") policy.release(fact.session);
       });
     }
+    notifier = await openNotifier(plan, deps, recorder, session);
     await recordStart(recorder, plan, session, await stillToDo(stores.store));
     for (const a of leftovers) {
       await recorder.record({
@@ -446,6 +449,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       recorder,
       session,
     ));
+    notifier.learnTitles(await stores.store.list({}));
     const unenforced = await recordPolicyStart(recorder, stores, loop, runId, policy);
     announceDashboard(runDeps.reporter, stores);
     await attachAttachments(plan, deps, stores, loop, runId);
@@ -458,10 +462,13 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       end: outcome.end,
       reason: outcome.reason,
     });
+    const tasks = await stores.store.list({});
+    await notifier.runEnded({ outcome, tasks, health: runHealth(outcome, tasks) });
+    // Deliveries are recorded as they end; the checkpoints below cover them.
+    const notifications = await notifier.finish();
     // Last of the run's records: the checkpoints cover everything up to run.finished.
     const signed = await checkpoints.finish();
     feed.end();
-    const tasks = await stores.store.list({});
     const scorecard = await writeScorecard(project.sdd, runId);
     const summary = buildSummary(
       { runId, branch: session.branch, sdd: project.sdd },
@@ -470,18 +477,46 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       scorecard,
       signed,
       { enabled: policy !== undefined, unenforced },
+      notifications,
     );
     await writeRunRecord(project.sdd, summary, loop.decisions);
     await writeSession(project.sdd, { ...session, status: "finished" });
     return { kind: "run", summary, decisions: loop.decisions.length };
   } finally {
     uninstall();
+    await notifier?.finish();
     checkpoints.close();
     await checkpoints.settled();
     feed.end();
     await workers?.close().catch(() => {});
     await stores.close();
   }
+}
+
+/**
+ * The run's notifications (`notify.*`): channels that are off say why once, at the start; the
+ * notifier hears every fact from here on.
+ */
+async function openNotifier(
+  plan: RunPlan,
+  deps: RunDeps,
+  recorder: Recorder,
+  session: SessionRecord,
+): Promise<RunNotifier> {
+  const { notifier, warnings } = await RunNotifier.open({
+    config: plan.config,
+    root: plan.project.root,
+    sdd: plan.project.sdd,
+    runId: session.run_id,
+    branch: plan.branch,
+    env: deps.env,
+    clock: deps.clock,
+    random: deps.random,
+    record: (fact) => recorder.record(fact),
+  });
+  for (const w of warnings) deps.warn(w);
+  recorder.on((fact) => notifier.observe(fact));
+  return notifier;
 }
 
 /** The run's tool-call policy, unless `policy.enabled` is false. */

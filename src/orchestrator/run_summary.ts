@@ -44,6 +44,8 @@ export interface RunSummary extends JsonObject {
   checkpoints: JsonValue[];
   /** Tool-call policy: on or off, adapters without a hook, decisions by action and task. */
   policy: JsonObject;
+  /** Notifications per channel: where they went, delivered, failed, dropped. */
+  notifications: JsonValue[];
   /** Summary file path. */
   path: string;
 }
@@ -103,6 +105,23 @@ export function recoveredTasks(tasks: readonly Task[]): string[] {
   return [...out].sort();
 }
 
+/** A task's status as the summary counts it: a skipped step is its own count. */
+function summaryStatus(t: Task): string {
+  return isSkipped(t) ? "skipped" : t.status;
+}
+
+/**
+ * HEALTHY only when the run ended quiescent, nothing was refused and no task is stuck (a
+ * failure a recovery step recovered from does not count).
+ */
+export function runHealth(outcome: RunOutcome, tasks: readonly Task[]): "HEALTHY" | "UNHEALTHY" {
+  const recovered = new Set(recoveredTasks(tasks));
+  const failed = tasks.filter((t) => UNHEALTHY.has(summaryStatus(t)) && !recovered.has(t.id));
+  const refused = outcome.refused.filter((r) => !recovered.has(r.task_id));
+  const healthy = outcome.end === "quiescent" && refused.length === 0 && failed.length === 0;
+  return healthy ? "HEALTHY" : "UNHEALTHY";
+}
+
 /** The summary of a finished run. */
 export function buildSummary(
   run: { runId: string; branch: string; sdd: string },
@@ -111,21 +130,18 @@ export function buildSummary(
   scorecard: ScorecardRef,
   checkpoints: readonly JsonObject[] = [],
   policy: { enabled: boolean; unenforced: readonly string[] } = { enabled: false, unenforced: [] },
+  notifications: readonly Readonly<Record<string, string | number>>[] = [],
 ): RunSummary {
   const byStatus: Record<string, number> = {};
   // A skipped step (its condition did not hold) is its own count, not a cancellation.
-  const statusOf = (t: Task) => isSkipped(t) ? "skipped" : t.status;
-  for (const t of tasks) byStatus[statusOf(t)] = (byStatus[statusOf(t)] ?? 0) + 1;
+  for (const t of tasks) byStatus[summaryStatus(t)] = (byStatus[summaryStatus(t)] ?? 0) + 1;
   const costs = costByAdapterModel(outcome);
   const totalUsd = costs.reduce((sum, r) => sum + (r.cost_usd ?? 0), 0);
   const recovered = new Set(recoveredTasks(tasks));
-  const failed = tasks.filter((t) => UNHEALTHY.has(statusOf(t)) && !recovered.has(t.id)).length;
-  const refused = outcome.refused.filter((r) => !recovered.has(r.task_id));
-  const healthy = outcome.end === "quiescent" && refused.length === 0 && failed === 0;
   return {
     run_id: run.runId,
     end: outcome.end,
-    health: healthy ? "HEALTHY" : "UNHEALTHY",
+    health: runHealth(outcome, tasks),
     reason: outcome.reason,
     branch: run.branch,
     tasks: { total: tasks.length, ...byStatus },
@@ -152,6 +168,7 @@ export function buildSummary(
       ask: outcome.policy.ask,
       by_task: outcome.policy.by_task as unknown as JsonObject,
     },
+    notifications: notifications.map((n) => ({ ...n })),
     path: join(run.sdd, "runs", run.runId, "summary.json"),
   };
 }

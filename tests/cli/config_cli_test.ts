@@ -87,7 +87,7 @@ Deno.test("doctor prints the not-implemented warning too", async () => {
     await makeRepo(dir);
     await Deno.writeTextFile(
       `${dir}/bernstein.yaml`,
-      "notify:\n  webhook_url: https://example.invalid/hook\n",
+      "budget:\n  usd: 5\n",
     );
     const r = await cli(["doctor", "--json"], dir);
     const doc = JSON.parse(r.stdout);
@@ -98,8 +98,8 @@ Deno.test("doctor prints the not-implemented warning too", async () => {
       ) => [c.status, c.detail, c.hint]),
       [[
         "WARN",
-        "bernstein.yaml:2:3: notify.webhook_url is accepted but has no effect yet",
-        "built by issue 21",
+        "bernstein.yaml:2:3: budget.usd is accepted but has no effect yet",
+        "no issue builds it yet",
       ]],
     );
   });

@@ -1,0 +1,137 @@
+// Notifications of a real run: a signed webhook to a loopback sink and the desktop notifier (a
+// stub on PATH) hear the run's events in order; every delivery is in the audit chain and the
+// summary; and a hostile agent that dumps its environment never sees the webhook secret,
+// which appears nowhere in the project, the output or the compliance pack.
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { checkDelivery } from "../../src/notify/mod.ts";
+import { startSink } from "../notify/_sink.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+import { bern, prepareRepo, summaryOf } from "./_run_helpers.ts";
+
+const SECRET = "PLANTED-WEBHOOK-SECRET-e2e-51d0";
+
+async function filesUnder(dir: string, skip: (path: string) => boolean): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const path = join(dir, e.name);
+    if (skip(path)) continue;
+    if (e.isDirectory) out.push(...await filesUnder(path, skip));
+    else if (e.isFile) out.push(path);
+  }
+  return out;
+}
+
+async function desktopStub(dir: string): Promise<{ bin: string; log: string }> {
+  const bin = join(dir, "stub-bin");
+  const log = join(dir, "desktop.log");
+  await Deno.mkdir(bin);
+  // Records its arguments, one per line, and what it was given of the environment.
+  await Deno.writeTextFile(
+    join(bin, "notify-send"),
+    `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done >> ${log}\nenv >> ${log}.env\n`,
+  );
+  await Deno.chmod(join(bin, "notify-send"), 0o755);
+  return { bin, log };
+}
+
+Deno.test("a run notifies a signed webhook and the desktop in order, records every delivery, and never leaks the secret", async () => {
+  const sink = startSink();
+  try {
+    await withTempDir(async (root) => {
+      const dir = join(root, "repo");
+      await Deno.mkdir(dir);
+      const { bin, log } = await desktopStub(root);
+      await prepareRepo(
+        dir,
+        `cli: scripted
+stages:
+  - name: work
+    steps:
+      - title: Leak the environment
+        files: [leak.txt]
+        description: |
+          @agent run sh -c "env > leak.txt"
+      - title: Break <!channel>
+        description: |
+          @agent fail on purpose
+`,
+        {
+          notify: {
+            webhook: {
+              url: sink.url,
+              secret_env: "BERNSTEIN_WEBHOOK_SECRET",
+              events: ["run.started", "task.failed", "task.merged", "run.unhealthy"],
+            },
+            desktop: { events: ["run.unhealthy"] },
+          },
+        },
+      );
+      const env = {
+        BERNSTEIN_WEBHOOK_SECRET: SECRET,
+        DISPLAY: ":99",
+        PATH: `${bin}:${Deno.env.get("PATH")}`,
+      };
+      const run = await bern(dir, ["run", "plan.yaml", "--json"], env);
+      const summary = summaryOf(run);
+      strictEqual(summary.health, "UNHEALTHY", run.stderr);
+      // The webhook: in order, each signed with the planted secret.
+      const got = await sink.waitFor(4);
+      const events = got.map((r) => (r.json as { event: string }).event);
+      strictEqual(events[0], "run.started");
+      strictEqual(events[events.length - 1], "run.unhealthy");
+      deepStrictEqual(events.slice(1, 3).sort(), ["task.failed", "task.merged"]);
+      for (const r of got) {
+        strictEqual(checkDelivery(SECRET, r.body, r.headers, Date.now() / 1000), undefined);
+      }
+      const failed = got.find((r) => (r.json as { event: string }).event === "task.failed");
+      ok(JSON.stringify(failed?.json).includes("Break <!channel>"), "the JSON body is raw");
+      // The desktop stub: the end of the run, once.
+      const shown = await Deno.readTextFile(log);
+      ok(shown.includes("--urgency=critical") && shown.includes("ended UNHEALTHY"), shown);
+      const desktopEnv = await Deno.readTextFile(`${log}.env`);
+      ok(!desktopEnv.includes(SECRET), "the desktop notifier gets no secret");
+      // The record: the summary's counts and one audit event per delivery.
+      deepStrictEqual(
+        (summary.notifications as { channel: string; delivered: number; failed: number }[])
+          .map((n) => [n.channel, n.delivered, n.failed]),
+        [["webhook", 4, 0], ["desktop", 1, 0]],
+      );
+      const audit = (await bern(dir, ["audit", "show", "--json"], env)).stdout;
+      strictEqual(audit.split('"notify.delivered"').length - 1, 5, audit.slice(0, 2000));
+      ok(audit.includes('"notify.started"'));
+      // The hostile agent's dump has the run's variables but not the secret.
+      const leak = await Deno.readTextFile(join(dir, "leak.txt"));
+      ok(leak.includes("BERNSTEIN_TASK_ID"), "the agent did dump its environment");
+      ok(!leak.includes(SECRET) && !leak.includes("BERNSTEIN_WEBHOOK_SECRET"), leak);
+      // Nowhere in the project (git objects are compressed: leak.txt is checked above), the
+      // output, or the compliance pack.
+      for (const file of await filesUnder(root, (p) => p.includes("/.git/objects"))) {
+        const text = new TextDecoder().decode(await Deno.readFile(file));
+        ok(!text.includes(SECRET), `${file} holds the secret`);
+      }
+      ok(!(run.stdout + run.stderr).includes(SECRET));
+      const pack = join(root, "pack.zip");
+      const packed = await bern(dir, [
+        "compliance",
+        "pack",
+        "--since",
+        "2000-01-01",
+        "--until",
+        "2100-01-01",
+        "--org",
+        "Acme",
+        "--output",
+        pack,
+      ], env);
+      strictEqual(packed.code, 0, packed.stderr);
+      const unzip = await new Deno.Command("unzip", { args: ["-p", pack], stdout: "piped" })
+        .output();
+      const members = new TextDecoder().decode(unzip.stdout);
+      ok(members.includes("leak.txt"), "the pack covers the hostile agent's write");
+      ok(!members.includes(SECRET), "the pack holds no secret");
+    });
+  } finally {
+    await sink.close();
+  }
+});
