@@ -534,7 +534,9 @@ export const ConfigSchema = z.object({
     repo: z.string().regex(
       /^[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/,
       "must be owner/name",
-    ).optional().describe("Repository to sync (default: the GitHub repository of the origin remote)."),
+    ).optional().describe(
+      "Repository to sync (default: the GitHub repository of the origin remote).",
+    ),
     api_url: z.string().url().describe("REST API root (GitHub Enterprise: https://HOST/api/v3)."),
     labels: z.array(z.string().min(1)).optional().describe(
       "Sync only issues carrying one of these labels (default: every open issue).",

@@ -10,7 +10,7 @@ import type { Warning } from "../errors/mod.ts";
 import type { Clock, EnvReader } from "../io/mod.ts";
 import type { Channel } from "./channel.ts";
 import { desktopChannel, type FindProgram, type OsName } from "./desktop.ts";
-import { type EmailSettings, emailChannel, type SendMail, type SmtpTls } from "./email.ts";
+import { emailChannel, type EmailSettings, type SendMail, type SmtpTls } from "./email.ts";
 import { DEFAULT_EVENTS } from "./events.ts";
 import type { ManagerLimits } from "./manager.ts";
 import { type Fetch, webhookChannel, type WebhookFormat, type WebhookSettings } from "./webhook.ts";
@@ -114,24 +114,24 @@ function emailPlan(
     if (email.username_env === undefined || email.password_env === undefined) {
       problems.push({
         code: "notify.email_auth_incomplete",
-        message: "set both notify.eemail.username_env and password_env: the email channel is off",
+        message: "set both notify.email.username_env and password_env: the email channel is off",
         location: email.username_env === undefined
-          ? "notify.eemail.password_env"
-          : "notify.eemail.username_env",
+          ? "notify.email.password_env"
+          : "notify.email.username_env",
       });
       return undefined;
     }
-    const user = readVar(env, email.username_env, "notify.eemail.username_env", problems, "email");
-    const pass = readVar(env, email.password_env, "notify.eemail.password_env", problems, "email");
+    const user = readVar(env, email.username_env, "notify.email.username_env", problems, "email");
+    const pass = readVar(env, email.password_env, "notify.email.password_env", problems, "email");
     if (user === undefined || pass === undefined) return undefined;
     auth = { user, pass };
   }
   if (tls === "none" && !LOOPBACK.test(email.smtp_host)) {
     problems.push({
       code: "notify.email_plaintext",
-      message: `notify.eemail.tls: none is only for a relay on this host, not ${email.smtp_host}: ` +
+      message: `notify.email.tls: none is only for a relay on this host, not ${email.smtp_host}: ` +
         "the email channel is off",
-      location: "notify.eemail.tls",
+      location: "notify.email.tls",
       hint: "use starttls or implicit",
     });
     return undefined;
@@ -236,7 +236,11 @@ export async function openChannels(
     }
     if (caFile === undefined || ca !== undefined) {
       channels.push(
-        emailChannel({ ...settings, ...(ca === undefined ? {} : { ca }) }, edges.sendMail, timeoutMs),
+        emailChannel(
+          { ...settings, ...(ca === undefined ? {} : { ca }) },
+          edges.sendMail,
+          timeoutMs,
+        ),
       );
     }
   }

@@ -89,11 +89,16 @@ export function classifySmtpFailure(error: SmtpFailure, secrets: readonly string
 }
 
 /** An email channel over `sendMail`. */
-export function emailChannel(settings: EmailSettings, sendMail: SendMail, timeoutMs: number): Channel {
+export function emailChannel(
+  settings: EmailSettings,
+  sendMail: SendMail,
+  timeoutMs: number,
+): Channel {
   const secrets = settings.auth ? [settings.auth.pass] : [];
   return {
     name: "email",
-    target: `smtp://${settings.host}:${settings.port} (${settings.tls}) → ${settings.to.length} recipient(s)`,
+    target:
+      `smtp://${settings.host}:${settings.port} (${settings.tls}) → ${settings.to.length} recipient(s)`,
     events: settings.events,
     async send(n, signal) {
       try {

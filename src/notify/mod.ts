@@ -17,13 +17,7 @@
  *
  * @module
  */
-export {
-  type AttemptResult,
-  type Channel,
-  type Delivery,
-  safeError,
-  shownUrl,
-} from "./channel.ts";
+export { type AttemptResult, type Channel, type Delivery, safeError, shownUrl } from "./channel.ts";
 export {
   type ChannelEdges,
   managerLimits,
@@ -44,10 +38,10 @@ export {
 } from "./desktop.ts";
 export {
   classifySmtpFailure,
-  type EmailSettings,
   emailChannel,
-  mailMessage,
+  type EmailSettings,
   type MailMessage,
+  mailMessage,
   type SendMail,
   type SmtpTls,
 } from "./email.ts";
@@ -68,8 +62,8 @@ export {
   backoffMs,
   type ChannelTally,
   type ManagerLimits,
-  NotificationManager,
   type ManagerOptions,
+  NotificationManager,
 } from "./manager.ts";
 export {
   discordBody,
@@ -80,7 +74,13 @@ export {
   slackBody,
   slackEscape,
 } from "./render.ts";
-export { checkDelivery, HEADERS, REPLAY_WINDOW_S, signBody, type SignatureProblem } from "./signature.ts";
+export {
+  checkDelivery,
+  HEADERS,
+  REPLAY_WINDOW_S,
+  type SignatureProblem,
+  signBody,
+} from "./signature.ts";
 export { nodemailerSend, transportOptions } from "./smtp.ts";
 export {
   classifyStatus,

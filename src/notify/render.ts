@@ -63,7 +63,9 @@ export function slackBody(n: Notification): JsonObject {
   const blocks: JsonValue[] = [
     { type: "header", text: { type: "plain_text", text: title, emoji: false } },
   ];
-  if (text !== "") blocks.push({ type: "section", text: { type: "mrkdwn", text: slackEscape(text) } });
+  if (text !== "") {
+    blocks.push({ type: "section", text: { type: "mrkdwn", text: slackEscape(text) } });
+  }
   blocks.push({
     type: "context",
     elements: [{ type: "mrkdwn", text: slackEscape(contextLine(n)) }],

@@ -18,7 +18,10 @@ function isTransportFactory(
 }
 
 /** nodemailer options of a relay: TLS mode, CA, login, deadlines. */
-export function transportOptions(settings: EmailSettings, timeoutMs: number): Record<string, unknown> {
+export function transportOptions(
+  settings: EmailSettings,
+  timeoutMs: number,
+): Record<string, unknown> {
   return {
     host: settings.host,
     port: settings.port,
@@ -45,7 +48,7 @@ export const nodemailerSend: SendMail = async (
   message: MailMessage,
   signal: AbortSignal,
   timeoutMs: number,
-) => {
+): Promise<{ response: string }> => {
   const mod = await import("nodemailer");
   const factory = isTransportFactory(mod.default) ? mod.default : mod;
   if (!isTransportFactory(factory)) throw new Error("nodemailer has no createTransport");

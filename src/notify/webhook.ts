@@ -126,7 +126,10 @@ export function webhookChannel(
       }
       // The answer's body is not needed; reading it frees the connection.
       await response.body?.cancel().catch(() => {});
-      return classifyStatus(response.status, retryAfterMs(response.headers.get("retry-after"), nowMs()));
+      return classifyStatus(
+        response.status,
+        retryAfterMs(response.headers.get("retry-after"), nowMs()),
+      );
     },
   };
 }

@@ -143,7 +143,9 @@ export function runEndNotice(runId: string, input: RunEndInput): FactNotice {
     `Ended: ${outcome.end}${outcome.reason === "" ? "" : ` (${outcome.reason})`}`,
     `Tasks: ${tasks.length} — ${counts || "none"}`,
     `Merged: ${outcome.merges.length}${
-      outcome.merges.length === 0 ? "" : ` (${outcome.merges.slice(0, 10).map((m) => m.task_id).join(", ")})`
+      outcome.merges.length === 0
+        ? ""
+        : ` (${outcome.merges.slice(0, 10).map((m) => m.task_id).join(", ")})`
     }`,
   ];
   for (const r of outcome.refused.slice(0, 10)) {
@@ -232,7 +234,9 @@ export class RunNotifier {
    * Reads `notify.*`, opens the channels and records which are in use (`notify.started`).
    * Returns the warnings to show at the start: channels that are off, and why.
    */
-  static async open(parts: RunNotifierParts): Promise<{ notifier: RunNotifier; warnings: Warning[] }> {
+  static async open(
+    parts: RunNotifierParts,
+  ): Promise<{ notifier: RunNotifier; warnings: Warning[] }> {
     const plan = planChannels(parts.config, parts.env);
     const edges = { ...runEdges(parts.env, parts.clock, parts.root), ...parts.edges };
     const limits = managerLimits(parts.config.tuning);

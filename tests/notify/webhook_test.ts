@@ -85,7 +85,9 @@ Deno.test("a signed JSON webhook: the signature checks, the timestamp is in the 
     );
     strictEqual(String(body.timestamp), got.headers.get("x-bernstein-timestamp"));
     // A changed body, a wrong key, an old delivery and a moved timestamp are all refused.
-    const tampered = new TextEncoder().encode(new TextDecoder().decode(got.body).replace("n1", "n2"));
+    const tampered = new TextEncoder().encode(
+      new TextDecoder().decode(got.body).replace("n1", "n2"),
+    );
     strictEqual(checkDelivery(SECRET, tampered, got.headers, now), "mismatch");
     strictEqual(checkDelivery("other", got.body, got.headers, now), "mismatch");
     strictEqual(checkDelivery(SECRET, got.body, got.headers, now + 301), "stale");
