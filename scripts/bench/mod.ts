@@ -39,7 +39,7 @@ function formatFigure(fig: Figure): string {
 }
 
 /** Opt-in scripts: run only when named (they take minutes and gigabytes of disk). */
-const OPT_IN: string[] = ["compliance_scale.ts"];
+const OPT_IN: string[] = ["compliance_scale.ts", "workers.ts"];
 
 /** Prints the figures a script writes, as they come (a long script shows progress). */
 async function printFigures(stream: ReadableStream<Uint8Array>): Promise<void> {

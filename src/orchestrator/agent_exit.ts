@@ -7,7 +7,7 @@
 import type { AgentResult } from "../adapters/mod.ts";
 import { agentDeadlineSeconds, type Config } from "../config/mod.ts";
 import type { TokenRegistry } from "../server/mod.ts";
-import type { Task, TaskStore } from "../tasks/mod.ts";
+import { CLAIMED_STATUSES, type Task, type TaskStore } from "../tasks/mod.ts";
 import type { Completion } from "./completion.ts";
 import type { AgentExit } from "./executor.ts";
 import type { Recorder } from "./recorder.ts";
@@ -26,6 +26,8 @@ export function failureCode(result: AgentResult, timedOut: boolean, reason: stri
   if (isRateLimitReason(reason)) return "rate-limited";
   return "agent-failed";
 }
+
+const CLAIMED: ReadonlySet<string> = new Set(CLAIMED_STATUSES);
 
 /** What exit handling works with. */
 export interface AgentExitDeps {
@@ -79,6 +81,16 @@ export class AgentExits {
     const current = await store.get(s.task.id) as Task;
     if (current.assigned_agent !== s.session) {
       await this.#claimLost(s, current);
+      return;
+    }
+    if (exit.workLost !== undefined && (current.status === "done" || CLAIMED.has(current.status))) {
+      await this.#deps.sessions.finish(s, "failed");
+      await this.#deps.retries.failTask(
+        current,
+        exit.workLost,
+        "infra-error",
+        exit.result.cost_usd,
+      );
       return;
     }
     const task = await this.#settle(s, current, exit);

@@ -26,6 +26,11 @@ export interface AgentExit {
   timedOut: boolean;
   /** The signal that ended it, if any. */
   signal: string | null;
+  /**
+   * Why the agent's work never reached this host (a worker could not push its branch): the
+   * attempt fails even when the agent itself reported success.
+   */
+  workLost?: string;
 }
 
 /** One agent to run: everything the orchestrator decided about it. */

@@ -663,22 +663,33 @@ function notHeld(worker: string, session: string): HttpError {
   );
 }
 
+/** The agent's exit as the worker reported it; work that was not pushed is a failed attempt. */
 function exitOf(body: ResultBody): AgentExit {
   const e = body.exit;
+  const unpushed = body.head === null && e.ok;
   return {
     result: {
-      ok: e.ok,
+      ok: e.ok && !unpushed,
       summary: e.summary,
       turns: e.turns,
       tokens: e.tokens,
       cost_usd: e.cost_usd,
-      error: e.error,
+      error: unpushed
+        ? `the worker could not push the agent's branch: ${body.push_error ?? "no reason given"}`
+        : e.error,
       subtype: e.subtype,
       session_id: e.session_id,
       exit_code: e.exit_code,
     },
     timedOut: e.timed_out,
     signal: e.signal,
+    ...(unpushed
+      ? {
+        workLost: `the worker could not push the agent's branch: ${
+          body.push_error ?? "no reason given"
+        }`,
+      }
+      : {}),
   };
 }
 

@@ -169,6 +169,8 @@ export const ResultBody = z.object({
   }).strict(),
   /** The pushed `agent/<session>` head, or null when nothing could be pushed. */
   head: Sha.nullable(),
+  /** Why the branch could not be pushed (then the attempt failed whatever the agent said). */
+  push_error: z.string().max(10_000).nullable().optional(),
   card: CardBody,
 }).strict();
 /** A result. */

@@ -151,7 +151,9 @@ export class Worker {
   async #register(): Promise<void> {
     const lookup = systemPathLookup(this.#o.env);
     const reports = await inspectAdapters({ lookup, env: this.#o.env, timeoutMs: 15_000 });
-    const adapters = reports.filter((r) => r.available).map((r) => ({
+    // `generic` runs the command the orchestrator's adapters.generic names: it is checked when an
+    // assignment brings that setting, so it is always offered.
+    const adapters = reports.filter((r) => r.available || r.name === "generic").map((r) => ({
       name: r.name,
       version: r.version,
     }));
@@ -376,7 +378,31 @@ export class Worker {
     const git = this.#ready.git;
     const has = await git.run(["cat-file", "-e", `${sha}^{commit}`], { allowFailure: true });
     if (has.code === 0) return;
+    await this.#guardConfig();
     await git.exclusive(() => git.run(["fetch", "--quiet", "--no-tags", this.#remoteUrl(), sha]));
+  }
+
+  /**
+   * Refuses to talk to the orchestrator when the clone's config (which agents can write) says
+   * anything about URLs or HTTP: an `insteadOf`, a proxy or an extra header would send the
+   * worker token, or the work, somewhere else.
+   */
+  async #guardConfig(): Promise<void> {
+    const found = await this.#ready.git.run(
+      ["config", "--local", "--get-regexp", "^(url|http|remote)\\."],
+      { allowFailure: true },
+    );
+    const keys = new TextDecoder().decode(found.stdout).trim().split("\n").filter(Boolean)
+      .map((line) => line.split(" ")[0]);
+    if (keys.length === 0) return;
+    throw new BernsteinError(
+      "workers.config_tampered",
+      `the worker's clone has transport settings nobody here wrote (${keys.join(", ")}); ` +
+        "refusing to fetch or push with the worker token",
+      {
+        hint: `inspect and remove them: git -C ${join(this.#o.dir, "repo")} config --list --local`,
+      },
+    );
   }
 
   #launch(a: Assignment, cli: ResolvedCli): Promise<Execution> {
@@ -416,8 +442,10 @@ export class Worker {
   /** Commit, push `agent/<session>`, report the result with the card; clean up. */
   async #report(a: Assignment, execution: Execution, exit: AgentExit): Promise<void> {
     const git = this.#ready.git;
+    let pushError: string | null = null;
     const head = await this.#withGit(() => this.#publishWork(a, execution)).catch((error) => {
-      this.#o.log(`${a.session}: work not pushed: ${errorText(error)}`);
+      pushError = errorText(error);
+      this.#o.log(`${a.session}: work not pushed: ${pushError}`);
       return null;
     });
     const signer = await ensureAgentSigner(this.#lineagePaths(), a.agent_id, {
@@ -440,6 +468,7 @@ export class Worker {
         signal: exit.signal,
       },
       head,
+      push_error: pushError,
       card: { ...signer.card },
     };
     try {
@@ -468,6 +497,7 @@ export class Worker {
       { name: a.agent_id, email: `${a.session}@agents.bernstein.invalid` },
     );
     const branch = execution.branch;
+    await this.#guardConfig();
     await git.run([
       "push",
       "--quiet",

