@@ -91,5 +91,5 @@ export async function startWorkerPool(parts: WorkerParts): Promise<RunWorkers> {
   });
   server.mount(new WorkerRoutes(pool, tokens));
   server.mount(remote);
-  return { executor: pool, close: () => Promise.resolve(pool.close()) };
+  return { executor: pool, close: () => pool.close() };
 }

@@ -245,7 +245,7 @@ export class WorkerPool implements Executor {
   /** A worker (re)registers: a fresh record; sessions of an earlier record are not its own. */
   async register(body: RegisterBody, address: string): Promise<RegisterReply> {
     const old = this.#workers.get(body.name);
-    if (old !== undefined) this.#forget(old, `worker ${body.name} registered again`);
+    if (old !== undefined) await this.#forget(old, `worker ${body.name} registered again`);
     this.#workers.set(body.name, {
       name: body.name,
       host: body.host,
@@ -555,8 +555,8 @@ export class WorkerPool implements Executor {
   }
 
   /** Stops waiting on workers: pending starts fail, polls return. */
-  close(): void {
-    for (const w of this.#workers.values()) this.#forget(w, "the run ended");
+  async close(): Promise<void> {
+    for (const w of this.#workers.values()) await this.#forget(w, "the run ended");
   }
 
   // ── bookkeeping ──────────────────────────────────────────────────────────────────────
@@ -593,13 +593,32 @@ export class WorkerPool implements Executor {
     }
   }
 
-  /** A record replaced or dropped: nothing it held or queued goes on. */
-  #forget(w: WorkerRecord, reason: string): void {
+  /**
+   * A record replaced (the worker registered again) or dropped: nothing it held or queued goes
+   * on. Claims its sessions still hold are released first, so their tasks run again elsewhere
+   * instead of failing (the worker forgot them; that is no verdict on the work).
+   */
+  async #forget(w: WorkerRecord, reason: string): Promise<void> {
     w.lost = true;
     this.#failPending(w, reason);
-    for (const execution of w.held.values()) execution.lost(reason);
+    const held = [...w.held.values()];
     w.held.clear();
     w.wake?.();
+    for (const execution of held) {
+      await this.#releaseClaim(execution.taskId, execution.session, reason);
+      execution.lost(reason);
+    }
+  }
+
+  async #releaseClaim(taskId: string, session: string, reason: string): Promise<void> {
+    const task = await this.#o.store.get(taskId).catch(() => undefined);
+    if (task?.assigned_agent !== session) return;
+    if (task.status !== "claimed" && task.status !== "in_progress") return;
+    await this.#o.store.transition(taskId, "open", {
+      actor: "orchestrator",
+      reason: `claim of ${session} released: ${reason}`,
+      expectedVersion: task.version,
+    }).catch(() => {});
   }
 
   #failPending(w: WorkerRecord, reason: string): void {

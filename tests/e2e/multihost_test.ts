@@ -260,8 +260,9 @@ Deno.test({
         await run.waitFor((l) => l.includes('"run.warning"') && l.includes("expired"));
         await c.net.linkUp(1);
         const summary = await finish(run);
-        strictEqual(summary.end, "quiescent", run.errLines.join("\n"));
-        strictEqual(summary.health, "HEALTHY");
+        const story = [...run.lines, ...c.workers.flatMap((w) => w.errLines)].join("\n");
+        strictEqual(summary.end, "quiescent", story);
+        strictEqual(summary.health, "HEALTHY", story);
         const merged = (summary.merges as { task_id: string }[]).map((m) => m.task_id).sort();
         strictEqual(merged.length, 4);
         strictEqual(new Set(merged).size, 4, "nothing merged twice");

@@ -86,7 +86,7 @@ async function withSetup(fn: (s: Setup) => Promise<void>): Promise<void> {
     try {
       await fn(s);
     } finally {
-      s.pool.close();
+      await s.pool.close();
       await s.t.stop();
     }
   });
@@ -256,5 +256,41 @@ Deno.test("git endpoint: a worker may only create the agent branches of sessions
     );
     const anonymous = await git(clone, "fetch", "-q", url, head).then(() => "ok", (e) => String(e));
     assert.notEqual(anonymous, "ok", "no token, no fetch");
+  });
+});
+
+Deno.test("worker pool: a worker that registers again gives back the claims of the sessions it forgot; they run again instead of failing", async () => {
+  await withSetup(async ({ t, pool, token, repo }) => {
+    const w1 = await token("w1");
+    await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w1") });
+    await t.store.create({ id: "t1", title: "Task one", role: "dev" }, { actor: "test" });
+    const claimed = await t.store.claim("t1", {
+      agent: "t1-a1-0a1b2c",
+      expectedVersion: 1,
+      actor: "orchestrator",
+    });
+    await t.store.transition("t1", "in_progress", {
+      actor: "orchestrator",
+      reason: "started",
+      expectedVersion: claimed.version,
+    });
+    const base = (await git(repo, "rev-parse", "HEAD")).trim();
+    const started = pool.start(request("t1-a1-0a1b2c", base));
+    await t.call("POST", "/workers/w1/poll", { token: w1, body: { free: 1, wait_ms: 0 } });
+    await t.call("POST", "/workers/w1/sessions/t1-a1-0a1b2c/started", {
+      token: w1,
+      body: { pid: 7, argv0: "deno", prompt_channel: "stdin", notes: [] },
+    });
+    const execution = await started;
+    // The worker restarted (or came back after being lost) and knows nothing of its session.
+    const again = await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w1") });
+    assert.equal(again.status, 200);
+    const exit = await execution.exit;
+    assert.equal(exit.result.ok, false);
+    assert.match(exit.result.error ?? "", /registered again/);
+    const task = await t.store.get("t1");
+    assert.equal(task?.status, "open", "released, not failed");
+    assert.equal(task?.assigned_agent, null);
+    assert.equal(task?.retry_count, 0, "no retry spent");
   });
 });
