@@ -155,10 +155,14 @@ export class Dispatcher {
     const request = await this.#request(a, token.token, attachments);
     const execution = await executor.start(request);
     this.#used.add(a.session);
-    const running = await ctx.store.transition(a.task.id, "in_progress", {
-      actor: "orchestrator",
-      reason: `agent ${a.session} started (pid ${execution.pid})`,
-    });
+    let running: Task;
+    try {
+      running = await this.#markStarted(a, execution);
+    } catch (error) {
+      // The claim went while the agent started: it must not run on unwatched.
+      void execution.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
+      throw error;
+    }
     const file = this.#sessionFile(a, execution, attachments);
     await saveSessionFile(ctx.sdd, file);
     const session: RunningSession = {
@@ -178,6 +182,28 @@ export class Dispatcher {
     retries.spawned(a.task.id);
     await this.#recordSpawn(a, execution, file);
     return session;
+  }
+
+  /**
+   * claimed → in_progress. A fast agent (or one on a worker whose start report was slow) may
+   * have reported already (the task server moves it on itself): a task this session still
+   * holds is taken as it is, and its exit decides the rest. A claim that went elsewhere is not.
+   */
+  async #markStarted(a: Attempt, execution: Execution): Promise<Task> {
+    const { store } = this.#deps.ctx;
+    try {
+      return await store.transition(a.task.id, "in_progress", {
+        actor: "orchestrator",
+        reason: `agent ${a.session} started (pid ${execution.pid})`,
+        holder: a.session,
+      });
+    } catch (error) {
+      const current = await store.get(a.task.id);
+      const reported = current !== undefined && current.status !== "claimed" &&
+        current.status !== "open" && current.assigned_agent === a.session;
+      if (reported) return current;
+      throw error;
+    }
   }
 
   async #attachments(a: Attempt): Promise<SpawnAttachments | undefined> {

@@ -22,6 +22,8 @@ export interface LivenessDeps {
   recorder: Recorder;
   /** Live sessions. */
   sessions: SessionTable;
+  /** Tasks whose spawn is under way (claimed here, agent not started yet). */
+  spawning: () => ReadonlySet<string>;
 }
 
 /** A manager that created no task in time: why the run stops. */
@@ -92,11 +94,13 @@ export class Liveness {
     const here = new Set(
       sessions.all().filter((s) => s.execution?.host === undefined).map((s) => s.session),
     );
+    const spawning = this.#deps.spawning();
     const released = await ctx.store.releaseStaleClaims({
       olderThanMs: timeoutS * 1000,
       actor: "orchestrator",
       reason: `claim expired: no heartbeat for ${timeoutS}s`,
-      keep: (task) => here.has(task.assigned_agent ?? ""),
+      // A spawn under way is vouched for too: a worker may take a while to start the agent.
+      keep: (task) => here.has(task.assigned_agent ?? "") || spawning.has(task.id),
     });
     const ids = new Set(released.map((t) => t.id));
     for (const s of sessions.all()) {

@@ -8,9 +8,11 @@
 import type { Config } from "../config/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import type { Clock } from "../io/mod.ts";
-import type { Task, TaskStore } from "../tasks/mod.ts";
+import { CLAIMED_STATUSES, type Task, type TaskStore } from "../tasks/mod.ts";
 import type { Recorder } from "./recorder.ts";
 import { retryDelayMs, spawnBackoffMs } from "./scheduler.ts";
+
+const CLAIMED: ReadonlySet<string> = new Set(CLAIMED_STATUSES);
 
 /** Consecutive spawn failures after which a task fails as an infrastructure error. */
 const MAX_SPAWN_FAILURES = 3;
@@ -217,6 +219,9 @@ export class Retries {
       reason,
       failures,
     });
+    // The claim is gone already (released while the spawn went on): nothing of it to undo.
+    const current = await store.get(task.id);
+    if (current?.assigned_agent !== session || !CLAIMED.has(current.status)) return;
     // An attachment refusal will not change on retry; a spawn that keeps failing is infra.
     const attachment = error instanceof BernsteinError && error.code.startsWith("attach.");
     if (attachment || failures >= MAX_SPAWN_FAILURES) {

@@ -149,7 +149,7 @@ export class RunLoop {
       retries,
       merges,
     });
-    this.#liveness = new Liveness({ ctx, recorder, sessions });
+    this.#liveness = new Liveness({ ctx, recorder, sessions, spawning: () => this.#spawning });
     this.#stopping = new Stopping({
       ctx,
       store: ctx.store,

@@ -43,6 +43,13 @@ interface AgentScript {
   report?: (store: TaskStore, taskId: string, session: string) => Promise<void>;
   /** It works this long (fake time) before it may exit. */
   runsMs?: number;
+  /** Its start takes this long (fake time): a worker fetching the base, a slow CLI. */
+  startsMs?: number;
+  /**
+   * It reports completion through the task server before the orchestrator has recorded its
+   * start (claimed → in_progress → done, as the server's /complete does for a fast agent).
+   */
+  reportsBeforeStartRecorded?: boolean;
 }
 
 function result(ok: boolean, error: string | null, code = ok ? 0 : 1): AgentResult {
@@ -76,6 +83,8 @@ class FakeExecutor implements Executor {
   readonly terminated: { session: string; atMs: number }[] = [];
   /** Agents ready to exit, waiting for the driver. */
   #ready: { atMs: number; exit: () => Promise<AgentExit> }[] = [];
+  #parked = 0;
+  #onPark: (() => void)[] = [];
   readonly #scripts: (taskId: string, attempt: number) => AgentScript;
   readonly #ctx: { git: Git; sdd: string; clock: FakeClock; store: TaskStore };
 
@@ -103,6 +112,17 @@ class FakeExecutor implements Executor {
     const script = this.#scripts(request.taskId, attempt);
     for (const [path, text] of Object.entries(script.files ?? {})) {
       await Deno.writeTextFile(join(worktree, path), text);
+    }
+    if (script.startsMs !== undefined) {
+      this.#parked++;
+      for (const wake of this.#onPark.splice(0)) wake();
+      await clock.sleep(script.startsMs);
+      this.#parked--;
+    }
+    if (script.reportsBeforeStartRecorded) {
+      const by = { actor: `agent:${request.session}`, holder: request.session };
+      await store.transition(request.taskId, "in_progress", { ...by, reason: "early report" });
+      await store.transition(request.taskId, "done", { ...by, reason: "agent reported" });
     }
     let finish: (exit: AgentExit) => void = () => {};
     const exit = new Promise<AgentExit>((resolve) => (finish = resolve));
@@ -140,6 +160,15 @@ class FakeExecutor implements Executor {
       },
       exit,
     };
+  }
+
+  /**
+   * Resolves while a start waits on the fake clock (a slow start keeps the loop busy, so the
+   * driver cannot wait for the loop to be idle: time must move for the start to finish).
+   */
+  parked(): Promise<void> {
+    if (this.#parked > 0) return Promise.resolve();
+    return new Promise((resolve) => this.#onPark.push(resolve));
   }
 
   /** Lets every agent that is ready exit; true when there was one. */
@@ -234,15 +263,15 @@ async function harness(
 }
 
 /**
- * Runs the loop to its end. Whenever it is idle, agents that are ready exit (no time passes);
- * when none is, the fake clock moves by `stepMs`.
+ * Runs the loop to its end. Whenever it is idle (or a start waits on the clock), agents that
+ * are ready exit (no time passes); when none is, the fake clock moves by `stepMs`.
  */
 async function drive(h: Harness, stepMs = 1000, maxSteps = 10_000): Promise<RunOutcome> {
   let ended = false;
   const run = h.loop.run().finally(() => (ended = true));
   for (let step = 0; !ended; step++) {
     assert.ok(step < maxSteps, "the run did not end");
-    await Promise.race([h.loop.whenIdle(), run]);
+    await Promise.race([h.loop.whenIdle(), run, h.executor.parked()]);
     if (!ended && !(await h.executor.release())) h.clock.advance(stepMs);
   }
   return await run;
@@ -404,6 +433,42 @@ Deno.test("run loop: this run's own long-running agent keeps its claim past stal
     assert.equal(outcome.end, "quiescent");
     assert.equal(h.executor.starts.length, 1, "started once, never released and restarted");
     assert.equal((await h.store.get("long"))?.status, "closed");
+    assert.ok(!h.events.some((e) => String(e.message ?? "").includes("expired")));
+  });
+});
+
+Deno.test("run loop: an agent that reports done before its start is recorded keeps its task; it merges once", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("quick")],
+      () => ({ files: { "q.txt": "q\n" }, reportsBeforeStartRecorded: true }),
+    );
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "quiescent");
+    assert.equal(h.executor.starts.length, 1, "no spawn failure, no second attempt");
+    assert.deepEqual(h.executor.terminated, [], "the agent was not stopped");
+    assert.equal((await h.store.get("quick"))?.status, "closed");
+    assert.equal(h.facts.filter((f) => f.kind === "merge.completed").length, 1);
+    assert.equal(await Deno.readTextFile(join(dir, "q.txt")), "q\n");
+  });
+});
+
+Deno.test("run loop: a spawn slower than stale_claim_timeout_s keeps its claim (it is vouched for while it starts)", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("slow-start")],
+      () => ({ files: { "s.txt": "s\n" }, startsMs: 20_000 }),
+      (config) => {
+        config.tuning.orchestrator.stale_claim_timeout_s = 5;
+        config.tuning.agent.stall_threshold_s = 1000;
+      },
+    );
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "quiescent");
+    assert.equal(h.executor.starts.length, 1, "started once, never released and restarted");
+    assert.equal((await h.store.get("slow-start"))?.status, "closed");
     assert.ok(!h.events.some((e) => String(e.message ?? "").includes("expired")));
   });
 });
