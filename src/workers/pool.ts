@@ -101,6 +101,8 @@ interface WorkerRecord {
   signs: SignRequest[];
   wake?: () => void;
   finished: number;
+  /** Slots taken by starts still publishing their base commit. */
+  reserved: number;
 }
 
 /** Workers of one run, and the executor that dispatches to them. */
@@ -145,7 +147,13 @@ export class WorkerPool implements Executor {
         `no worker has a free slot and the adapter '${request.cli.adapter.name}'`,
       );
     }
-    await this.#o.remote.publish(request.baseSha);
+    // The slot is taken now, before any await: spawns started together must not all pick it.
+    worker.reserved++;
+    try {
+      await this.#o.remote.publish(request.baseSha);
+    } finally {
+      worker.reserved--;
+    }
     return await this.#assign(worker, request);
   }
 
@@ -170,7 +178,7 @@ export class WorkerPool implements Executor {
     let bestFree = 0;
     for (const w of [...this.#workers.values()].sort((a, b) => a.name < b.name ? -1 : 1)) {
       if (!this.#usable(w) || !w.adapters.some((a) => a.name === adapter)) continue;
-      const free = w.capacity - w.held.size - w.starting.size - w.queue.length;
+      const free = w.capacity - w.held.size - w.starting.size - w.queue.length - w.reserved;
       if (free > bestFree) {
         best = w;
         bestFree = free;
@@ -262,6 +270,7 @@ export class WorkerPool implements Executor {
       stops: new Set(),
       signs: [],
       finished: 0,
+      reserved: 0,
     });
     await this.#audit(body.name, "worker.registered", {
       host: body.host,
@@ -583,12 +592,12 @@ export class WorkerPool implements Executor {
     const now = this.#o.clock.monotonicMs();
     for (const w of this.#workers.values()) {
       if (w.lost || now - w.lastSeenMs <= this.#o.lostAfterS * 1000) continue;
-      w.lost = true;
-      this.#failPending(w, `worker ${w.name} was lost (silent for ${this.#o.lostAfterS}s)`);
       void this.#audit(w.name, "worker.lost", {
         silent_s: Math.round((now - w.lastSeenMs) / 1000),
         sessions: [...w.held.keys()],
       }, "orchestrator");
+      // Everything it had is handed back at once: its tasks run again elsewhere.
+      void this.#forget(w, `worker ${w.name} was lost (silent for ${this.#o.lostAfterS}s)`);
       this.#changed();
     }
   }

@@ -99,6 +99,8 @@ export class Worker {
   #timeout: string | undefined;
   #ran = 0;
   #reregistering: Promise<void> | undefined;
+  /** Assignments taken whose agent has not started yet (they hold a slot too). */
+  #starting = 0;
   /** One git operation at a time on the clone: a fetch must not see a half-made worktree. */
   #gitQueue: Promise<unknown> = Promise.resolve();
 
@@ -252,7 +254,7 @@ export class Worker {
   /** Polls for work until drained (exit) or stopped. */
   async #pollLoop(): Promise<WorkerEnd["reason"]> {
     while (!this.#stop.signal.aborted) {
-      const free = Math.max(0, this.#o.capacity - this.#running.size);
+      const free = Math.max(0, this.#o.capacity - this.#running.size - this.#starting);
       let reply: PollReply;
       try {
         const waitMs = (this.#registration?.poll_wait_s ?? 20) * 1000;
@@ -326,6 +328,7 @@ export class Worker {
 
   async #runAssignment(a: Assignment): Promise<void> {
     let execution: Execution;
+    this.#starting++;
     try {
       execution = await this.#start(a);
     } catch (error) {
@@ -337,6 +340,8 @@ export class Worker {
         { retryForMs: 60_000 },
       ).catch((e) => this.#o.log(`${a.session}: start_failed not delivered: ${errorText(e)}`));
       return;
+    } finally {
+      this.#starting--;
     }
     this.#running.set(a.session, { assignment: a, execution });
     this.#ran++;
