@@ -66,7 +66,7 @@ export const TuningSchema = z.object({
       "No heartbeat, log or git activity for this long marks an agent stalled.",
     ),
     heartbeat_interval_s: positive.describe(
-      "How often agents are asked (in their prompt) to report progress on long work.",
+      "How often agents are asked (in their prompt) to report progress on long work, and workers on other hosts heartbeat their agents (a stop waits two of them).",
     ),
     kill_grace_s: nonNegative.describe(
       "Grace between SIGTERM and SIGKILL of an agent's process group.",

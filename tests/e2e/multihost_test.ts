@@ -145,6 +145,11 @@ async function auditEvents(
   return out;
 }
 
+/** A scripted-agent instruction that waits until the test creates `path` (no fixed sleep). */
+function waitFor(path: string): string {
+  return `@agent run sh -c "while [ ! -e ${path} ]; do sleep 0.05; done"`;
+}
+
 function plan(tasks: { title: string; lines: string[] }[]): string {
   return `name: hosts\ncli: scripted\nstages:\n  - name: all\n    steps:\n${
     tasks.map((t) => step(t.title, t.lines)).join("\n")
@@ -165,12 +170,9 @@ Deno.test({
       try {
         const run = startRun(c);
         const summary = await finish(run);
-        strictEqual(
-          summary.health,
-          "HEALTHY",
-          run.lines.slice(-5).join("\n") + run.errLines.join("\n"),
-        );
-        strictEqual((summary.merges as unknown[]).length, 20);
+        const story = [...run.lines, ...c.workers.flatMap((w) => w.errLines)].join("\n");
+        strictEqual(summary.health, "HEALTHY", story);
+        strictEqual((summary.merges as unknown[]).length, 20, story);
         for (let i = 1; i <= 20; i++) {
           strictEqual(await Deno.readTextFile(join(c.repo, `f${i}.txt`)), `value ${i}\n`);
         }
@@ -206,7 +208,7 @@ Deno.test({
       const c = await cluster(
         dir,
         2,
-        plan([{ title: "Slow", lines: ["@agent write slow.txt done", "@agent sleep 4000"] }]),
+        plan([{ title: "Slow", lines: ["@agent write slow.txt done", waitFor(join(dir, "go"))] }]),
         { orchestrator: { stale_claim_timeout_s: 3 } },
       );
       try {
@@ -216,6 +218,7 @@ Deno.test({
         ok(victim === 1 || victim === 2, `spawned on ${first.worker}`);
         // kill -9 the worker process (its agent, in its own process group, goes on alone).
         c.workers[victim - 1].child.kill("SIGKILL");
+        await Deno.writeTextFile(join(dir, "go"), "");
         const summary = await finish(run);
         strictEqual(summary.health, "HEALTHY", run.errLines.join("\n"));
         const spawned = run.events().filter((e) => e.type === "task.spawned");
@@ -249,9 +252,17 @@ Deno.test({
     await withTempDir(async (dir) => {
       const tasks = Array.from({ length: 4 }, (_, i) => ({
         title: `Task ${i + 1}`,
-        lines: [`@agent write t${i + 1}.txt t${i + 1}`, "@agent sleep 1500"],
+        // The agents write only once the link is back: a tool call made while the policy hook
+        // cannot reach the task server is denied (fail closed), and the agent would finish with
+        // nothing to merge.
+        lines: [waitFor(join(dir, "go")), `@agent write t${i + 1}.txt t${i + 1}`],
       }));
-      const c = await cluster(dir, 2, plan(tasks), { orchestrator: { stale_claim_timeout_s: 3 } });
+      // An agent that finishes while its link is still coming back cannot report, and fails
+      // like any agent that cannot reach the task server: retries take it again.
+      const c = await cluster(dir, 2, plan(tasks), {
+        orchestrator: { stale_claim_timeout_s: 3 },
+        tasks: { default_max_retries: 2 },
+      });
       try {
         const run = startRun(c);
         await run.waitFor((l) => l.includes('"task.spawned"') && l.includes('"worker":"w1"'));
@@ -259,12 +270,36 @@ Deno.test({
         // Down long enough for its claims to expire: the run goes on without it.
         await run.waitFor((l) => l.includes('"run.warning"') && l.includes("expired"));
         await c.net.linkUp(1);
+        await Deno.writeTextFile(join(dir, "go"), "");
         const summary = await finish(run);
-        const story = [...run.lines, ...c.workers.flatMap((w) => w.errLines)].join("\n");
+        const audit = (await auditEvents(c.repo)).map((e) =>
+          `${e.event_type} ${e.resource_id} ${JSON.stringify(e.details ?? e).slice(0, 300)}`
+        );
+        const root = join(c.repo, ".sdd", "runtime", "ledger");
+        const ledger = await Array.fromAsync(Deno.readDir(root))
+          .then(async (runs) => {
+            const rows: string[] = [];
+            for (const r of runs) {
+              const path = join(root, r.name, "000000.jsonl");
+              rows.push(...(await Deno.readTextFile(path).catch(() => "")).split("\n"));
+            }
+            return rows.filter((l) => l.includes("task.failed") || l.includes("abandoned"));
+          }).catch((e) => [String(e)]);
+        const story = [
+          ...run.lines,
+          "--- orchestrator stderr",
+          ...run.errLines,
+          "--- workers",
+          ...c.workers.flatMap((w) => w.errLines),
+          "--- audit",
+          ...audit,
+          "--- ledger",
+          ...ledger,
+        ].join("\n");
         strictEqual(summary.end, "quiescent", story);
         strictEqual(summary.health, "HEALTHY", story);
         const merged = (summary.merges as { task_id: string }[]).map((m) => m.task_id).sort();
-        strictEqual(merged.length, 4);
+        strictEqual(merged.length, 4, story);
         strictEqual(new Set(merged).size, 4, "nothing merged twice");
         for (let i = 1; i <= 4; i++) {
           strictEqual(await Deno.readTextFile(join(c.repo, `t${i}.txt`)), `t${i}\n`);

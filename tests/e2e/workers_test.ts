@@ -44,11 +44,13 @@ Deno.test("workers: a run's agents run on a worker that is listed, cordoned and 
     const repo = join(dir, "repo");
     await Deno.mkdir(repo);
     const port = freePort();
+    // Both agents wait for this file: the run lasts until the test has done its checks.
+    const hold = `@agent run sh -c "while [ ! -e ${join(dir, "go")} ]; do sleep 0.05; done"`;
     await prepareRepo(
       repo,
       `name: w\ncli: scripted\nstages:\n  - name: all\n    steps:\n${
-        step("Slow one", ["@agent write one.txt one", "@agent sleep 1500"])
-      }\n${step("Slow two", ["@agent write two.txt two", "@agent sleep 1500"])}\n`,
+        step("Slow one", ["@agent write one.txt one", hold])
+      }\n${step("Slow two", ["@agent write two.txt two", hold])}\n`,
       {
         workers: { listen: `127.0.0.1:${port}`, local_agents: 0 },
         tuning: { agent: { heartbeat_interval_s: 0.5 }, workers: { poll_wait_s: 1 } },
@@ -109,6 +111,7 @@ Deno.test("workers: a run's agents run on a worker that is listed, cordoned and 
       await run.waitFor((l) => l.includes('"task.spawned"') && l.includes("slow-two"));
       const drained = await bern(repo, ["workers", "drain", "w1", "--json"]);
       strictEqual(JSON.parse(drained.stdout).worker.state, "draining");
+      await Deno.writeTextFile(join(dir, "go"), "");
       const status = await worker.done;
       strictEqual(status.code, 0, worker.errLines.join("\n"));
       strictEqual(JSON.parse(worker.lines.at(-1) ?? "{}").end, "drained");
