@@ -112,6 +112,7 @@ const RANK: Record<string, number> = {
   server: 7,
   orchestrator: 8,
   workers: 8.5,
+  fleet: 6,
   cli: 9,
 };
 

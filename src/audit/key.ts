@@ -91,18 +91,24 @@ export async function ensureAuditKey(
     if (!(error instanceof KeyMissingError)) throw error;
   }
   await Deno.mkdir(join(path, ".."), { recursive: true, mode: 0o700 });
+  // Written whole to a temp file and linked into place: a concurrent reader never sees an
+  // empty or half-written key, and of two racing writers the first link wins.
+  const tmp = `${path}.${toHex(random.bytes(8))}.tmp`;
   try {
-    const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
+    const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
     try {
       await file.write(new TextEncoder().encode(toHex(random.bytes(32))));
       await file.sync();
     } finally {
       file.close();
     }
-    await Deno.chmod(path, 0o600);
+    await Deno.chmod(tmp, 0o600);
+    await Deno.link(tmp, path);
   } catch (error) {
-    // Another writer created it between our read and our create: use theirs.
+    // Another writer created it between our read and our link: use theirs.
     if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+  } finally {
+    await Deno.remove(tmp).catch(() => {});
   }
   return { ...(await readAuditKey(path)), created: true };
 }

@@ -45,11 +45,24 @@ async function verify(ctx: CommandContext): Promise<number> {
       externalProblems: external.flatMap((e) => "problem" in e ? [e.problem] : []),
     },
   });
+  // The fleet pillar (docs/FLEET.md): the chain's fleet records checked as a family.
+  const fleet = await (await import("../fleet/mod.ts")).verifyFleet(join(dir, ".."), key);
+  const ok = report.ok && fleet.ok;
   if (ctx.json) {
     ctx.out.json(
-      { dir, key_path: key.path, operator_key: operator.source, ...report } as unknown as JsonValue,
+      {
+        dir,
+        key_path: key.path,
+        operator_key: operator.source,
+        ...report,
+        ok,
+        fleet,
+      } as unknown as JsonValue,
     );
-    return report.ok ? 0 : 1;
+    return ok ? 0 : 1;
+  }
+  for (const v of fleet.violations) {
+    ctx.out.error(new BernsteinError(v.code, v.message, { location: v.where }));
   }
   for (const issue of report.issues) {
     const location = issue.line === null ? issue.segment : `${issue.segment}:${issue.line}`;
@@ -99,7 +112,13 @@ async function verify(ctx: CommandContext): Promise<number> {
   if (report.checkpoint !== null) {
     ctx.out.line(checkpoints.checkpointSummary({ ...report.checkpoint, file: "" }, operator));
   }
-  return report.ok ? 0 : 1;
+  if (fleet.records > 0 || !fleet.ok) {
+    ctx.out.line(
+      `${fleet.ok ? "PASS" : `FAIL (${fleet.violations.length})`} fleet: ${fleet.records} ` +
+        `record(s), ${fleet.variables} variable(s), ${fleet.blobs_checked} value(s) re-hashed`,
+    );
+  }
+  return ok ? 0 : 1;
 }
 
 async function checkpoint(ctx: CommandContext): Promise<number> {

@@ -18,6 +18,7 @@ import { LOGS_COMMANDS } from "./logs.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 import { STORAGE_COMMANDS } from "./storage.ts";
 import { TASK_COMMANDS } from "./task.ts";
+import { VAR_COMMANDS } from "./var.ts";
 import { WORKERS_COMMANDS } from "./workers.ts";
 
 /** Command groups, in help order. */
@@ -38,6 +39,10 @@ export const GROUPS: readonly GroupSpec[] = [
     summary: "Tool-call policy: check calls against the rules, list them, answer agent hooks.",
   },
   { name: "approvals", summary: "Answer the tool calls a running run parked for approval." },
+  {
+    name: "var",
+    summary: "Fleet variables: chained writes, pinned reads, history from the chain.",
+  },
   { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
   { name: "lineage", summary: "Verify, inspect and merge the signed lineage log." },
   {
@@ -63,6 +68,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...STORAGE_COMMANDS,
   ...WORKERS_COMMANDS,
   ...POLICY_COMMANDS,
+  ...VAR_COMMANDS,
   ...AUDIT_COMMANDS,
   ...LINEAGE_COMMANDS,
   ...COMPLIANCE_COMMANDS,

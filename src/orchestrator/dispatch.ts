@@ -8,7 +8,9 @@
  */
 import { join } from "node:path";
 import { endpointForRole, type ResolvedCli, unenforcedNote } from "../adapters/mod.ts";
+import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { agentDeadlineCapSeconds } from "../config/mod.ts";
+import { mentionsVariables, pinTaskVariables } from "../fleet/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
 import { DIRECT_SUBPROCESS } from "./agent_session.ts";
@@ -43,6 +45,9 @@ export interface DispatchDeps {
   /** Owner of the base commit (HEAD between merges). */
   merges: MergeQueue;
 }
+
+/** A pin as task metadata (plain JSON). */
+type VariablePinJson = { [key: string]: string | number };
 
 /** One attempt of one task, as decided before the claim. */
 interface Attempt {
@@ -152,12 +157,13 @@ export class Dispatcher {
       can_create_tasks: a.task.role === "manager",
     });
     const attachments = await this.#attachments(a);
-    const request = await this.#request(a, token.token, attachments);
+    const variables = await this.#variables(a);
+    const request = await this.#request({ ...a, task: variables.task }, token.token, attachments);
     const execution = await executor.start(request);
     this.#used.add(a.session);
     let running: Task;
     try {
-      running = await this.#markStarted(a, execution);
+      running = await this.#markStarted(a, execution, variables.pins);
     } catch (error) {
       // The claim went while the agent started: it must not run on unwatched.
       void execution.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
@@ -189,13 +195,18 @@ export class Dispatcher {
    * have reported already (the task server moves it on itself): a task this session still
    * holds is taken as it is, and its exit decides the rest. A claim that went elsewhere is not.
    */
-  async #markStarted(a: Attempt, execution: Execution): Promise<Task> {
+  async #markStarted(
+    a: Attempt,
+    execution: Execution,
+    pins: VariablePinJson[] | undefined,
+  ): Promise<Task> {
     const { store } = this.#deps.ctx;
     try {
       return await store.transition(a.task.id, "in_progress", {
         actor: "orchestrator",
         reason: `agent ${a.session} started (pid ${execution.pid})`,
         holder: a.session,
+        ...(pins === undefined ? {} : { metadata: { fleet_pins: pins } }),
       });
     } catch (error) {
       const current = await store.get(a.task.id);
@@ -204,6 +215,24 @@ export class Dispatcher {
       if (reported) return current;
       throw error;
     }
+  }
+
+  /**
+   * The task's `${var:NAME}` references resolved: pinned at its first claim (run spine, audit
+   * chain), read from the pinned hash on every later attempt (docs/FLEET.md). `pins` is set
+   * when this attempt pinned something new (stamped on the task with `in_progress`).
+   */
+  async #variables(a: Attempt): Promise<{ task: Task; pins?: VariablePinJson[] }> {
+    if (!mentionsVariables(a.task)) return { task: a.task };
+    const { ctx } = this.#deps;
+    const pinned = await pinTaskVariables(a.task, {
+      sdd: ctx.sdd,
+      runId: ctx.runId,
+      auditKey: ctx.auditKey ?? await readAuditKey(resolveAuditKeyPath(ctx.env).path),
+      audit: ctx.audit,
+    });
+    const task = { ...a.task, title: pinned.title, description: pinned.description };
+    return pinned.pinnedNow ? { task, pins: pinned.pins.map((p) => ({ ...p })) } : { task };
   }
 
   async #attachments(a: Attempt): Promise<SpawnAttachments | undefined> {

@@ -222,9 +222,11 @@ export class Retries {
     // The claim is gone already (released while the spawn went on): nothing of it to undo.
     const current = await store.get(task.id);
     if (current?.assigned_agent !== session || !CLAIMED.has(current.status)) return;
-    // An attachment refusal will not change on retry; a spawn that keeps failing is infra.
+    // An attachment refusal or an unresolvable `${var:NAME}` will not change on retry; a
+    // spawn that keeps failing is infra.
     const attachment = error instanceof BernsteinError && error.code.startsWith("attach.");
-    if (attachment || failures >= MAX_SPAWN_FAILURES) {
+    const fleet = error instanceof BernsteinError && error.code.startsWith("fleet.");
+    if (attachment || fleet || failures >= MAX_SPAWN_FAILURES) {
       await store.transition(task.id, "failed", {
         actor: "orchestrator",
         reason,
