@@ -1,4 +1,4 @@
-// The fleet plane's audit events (FORMATS.md §2 and §11): their types and the exact `details`
+// The fleet plane's audit events (FORMATS.md §2 and §12): their types and the exact `details`
 // each carries. Writers build them here; the projection reads them back.
 import type { AuditEventInput } from "../audit/mod.ts";
 
