@@ -208,7 +208,7 @@ async function pins(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
-const JSON_WRITE = "With --json: the write as recorded, " +
+const JSON_WRITE = "With --json, one JSON document: the write as recorded, " +
   "{name, ordinal, kind, old_value_hash, new_value_hash, actor, timestamp, where, hmac}.";
 
 /** The `var` commands. */
@@ -250,7 +250,7 @@ export const VAR_COMMANDS: CommandSpec[] = [
     description:
       "The value of the variable's latest write on the audit chain, read from its blob and " +
       "re-hashed (a changed blob is fleet.blob_tampered, exit 1). A string prints as itself, " +
-      "anything else as canonical JSON. With --json: {name, value, value_hash, chain_position, " +
+      "anything else as canonical JSON. With --json, one JSON document: {name, value, value_hash, chain_position, " +
       "actor, timestamp, where}. Unknown name: fleet.unknown_name (exit 2).",
     args: [{ name: "name", required: true, help: NAME_HELP }],
     json: true,
@@ -259,7 +259,8 @@ export const VAR_COMMANDS: CommandSpec[] = [
   {
     path: ["var", "list"],
     summary: "List variables and their current value hashes.",
-    description: "With --json: {variables: [{name, value_hash, chain_position, writes}]}.",
+    description:
+      "With --json, one JSON document: {variables: [{name, value_hash, chain_position, writes}]}.",
     json: true,
     run: list,
   },
@@ -268,7 +269,7 @@ export const VAR_COMMANDS: CommandSpec[] = [
     summary: "Every write and claim-time read of a variable, from the chain alone.",
     description: "Reads the audit chain only (no server, no live state). With --between TASK_A " +
       "--between TASK_B: the two tasks' pinned reads and the writes that landed between " +
-      "their positions — why they read different values. With --json: {name, writes, reads} " +
+      "their positions — why they read different values. With --json, one JSON document: {name, writes, reads} " +
       "or {name, reads, same, writes}.",
     args: [{ name: "name", required: true, help: NAME_HELP }],
     flags: [{
@@ -301,7 +302,7 @@ export const VAR_COMMANDS: CommandSpec[] = [
     summary: "Replay a run's pinned variable reads from their hashes (never the live value).",
     description:
       "Verifies the run's spine and resolves every pin from its content hash, so the bytes are " +
-      "the ones the task read whatever was written since. With --json: {run_id, pins: [{task_id, " +
+      "the ones the task read whatever was written since. With --json, one JSON document: {run_id, pins: [{task_id, " +
       "name, chain_position, value_hash, spine_entry_hash, value_json}]}.",
     args: [{ name: "run-id", required: true, help: "The run." }],
     flags: [{ name: "task", type: "string", valueName: "TASK", help: "Only this task's pins." }],
