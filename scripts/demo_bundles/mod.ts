@@ -1,0 +1,84 @@
+// The reference scenarios of examples/lineage/ (`deno task demo:fintech`, `demo:healthcare`,
+// `demo:eu-mfg`; `make -C examples/lineage demo-…`): each runs real `bernstein run`s with the
+// scripted agent in a throw-away repository, builds compliance packs and checks them with
+// `bernstein-verify`, printing the transcript. `--out DIR` keeps everything in DIR (else a
+// temp folder, kept and named at the end); `--update` rewrites the checked-in bundle under
+// examples/lineage/<folder>/bundle/ (what `deno task docs` runs).
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { EU_MANUFACTURER } from "./eu_mfg.ts";
+import { FINTECH } from "./fintech.ts";
+import { HEALTHCARE } from "./healthcare.ts";
+import { type Generated, generate, type Scenario, TRANSCRIPT } from "./_scenario.ts";
+
+export { type Generated, generate, type Scenario, SUMMARY, TRANSCRIPT } from "./_scenario.ts";
+export { packMembers, packSummary } from "./_summary.ts";
+export { exampleOperatorFingerprint } from "./_example_keys.ts";
+
+/** The scenarios by the name the tasks and the Makefile use. */
+export const SCENARIOS: Record<string, Scenario> = {
+  fintech: FINTECH,
+  healthcare: HEALTHCARE,
+  "eu-mfg": EU_MANUFACTURER,
+};
+
+/** examples/lineage/ in this checkout. */
+export const EXAMPLES_DIR: string = fileURLToPath(new URL("../../examples/lineage/", import.meta.url));
+
+/** The checked-in bundle folder of a scenario. */
+export function bundleDir(scenario: Scenario): string {
+  return join(EXAMPLES_DIR, scenario.folder, "bundle");
+}
+
+/** Replaces the checked-in bundle of `scenario` with `generated`. */
+export async function writeBundle(scenario: Scenario, generated: Generated): Promise<void> {
+  const dir = bundleDir(scenario);
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.mkdir(dir, { recursive: true });
+  for (const [name, bytes] of generated.bundle) {
+    await Deno.mkdir(join(dir, name, ".."), { recursive: true });
+    await Deno.writeFile(join(dir, name), bytes);
+  }
+}
+
+const USAGE = "usage: scripts/demo_bundles/mod.ts (fintech|healthcare|eu-mfg|all) " +
+  "[--out DIR] [--update]";
+
+async function main(args: string[]): Promise<number> {
+  const names: string[] = [];
+  let out: string | undefined;
+  let update = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--out") out = args[++i];
+    else if (a === "--update") update = true;
+    else if (a === "all") names.push(...Object.keys(SCENARIOS));
+    else if (a in SCENARIOS) names.push(a);
+    else {
+      console.error(`${a}: unknown scenario or flag\n${USAGE}`);
+      return 2;
+    }
+  }
+  if (names.length === 0 || (out === undefined && args.includes("--out"))) {
+    console.error(USAGE);
+    return 2;
+  }
+  for (const name of names) {
+    const scenario = SCENARIOS[name];
+    const dir = out === undefined
+      ? await Deno.makeTempDir({ prefix: `bernstein-${name}-` })
+      : names.length > 1
+      ? join(out, name)
+      : out;
+    const generated = await generate(scenario, dir);
+    console.log(new TextDecoder().decode(generated.bundle.get(TRANSCRIPT)));
+    if (update) {
+      await writeBundle(scenario, generated);
+      console.log(`${name}: bundle written to ${bundleDir(scenario)}`);
+    }
+    console.log(`${name}: the repository, packs and keys are in ${generated.dir}`);
+  }
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));
