@@ -33,8 +33,10 @@ export function normaliseTranscript(lines: readonly string[], ctx: NormaliseCont
     text = text.split(id).join("<run>");
     text = text.replace(new RegExp(`\\b${tag}\\b`, "g"), "<tag>");
   }
-  text = text.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, (m) =>
-    FIXED_TIMES.has(m) ? m : "<time>");
+  text = text.replace(
+    /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g,
+    (m) => FIXED_TIMES.has(m) ? m : "<time>",
+  );
   text = text.replace(/\b\d{4}-\d{2}-\d{2}\b/g, (m) => (FIXED_TIMES.has(m) ? m : "<day>"));
   text = replaceUnlessKept(text, /\b[0-9a-f]{64}\b/g, "<hash>", ctx.keep);
   text = replaceUnlessKept(text, /\b[0-9a-f]{16,63}(?=…)/g, "<hash>", ctx.keep);

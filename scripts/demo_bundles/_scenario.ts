@@ -48,17 +48,22 @@ export async function generate(scenario: Scenario, dir: string): Promise<Generat
   await scenario.run(p);
   const enc = new TextEncoder();
   const bundle = new Map<string, Uint8Array>();
-  bundle.set(TRANSCRIPT, enc.encode(normaliseTranscript(p.transcript, {
-    dir: p.dir,
-    keep: [exampleOperatorFingerprint(scenario.name)],
-  })));
+  bundle.set(
+    TRANSCRIPT,
+    enc.encode(normaliseTranscript(p.transcript, {
+      dir: p.dir,
+      keep: [exampleOperatorFingerprint(scenario.name)],
+    })),
+  );
   const summaries: Record<string, unknown> = {};
   for (const name of scenario.packs) {
     const bytes = await Deno.readFile(join(p.dir, name));
     bundle.set(name, bytes);
     summaries[name] = packSummary(bytes);
   }
-  for (const name of scenario.extras ?? []) bundle.set(name, await Deno.readFile(join(p.dir, name)));
+  for (const name of scenario.extras ?? []) {
+    bundle.set(name, await Deno.readFile(join(p.dir, name)));
+  }
   bundle.set(SUMMARY, enc.encode(JSON.stringify(summaries, null, 2) + "\n"));
   return { dir: p.dir, bundle };
 }

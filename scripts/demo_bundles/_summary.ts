@@ -49,8 +49,10 @@ function stable(value: Json, key = ""): Json {
   return value;
 }
 
-/** Days the manifest's period spans depend on when the run happened. */
+/** Figures that depend on when the run happened (its clock), not on what it did. */
 const CLOCK_FIGURES = new Set([
+  "first_ts_ns",
+  "last_ts_ns",
   "period_days",
   "period_covers_minimum",
   "retained_log_days",

@@ -57,7 +57,8 @@ stages:
           @agent summary technical file updated
 `;
 
-const CONFIG = `# EU manufacturer example: the safety configuration is the high-risk path of the pack.
+const CONFIG =
+  `# EU manufacturer example: the safety configuration is the high-risk path of the pack.
 compliance:
   risk_paths: ["config/robotics/**", "plc/**"]
   retention_days: 3653
@@ -94,7 +95,8 @@ function archiveManifest(fields: {
     operator_public_key: "operator.pub",
     retention: {
       logs_minimum: "at least six months (Art. 19(1) providers, Art. 26(6) deployers)",
-      documentation: "ten years after placing on the market (Art. 18(1)); this archive is kept as long",
+      documentation:
+        "ten years after placing on the market (Art. 18(1)); this archive is kept as long",
     },
   };
   return JSON.stringify(doc, null, 2) + "\n";
@@ -119,8 +121,16 @@ async function run(p: Project): Promise<void> {
   expectExit(
     await p.program(
       "deno bundle -o archive/bernstein-verify.js verify.ts",
-      [Deno.execPath(), "bundle", "--frozen", "-q", "-o", join(archive, "bernstein-verify.js"), "verify.ts"],
-      "none",
+      [
+        Deno.execPath(),
+        "bundle",
+        "--frozen",
+        "-q",
+        "-o",
+        join(archive, "bernstein-verify.js"),
+        "verify.ts",
+      ],
+      "stdout",
       REPO_ROOT,
     ),
     0,
@@ -134,11 +144,12 @@ async function run(p: Project): Promise<void> {
     period: { since, until },
   });
   await Deno.writeTextFile(join(archive, "ARCHIVE.json"), manifest);
+  p.note("archive/ARCHIVE.json records the period, both SHA-256s and the operator fingerprint.");
   expectExit(
     await p.program(
       "sha256sum ARCHIVE.json bernstein-verify.js operator.pub pack.zip > SHA256SUMS",
       ["sh", "-c", "sha256sum ARCHIVE.json bernstein-verify.js operator.pub pack.zip > SHA256SUMS"],
-      "none",
+      "stdout",
       archive,
     ),
     0,
@@ -161,7 +172,7 @@ async function run(p: Project): Promise<void> {
     await p.program(
       "sha256sum eu-mfg-archive.tar > eu-mfg-archive.tar.sha256",
       ["sh", "-c", "sha256sum eu-mfg-archive.tar > eu-mfg-archive.tar.sha256"],
-      "none",
+      "stdout",
     ),
     0,
     "sha256sum tar",
@@ -185,22 +196,40 @@ async function run(p: Project): Promise<void> {
     HOME: later,
   };
   expectExit(
-    await p.program("sha256sum -c eu-mfg-archive.tar.sha256", [
-      "sha256sum",
-      "-c",
-      "eu-mfg-archive.tar.sha256",
-    ], "stdout", later, laterEnv),
+    await p.program(
+      "sha256sum -c eu-mfg-archive.tar.sha256",
+      [
+        "sha256sum",
+        "-c",
+        "eu-mfg-archive.tar.sha256",
+      ],
+      "stdout",
+      later,
+      laterEnv,
+    ),
     0,
     "sha256sum -c (tar)",
   );
   expectExit(
-    await p.program("tar -xf eu-mfg-archive.tar", ["tar", "-xf", "eu-mfg-archive.tar"], "stdout", later, laterEnv),
+    await p.program(
+      "tar -xf eu-mfg-archive.tar",
+      ["tar", "-xf", "eu-mfg-archive.tar"],
+      "stdout",
+      later,
+      laterEnv,
+    ),
     0,
     "tar -xf",
   );
   const restored = join(later, "archive");
   expectExit(
-    await p.program("cd archive && sha256sum -c SHA256SUMS", ["sha256sum", "-c", "SHA256SUMS"], "stdout", restored, laterEnv),
+    await p.program(
+      "cd archive && sha256sum -c SHA256SUMS",
+      ["sha256sum", "-c", "SHA256SUMS"],
+      "stdout",
+      restored,
+      laterEnv,
+    ),
     0,
     "sha256sum -c SHA256SUMS",
   );

@@ -84,9 +84,9 @@ tuning:
     default_max_retries: 0
 `;
 
-/** What the rogue host writes to the ledger (an edit that drops the idempotency check). */
+/** What the rogue host writes to the ledger: a "hotfix" that skips the balance check. */
 const ROGUE_LEDGER =
-  'export function post(entries: { account: string; minor: number }[]): void { /* hotfix: skip the balance check */ void entries; }\n';
+  "export function post(entries: { account: string; minor: number }[]): void { /* hotfix: skip the balance check */ void entries; }\n";
 
 async function copyTree(from: string, to: string): Promise<void> {
   await Deno.mkdir(to, { recursive: true });

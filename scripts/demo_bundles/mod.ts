@@ -9,10 +9,11 @@ import { fileURLToPath } from "node:url";
 import { EU_MANUFACTURER } from "./eu_mfg.ts";
 import { FINTECH } from "./fintech.ts";
 import { HEALTHCARE } from "./healthcare.ts";
-import { type Generated, generate, type Scenario, TRANSCRIPT } from "./_scenario.ts";
+import { generate, type Generated, type Scenario, TRANSCRIPT } from "./_scenario.ts";
 
-export { type Generated, generate, type Scenario, SUMMARY, TRANSCRIPT } from "./_scenario.ts";
+export { generate, type Generated, type Scenario, SUMMARY, TRANSCRIPT } from "./_scenario.ts";
 export { packMembers, packSummary } from "./_summary.ts";
+export { mappingReferences, missingReferences } from "./_mapping.ts";
 export { exampleOperatorFingerprint } from "./_example_keys.ts";
 
 /** The scenarios by the name the tasks and the Makefile use. */
@@ -23,7 +24,9 @@ export const SCENARIOS: Record<string, Scenario> = {
 };
 
 /** examples/lineage/ in this checkout. */
-export const EXAMPLES_DIR: string = fileURLToPath(new URL("../../examples/lineage/", import.meta.url));
+export const EXAMPLES_DIR: string = fileURLToPath(
+  new URL("../../examples/lineage/", import.meta.url),
+);
 
 /** The checked-in bundle folder of a scenario. */
 export function bundleDir(scenario: Scenario): string {
@@ -71,11 +74,13 @@ async function main(args: string[]): Promise<number> {
       ? join(out, name)
       : out;
     const generated = await generate(scenario, dir);
-    console.log(new TextDecoder().decode(generated.bundle.get(TRANSCRIPT)));
     if (update) {
       await writeBundle(scenario, generated);
-      console.log(`${name}: bundle written to ${bundleDir(scenario)}`);
+      if (out === undefined) await Deno.remove(dir, { recursive: true });
+      console.log(`examples/lineage/${scenario.folder}/bundle regenerated`);
+      continue;
     }
+    console.log(new TextDecoder().decode(generated.bundle.get(TRANSCRIPT)));
     console.log(`${name}: the repository, packs and keys are in ${generated.dir}`);
   }
   return 0;
