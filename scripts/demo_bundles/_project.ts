@@ -19,9 +19,6 @@ export interface CommandResult {
 /** How a command's output goes into the transcript. */
 export type Show = "stdout" | "stderr" | "both" | "none";
 
-/** The build time every pack of the examples records (SOURCE_DATE_EPOCH). */
-export const SOURCE_DATE_EPOCH = "1768294800"; // 2026-01-13T09:00:00Z
-
 const CHILD_ENV = ["PATH", "HOME", "DENO_DIR", "TMPDIR"];
 
 /** A scenario's project and transcript. */
@@ -41,7 +38,6 @@ export class Project {
     this.#env = {
       ...buildChildEnv(CHILD_ENV, processEnv, { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" }),
       BERNSTEIN_AUDIT_KEY_PATH: join(dir, "audit.key"),
-      SOURCE_DATE_EPOCH,
       TZ: "UTC",
     };
     this.#git = new Git(this.repo, {

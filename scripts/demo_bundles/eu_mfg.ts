@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import { exampleOperatorFingerprint, exampleOperatorPublicPem } from "./_example_keys.ts";
-import { expectExit, type Project, SOURCE_DATE_EPOCH } from "./_project.ts";
+import { expectExit, type Project } from "./_project.ts";
 import { pack, runPlan, utcDay, verifyPack } from "./_steps.ts";
 import type { Scenario } from "./_scenario.ts";
 
@@ -15,8 +15,11 @@ const NAME = "eu-manufacturer";
 const ORG = "Example Pressen GmbH";
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** "Years later": ten years after the archive's build time, for the restore's clock. */
-const RESTORE_EPOCH = String(Number(SOURCE_DATE_EPOCH) + 10 * 365 * 86_400 + 3 * 86_400);
+/** File times inside the tar: 1980-01-01, as the pack's members (the bytes depend on content only). */
+const TAR_MTIME = "315532800";
+
+/** Ten years and a few days, in seconds: "years later" for the restore's clock. */
+const TEN_YEARS_S = (10 * 365 + 3) * 86_400;
 
 const PLAN = `# Safety configuration of press cell 4, changed by agents.
 name: press-cell-safety
@@ -76,11 +79,12 @@ function archiveManifest(fields: {
   pack: Uint8Array;
   verifier: Uint8Array;
   period: { since: string; until: string };
+  archivedAt: string;
 }): string {
   const doc = {
     schema: "bernstein-example-cold-storage/v1",
     note: "EXAMPLE archive of examples/lineage/eu-manufacturer; the operator key is an example key",
-    archived_at: new Date(Number(SOURCE_DATE_EPOCH) * 1000).toISOString().replace(".000", ""),
+    archived_at: fields.archivedAt,
     org: ORG,
     period: fields.period,
     pack: { file: "pack.zip", sha256: sha256Hex(fields.pack), bytes: fields.pack.length },
@@ -142,6 +146,7 @@ async function run(p: Project): Promise<void> {
     pack: await Deno.readFile(join(archive, "pack.zip")),
     verifier: await Deno.readFile(join(archive, "bernstein-verify.js")),
     period: { since, until },
+    archivedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
   });
   await Deno.writeTextFile(join(archive, "ARCHIVE.json"), manifest);
   p.note("archive/ARCHIVE.json records the period, both SHA-256s and the operator fingerprint.");
@@ -158,7 +163,7 @@ async function run(p: Project): Promise<void> {
   const tar = [
     "tar",
     "--sort=name",
-    `--mtime=@${SOURCE_DATE_EPOCH}`,
+    `--mtime=@${TAR_MTIME}`,
     "--owner=0",
     "--group=0",
     "--numeric-owner",
@@ -191,7 +196,8 @@ async function run(p: Project): Promise<void> {
     join(later, "eu-mfg-archive.tar.sha256"),
   );
   const laterEnv = {
-    SOURCE_DATE_EPOCH: RESTORE_EPOCH,
+    // bernstein-verify reads no clock and no environment; this only dates the simulation.
+    SOURCE_DATE_EPOCH: String(Math.floor(Date.now() / 1000) + TEN_YEARS_S),
     DENO_DIR: join(later, "empty-deno-cache"),
     HOME: later,
   };
