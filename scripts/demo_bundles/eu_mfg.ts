@@ -141,7 +141,12 @@ async function run(p: Project): Promise<void> {
     "deno bundle verify.ts",
   );
   await Deno.copyFile(join(p.dir, "pack.zip"), join(archive, "pack.zip"));
-  await Deno.writeTextFile(join(archive, "operator.pub"), exampleOperatorPublicPem(NAME));
+  // The public half bernstein published when the key signed (the private key never goes in).
+  const publicPem = await Deno.readTextFile(join(p.repo, ".sdd", "keys", "operator.pub"));
+  if (publicPem !== exampleOperatorPublicPem(NAME)) {
+    throw new Error("operator.pub is not the example key's");
+  }
+  await Deno.writeTextFile(join(archive, "operator.pub"), publicPem);
   const manifest = archiveManifest({
     pack: await Deno.readFile(join(archive, "pack.zip")),
     verifier: await Deno.readFile(join(archive, "bernstein-verify.js")),
