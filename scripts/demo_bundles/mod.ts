@@ -3,13 +3,14 @@
 // scripted agent in a throw-away repository, builds compliance packs and checks them with
 // `bernstein-verify`, printing the transcript. `--out DIR` keeps everything in DIR (else a
 // temp folder, kept and named at the end); `--update` rewrites the checked-in bundle under
-// examples/lineage/<folder>/bundle/ (what `deno task docs` runs).
+// examples/lineage/<folder>/bundle/ when its transcript or summary drifted (what `deno task
+// docs` runs; an up-to-date bundle is left alone, since every run signs different bytes).
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { EU_MANUFACTURER } from "./eu_mfg.ts";
 import { FINTECH } from "./fintech.ts";
 import { HEALTHCARE } from "./healthcare.ts";
-import { generate, type Generated, type Scenario, TRANSCRIPT } from "./_scenario.ts";
+import { generate, type Generated, type Scenario, SUMMARY, TRANSCRIPT } from "./_scenario.ts";
 
 export { generate, type Generated, type Scenario, SUMMARY, TRANSCRIPT } from "./_scenario.ts";
 export { packMembers, packSummary } from "./_summary.ts";
@@ -33,8 +34,29 @@ export function bundleDir(scenario: Scenario): string {
   return join(EXAMPLES_DIR, scenario.folder, "bundle");
 }
 
-/** Replaces the checked-in bundle of `scenario` with `generated`. */
-export async function writeBundle(scenario: Scenario, generated: Generated): Promise<void> {
+/**
+ * The checked-in files whose stable parts (transcript, summary) differ from `generated`'s;
+ * empty when the bundle is up to date.
+ */
+export async function driftedFiles(scenario: Scenario, generated: Generated): Promise<string[]> {
+  const drifted: string[] = [];
+  for (const name of [TRANSCRIPT, SUMMARY]) {
+    const have = await Deno.readFile(join(bundleDir(scenario), name)).catch(() => undefined);
+    const want = generated.bundle.get(name) as Uint8Array;
+    if (have === undefined || have.length !== want.length || have.some((b, i) => b !== want[i])) {
+      drifted.push(name);
+    }
+  }
+  return drifted;
+}
+
+/**
+ * Replaces the checked-in bundle of `scenario` with `generated` when its stable parts drifted;
+ * otherwise leaves it alone (a new run's packs differ in bytes, not in what they show). True
+ * when it was rewritten.
+ */
+export async function updateBundle(scenario: Scenario, generated: Generated): Promise<boolean> {
+  if ((await driftedFiles(scenario, generated)).length === 0) return false;
   const dir = bundleDir(scenario);
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   await Deno.mkdir(dir, { recursive: true });
@@ -42,6 +64,7 @@ export async function writeBundle(scenario: Scenario, generated: Generated): Pro
     await Deno.mkdir(join(dir, name, ".."), { recursive: true });
     await Deno.writeFile(join(dir, name), bytes);
   }
+  return true;
 }
 
 const USAGE = "usage: scripts/demo_bundles/mod.ts (fintech|healthcare|eu-mfg|all) " +
@@ -75,9 +98,11 @@ async function main(args: string[]): Promise<number> {
       : out;
     const generated = await generate(scenario, dir);
     if (update) {
-      await writeBundle(scenario, generated);
+      const rewritten = await updateBundle(scenario, generated);
       if (out === undefined) await Deno.remove(dir, { recursive: true });
-      console.log(`examples/lineage/${scenario.folder}/bundle regenerated`);
+      console.log(
+        `examples/lineage/${scenario.folder}/bundle ${rewritten ? "regenerated" : "is up to date"}`,
+      );
       continue;
     }
     console.log(new TextDecoder().decode(generated.bundle.get(TRANSCRIPT)));
