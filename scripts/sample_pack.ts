@@ -15,6 +15,8 @@ import {
 } from "../src/crypto/mod.ts";
 import { SeededRandom } from "../src/io/mod.ts";
 import {
+  digestInto,
+  digestText,
   entryBytes,
   entryHashOfBytes,
   kidForPublicKey,
@@ -25,6 +27,7 @@ import {
 } from "../src/lineage/mod.ts";
 import {
   buildArticle12,
+  CheckpointedWindow,
   type OperatorSigner,
   type PackCard,
   type PackCheckpoint,
@@ -33,7 +36,10 @@ import {
   type PackEntry,
   selectCards,
   windowFacts,
+  WindowMembers,
   WindowSelector,
+  writePack,
+  type ZipSink,
 } from "../src/compliance/mod.ts";
 import { packWindow } from "../src/verify/mod.ts";
 
@@ -110,6 +116,20 @@ export function signedEntry(entry: LineageEntry, signer: SampleAgent): PackEntry
   return { line, entry, hash, signature: new TextEncoder().encode(jws) };
 }
 
+/** A sample log made one entry at a time (for logs too long to hold, see the scale bench). */
+export interface SampleLogStream {
+  /** The agents (the steward last when there is a merge). */
+  agents: SampleAgent[];
+  /** The operator's signing key. */
+  operator: OperatorSigner;
+  /** The window's first day. */
+  since: string;
+  /** Last day. */
+  until: string;
+  /** Every line of the log in order, with signatures, made as they are asked for. */
+  entries: Generator<PackEntry>;
+}
+
 /**
  * A deterministic log: `before` entries in February 2026, then `entries` in March 2026 over
  * `artefacts` files by `agents` agents in turn, each a linear successor of its artefact's
@@ -117,6 +137,18 @@ export function signedEntry(entry: LineageEntry, signer: SampleAgent): PackEntry
  * and its merge by `bernstein-steward`.
  */
 export function sampleLog(options: SampleOptions = {}): SampleLog {
+  const stream = sampleLogStream(options);
+  return {
+    log: [...stream.entries],
+    agents: stream.agents,
+    operator: stream.operator,
+    since: stream.since,
+    until: stream.until,
+  };
+}
+
+/** {@linkcode sampleLog}, one entry at a time: the same entries, never all held. */
+export function sampleLogStream(options: SampleOptions = {}): SampleLogStream {
   const random = new SeededRandom(options.seed ?? 7);
   const agentCount = options.agents ?? 3;
   const artefactCount = options.artefacts ?? 4;
@@ -124,14 +156,13 @@ export function sampleLog(options: SampleOptions = {}): SampleLog {
   const steward = agent(random, "bernstein-steward");
   const op = ed25519KeyPairFromSeed(random.bytes(32));
   const tips = new Map<string, string>();
-  const log: PackEntry[] = [];
   let n = 0;
   const write = (
     path: string,
     by: SampleAgent,
     ts: bigint,
     parents: string[] | undefined = undefined,
-  ) => {
+  ): PackEntry => {
     const content = `sha256:${sha256Hex(new TextEncoder().encode(`${path}#${n}`))}`;
     const entry = sealEntry({
       artefact_path: path,
@@ -146,45 +177,48 @@ export function sampleLog(options: SampleOptions = {}): SampleLog {
     }, SAMPLE_HMAC_KEY);
     const e = signedEntry(entry, by);
     tips.set(path, e.hash);
-    log.push(e);
     n++;
-    return e.hash;
+    return e;
   };
   const before = options.before ?? 2;
-  for (let i = 0; i < before; i++) {
-    write(
-      `src/file_${i % artefactCount}.ts`,
-      agents[i % agentCount],
-      WINDOW_START_NS - 86_400n * NS + BigInt(i) * NS,
-    );
-  }
   const total = options.entries ?? 12;
   const forkAt = options.forkAndMerge === false ? -1 : Math.floor(total / 2);
-  // Spread over the month so that any shorter period leaves entries out.
-  const step = (30n * 86_400n * NS) / BigInt(total + 4);
-  let ts = WINDOW_START_NS + 3_600n * NS;
-  for (let i = 0; i < total; i++) {
-    ts += step;
-    if (i === forkAt) {
-      // Two agents write different content on the same parent; the steward merges them.
-      const path = "src/file_0.ts";
-      const parent = tips.get(path);
-      const parents = parent === undefined ? [] : [parent];
-      const a = write(path, agents[0], ts, parents);
-      ts += NS;
-      const b = write(path, agents[1 % agentCount], ts, parents);
-      ts += NS;
-      if (options.merge !== false) write(path, steward, ts, [a, b]);
-      continue;
+  function* entries(): Generator<PackEntry> {
+    for (let i = 0; i < before; i++) {
+      yield write(
+        `src/file_${i % artefactCount}.ts`,
+        agents[i % agentCount],
+        WINDOW_START_NS - 86_400n * NS + BigInt(i) * NS,
+      );
     }
-    write(`src/file_${i % artefactCount}.ts`, agents[i % agentCount], ts);
+    // Spread over the month so that any shorter period leaves entries out.
+    const step = (30n * 86_400n * NS) / BigInt(total + 4);
+    let ts = WINDOW_START_NS + 3_600n * NS;
+    for (let i = 0; i < total; i++) {
+      ts += step;
+      if (i === forkAt) {
+        // Two agents write different content on the same parent; the steward merges them.
+        const path = "src/file_0.ts";
+        const parent = tips.get(path);
+        const parents = parent === undefined ? [] : [parent];
+        const a = write(path, agents[0], ts, parents);
+        yield a;
+        ts += NS;
+        const b = write(path, agents[1 % agentCount], ts, parents);
+        yield b;
+        ts += NS;
+        if (options.merge !== false) yield write(path, steward, ts, [a.hash, b.hash]);
+        continue;
+      }
+      yield write(`src/file_${i % artefactCount}.ts`, agents[i % agentCount], ts);
+    }
   }
   return {
-    log,
     agents: forkAt >= 0 && options.merge !== false ? [...agents, steward] : agents,
     operator: { seed: op.seed, publicKey: op.publicKey },
     since: "2026-03-01",
     until: "2026-03-31",
+    entries: entries(),
   };
 }
 
@@ -288,4 +322,112 @@ export function samplePackContent(sample: SampleLog, options: SamplePackOptions 
     operatorPublicKey: sample.operator.publicKey,
     checkpoint: sampleCheckpoint(sample, selection.entries),
   };
+}
+
+/**
+ * The sample pack of {@linkcode samplePackContent} written member by member to `sink`, made
+ * from {@linkcode sampleLogStream}: the same bytes, without holding the log (the scale
+ * benchmark writes a 1 000 000-entry pack this way). Returns the archive's size.
+ */
+export function writeSamplePack(
+  options: SampleOptions & SamplePackOptions,
+  sink: ZipSink,
+): { bytes: number; operator: OperatorSigner; entries: number } {
+  const sample = sampleLogStream(options);
+  const window = packWindow(sample.since, sample.until);
+  if (window === undefined) throw new Error("bad sample window");
+  const selector = new WindowSelector(window, { keep: false });
+  const members = new WindowMembers();
+  const signers = new Map<string, { agent_id: string; kid: string }>();
+  const riskPaths = options.riskPaths ?? ["src/file_0.ts"];
+  const risky = new Set<string>();
+  const toolCalls = new Set<string>();
+  let riskEntries = 0;
+  // Every line's leaf (the checkpoint's tree) and each window entry's digest and leaf.
+  let leaves: Uint8Array = new Uint8Array(32 * 1024);
+  let windowDigests: Uint8Array = new Uint8Array(32 * 1024);
+  const windowLeaves: number[] = [];
+  let lines = 0;
+  for (const e of sample.entries) {
+    if ((lines + 1) * 32 > leaves.length) leaves = grown(leaves);
+    merkleLeafHash(sha256(e.line), 0, leaves, lines * 32);
+    lines++;
+    const w = selector.add(lines, e.line, true);
+    if (w === undefined) continue;
+    members.add(w.line, w.entry, w.hash, e.signature);
+    const i = windowLeaves.length;
+    if ((i + 1) * 32 > windowDigests.length) windowDigests = grown(windowDigests);
+    digestInto(w.hash, windowDigests, i * 32);
+    windowLeaves.push(w.leaf);
+    signers.set(`${w.entry.agent_id}\u0000${w.entry.agent_card_kid}`, {
+      agent_id: w.entry.agent_id,
+      kid: w.entry.agent_card_kid,
+    });
+    toolCalls.add(w.entry.tool_call_id);
+    if (riskPaths.includes(w.entry.artefact_path)) {
+      riskEntries++;
+      risky.add(w.entry.artefact_path);
+    }
+  }
+  const selection = selector.result();
+  const collected = members.finish();
+  const tree = new MerkleTree(leaves, lines);
+  const checkpoint = signCheckpoint({
+    log: "lineage",
+    root: merkleHashHex(tree.root()),
+    size: tree.size,
+    ts: "2026-04-01T00:00:00.000000Z",
+  }, { ...sample.operator, kid: kidForPublicKey(sample.operator.publicKey) });
+  const committed = new CheckpointedWindow(checkpoint, tree);
+  windowLeaves.forEach((leaf, i) => committed.add(digestText(windowDigests, i * 32), leaf));
+  const article12 = buildArticle12({
+    facts: collected.facts,
+    riskPaths,
+    riskEntryCount: riskEntries,
+    riskArtefacts: [...risky].sort(),
+    unresolvedForkCount: 0,
+    audit: {
+      checked: false,
+      reason: "sample pack: no audit log",
+      tool_call_ids: toolCalls.size,
+      linked_tool_call_ids: 0,
+      linked_audit_events: 0,
+      audit_records_authenticated: 0,
+      audit_records_rejected: 0,
+    },
+    remoteBiometricIdentification: false,
+    retentionDays: 183,
+    periodDays: window.days,
+    retainedSinceNs: selection.retainedSinceNs,
+    periodEndNs: window.endNs,
+    unreadableLogLines: 0,
+  });
+  const cards = selectCards(
+    sample.agents.map((a) => ({ location: `${a.agentId}/card.json`, bytes: a.card })),
+    [...signers.values()],
+  ).cards;
+  const written = writePack(
+    {
+      org: options.org ?? "Acme Bank",
+      since: sample.since,
+      until: sample.until,
+      builtAt: options.builtAt === undefined ? "2026-04-01T00:00:00Z" : options.builtAt,
+      builder: "bernstein 0.0.0-sample",
+      externalParents: selection.externalParents,
+      cards,
+      article12,
+      operatorPublicKey: sample.operator.publicKey,
+      checkpoint: committed.members(sample.operator.publicKey),
+    },
+    collected,
+    sample.operator,
+    sink,
+  );
+  return { bytes: written.bytes, operator: sample.operator, entries: collected.facts.entry_count };
+}
+
+function grown(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(bytes.length * 2);
+  out.set(bytes);
+  return out;
 }

@@ -68,7 +68,8 @@ const loadavg = () => {
 };
 console.log(`bench: load average ${loadavg()} at start (${navigator.hardwareConcurrency} cores)`);
 for (const script of [...SCRIPTS, ...OPT_IN]) {
-  if (only ? !script.startsWith(only) : OPT_IN.includes(script)) continue;
+  const optIn = OPT_IN.includes(script);
+  if (optIn ? only !== script.replace(/\.ts$/, "") : only && !script.startsWith(only)) continue;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-q", "--frozen", "-P=dev", join(here, script)],
     stdout: "piped",

@@ -15,7 +15,7 @@ import {
 } from "../../src/compliance/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import { memoryBytes, packZipLimits, readZipDirectory, verifyPack } from "../../src/verify/mod.ts";
-import { sampleLog, samplePackContent } from "../../scripts/sample_pack.ts";
+import { sampleLog, samplePackContent, writeSamplePack } from "../../scripts/sample_pack.ts";
 import { REPO_ROOT } from "../_helpers/cli.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
@@ -204,4 +204,15 @@ Deno.test("a window whose log is past the one-shot size streams: same manifest a
   });
   deepStrictEqual(r.errors, []);
   strictEqual(r.stats.entries, c.entries.length);
+});
+
+Deno.test("the streamed sample pack (the scale benchmark's) is the in-memory sample pack", () => {
+  for (const options of [{ seed: 5 }, { seed: 8, entries: 40, before: 6, artefacts: 5 }]) {
+    const sink = new MemorySink();
+    const written = writeSamplePack(options, sink);
+    const sample = sampleLog(options);
+    const built = buildPack(samplePackContent(sample), sample.operator);
+    deepStrictEqual(sink.bytes(), built.zip);
+    strictEqual(written.bytes, built.zip.length);
+  }
 });
