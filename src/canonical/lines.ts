@@ -1,4 +1,4 @@
-import { canonicalize, isCanonicalText } from "./serialize.ts";
+import { canonicalize, completeCanonicalParse } from "./serialize.ts";
 import { decodeUtf8Strict, parseJson } from "./parse.ts";
 import type { CanonicalProfile, JsonValue } from "./value.ts";
 
@@ -39,39 +39,13 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-// The fast path only ever sees shallow values; anything deeper takes the strict parser, whose
-// depth limit then decides.
-const FAST_MAX_DEPTH = 64;
-
-/**
- * Makes a `JSON.parse` result what the strict parser would return for the same text: integers
- * beyond ±(2^53 − 1) become BigInt. Only valid once the text is known to be canonical (then
- * every number printed back equals its token, so BigInt(n) is the token's exact value).
- * False when the value is too deep for the fast path.
- */
-function strictNumbers(value: unknown, depth: number): boolean {
-  if (typeof value !== "object" || value === null) return true;
-  if (depth > FAST_MAX_DEPTH) return false;
-  const holder = value as Record<string, unknown>;
-  for (const key of Array.isArray(value) ? value.keys() : Object.keys(value)) {
-    const item = holder[key as string];
-    if (typeof item === "number") {
-      if (Number.isInteger(item) && !Number.isSafeInteger(item)) {
-        holder[key as string] = BigInt(item);
-      }
-    } else if (!strictNumbers(item, depth + 1)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 /**
  * The value of `text` through the native parser when that is provably what the strict parser
  * gives, else undefined. Texts with a backslash are left to the strict parser (it refuses lone
  * surrogate escapes, JSON.parse does not); raw control characters make JSON.parse throw; and
- * duplicate keys, floats written as integers (`1.0`), exponents and whitespace all print back
- * differently, so the comparison sends them to the strict parser too.
+ * duplicate keys, floats, exponents and whitespace all print back differently, so the lockstep
+ * comparison ({@linkcode completeCanonicalParse}) sends them to the strict parser too. Integers
+ * past 2^53 (every nanosecond timestamp) are taken exactly from their digits in the text.
  */
 function fastCanonicalValue(text: string, profile: CanonicalProfile): JsonValue | undefined {
   if (text.includes("\\")) return undefined;
@@ -81,17 +55,7 @@ function fastCanonicalValue(text: string, profile: CanonicalProfile): JsonValue 
   } catch {
     return undefined;
   }
-  // Converted before printing: a BigInt prints every digit, a double beyond 2^53 might not.
-  if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value)) {
-    value = BigInt(value);
-  } else if (!strictNumbers(value, 0)) {
-    return undefined;
-  }
-  try {
-    return isCanonicalText(value as JsonValue, text, profile) ? value as JsonValue : undefined;
-  } catch {
-    return undefined;
-  }
+  return completeCanonicalParse(value, text, profile);
 }
 
 /**

@@ -15,7 +15,13 @@ export { CanonicalEncodeError, JsonParseError } from "./errors.ts";
 export { pythonFloatRepr } from "./float_repr.ts";
 export { decodeUtf8Strict, parseJson, parseJsonBytes, type ParseJsonOptions } from "./parse.ts";
 export { invalidUtf8Offset } from "./utf8.ts";
-export { canonicalBytes, canonicalize, compareCodePoints } from "./serialize.ts";
+export {
+  canonicalBytes,
+  canonicalize,
+  canonicalObjectSpans,
+  compareCodePoints,
+  type MemberSpan,
+} from "./serialize.ts";
 export {
   bytesEqual,
   type CanonicalLineResult,

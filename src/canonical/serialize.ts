@@ -250,3 +250,183 @@ export function isCanonicalText(
 ): boolean {
   return matchAt(value, text, 0, STYLES[profile], 0) === text.length;
 }
+
+// The fast path of reading a canonical record: a `JSON.parse` result walked in lockstep with
+// its text. JSON.parse rounds integers beyond 2^53 to doubles (a nanosecond timestamp almost
+// always), so where the walk meets one it takes the exact integer from the digits in the
+// text; the same walk checks that the text is exactly the canonical print of the value.
+type Container = Record<string, unknown> | unknown[];
+
+const FAST_MAX_DEPTH = 64;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+function digitsEnd(text: string, at: number): number {
+  let end = text.charCodeAt(at) === MINUS ? at + 1 : at;
+  const first = end;
+  while (end < text.length) {
+    const c = text.charCodeAt(end);
+    if (c < ZERO || c > NINE) break;
+    end++;
+  }
+  return end === first ? -1 : end;
+}
+
+function parsedAt(
+  holder: Container,
+  key: string | number,
+  text: string,
+  at: number,
+  style: Style,
+  depth: number,
+): number {
+  const value = (holder as Record<string | number, unknown>)[key];
+  if (value === null) return text.startsWith("null", at) ? at + 4 : -1;
+  switch (typeof value) {
+    case "boolean": {
+      const word = value ? "true" : "false";
+      return text.startsWith(word, at) ? at + word.length : -1;
+    }
+    case "string": {
+      if ((style.ascii ? NEEDS_ESCAPE_ASCII : NEEDS_ESCAPE_UTF8).test(value)) {
+        let quoted: string;
+        try {
+          quoted = quote(value, style.ascii);
+        } catch {
+          return -1;
+        }
+        return text.startsWith(quoted, at) ? at + quoted.length : -1;
+      }
+      if (text.charCodeAt(at) !== 0x22 || !text.startsWith(value, at + 1)) return -1;
+      const end = at + 1 + value.length;
+      return text.charCodeAt(end) === 0x22 ? end + 1 : -1;
+    }
+    case "number": {
+      if (Number.isSafeInteger(value)) {
+        const printed = value === 0 ? "0" : String(value);
+        return text.startsWith(printed, at) ? at + printed.length : -1;
+      }
+      // Floats print the Python way from a JsonFloat: that is the strict parser's job.
+      if (!Number.isInteger(value)) return -1;
+      const end = digitsEnd(text, at);
+      if (end < 0) return -1;
+      const next = text.charCodeAt(end);
+      if (next === 0x2e || next === 0x65 || next === 0x45) return -1; // 1.0, 1e18: not here
+      const token = text.slice(at, end);
+      // The token is the one JSON.parse read for this value (the walk is in lockstep): its
+      // exact value replaces the rounded double. It prints back as itself unless it is
+      // "-0…" or has leading zeros, which JSON and the comparison below refuse.
+      const exact = BigInt(token);
+      if (Number(exact) !== value || exact.toString() !== token) return -1;
+      (holder as Record<string | number, unknown>)[key] = exact;
+      return end;
+    }
+    case "object":
+      break;
+    default:
+      return -1;
+  }
+  // Deep values go to the strict parser, whose depth limit then decides.
+  if (depth > FAST_MAX_DEPTH) return -1;
+  if (Array.isArray(value)) {
+    if (text.charCodeAt(at) !== 0x5b) return -1;
+    let pos = at + 1;
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) {
+        if (!text.startsWith(style.comma, pos)) return -1;
+        pos += style.comma.length;
+      }
+      pos = parsedAt(value, i, text, pos, style, depth + 1);
+      if (pos < 0) return -1;
+    }
+    return text.charCodeAt(pos) === 0x5d ? pos + 1 : -1;
+  }
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object);
+  for (let i = 1; i < keys.length; i++) {
+    if (compareCodePoints(keys[i - 1], keys[i]) > 0) {
+      keys.sort(compareCodePoints);
+      break;
+    }
+  }
+  if (text.charCodeAt(at) !== 0x7b) return -1;
+  let pos = at + 1;
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) {
+      if (!text.startsWith(style.comma, pos)) return -1;
+      pos += style.comma.length;
+    }
+    pos = parsedAt(keys, i, text, pos, style, depth + 1);
+    if (pos < 0 || !text.startsWith(style.colon, pos)) return -1;
+    pos = parsedAt(object, keys[i], text, pos + style.colon.length, style, depth + 1);
+    if (pos < 0) return -1;
+  }
+  return text.charCodeAt(pos) === 0x7d ? pos + 1 : -1;
+}
+
+/**
+ * Completes a `JSON.parse(text)` result into what the strict parser returns, provided `text`
+ * is exactly its canonical print: integers beyond ±(2^53 − 1) become the BigInt their digits
+ * in `text` spell (JSON.parse has rounded them). Returns undefined when the text is not
+ * canonical or holds a value only the strict parser reads (a float): then parse strictly.
+ * `parsed` is changed in place.
+ */
+export function completeCanonicalParse(
+  parsed: unknown,
+  text: string,
+  profile: CanonicalProfile,
+): JsonValue | undefined {
+  const holder = [parsed];
+  const end = parsedAt(holder, 0, text, 0, STYLES[profile], 0);
+  return end === text.length ? holder[0] as JsonValue : undefined;
+}
+
+/** A top-level member of a canonical object: its key and where `"key":value` is in the text. */
+export interface MemberSpan {
+  /** The key. */
+  key: string;
+  /** Index of the key's opening quote. */
+  start: number;
+  /** Index just past the value. */
+  end: number;
+}
+
+/**
+ * {@linkcode completeCanonicalParse} for a top-level object, also saying where each member is
+ * in `text` (so a caller can hash the bytes without one member without printing the rest).
+ * Undefined when `parsed` is not an object or the text is not its canonical print.
+ */
+export function canonicalObjectSpans(
+  parsed: unknown,
+  text: string,
+  profile: CanonicalProfile,
+): { value: Record<string, JsonValue>; spans: MemberSpan[] } | undefined {
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
+  const style = STYLES[profile];
+  const object = parsed as Record<string, unknown>;
+  const keys = Object.keys(object);
+  for (let i = 1; i < keys.length; i++) {
+    if (compareCodePoints(keys[i - 1], keys[i]) > 0) {
+      keys.sort(compareCodePoints);
+      break;
+    }
+  }
+  if (text.charCodeAt(0) !== 0x7b) return undefined;
+  const spans: MemberSpan[] = [];
+  let pos = 1;
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) {
+      if (!text.startsWith(style.comma, pos)) return undefined;
+      pos += style.comma.length;
+    }
+    const start = pos;
+    pos = parsedAt(keys, i, text, pos, style, 1);
+    if (pos < 0 || !text.startsWith(style.colon, pos)) return undefined;
+    pos = parsedAt(object, keys[i], text, pos + style.colon.length, style, 1);
+    if (pos < 0) return undefined;
+    spans.push({ key: keys[i], start, end: pos });
+  }
+  if (text.charCodeAt(pos) !== 0x7d || pos + 1 !== text.length) return undefined;
+  return { value: object as Record<string, JsonValue>, spans };
+}

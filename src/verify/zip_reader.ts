@@ -629,3 +629,25 @@ export function readZipMember(source: RandomAccessBytes, member: ZipMember): Uin
   }
   return out;
 }
+
+/**
+ * {@linkcode readZipMember} that inflates a large member with the runtime's native DEFLATE
+ * ({@linkcode streamZipMember}: the same checks, bounded steps) instead of in JavaScript; small
+ * and stored members are read as by `readZipMember`.
+ */
+export async function readZipMemberNative(
+  source: RandomAccessBytes,
+  member: ZipMember,
+): Promise<Uint8Array> {
+  if (member.method === 0 || member.compressedSize <= ONE_SHOT_LIMIT) {
+    return readZipMember(source, member);
+  }
+  // streamZipMember stops before its output passes the declared size: the buffer suffices.
+  const out = new Uint8Array(member.size);
+  let at = 0;
+  for await (const chunk of streamZipMember(source, member)) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}

@@ -1,6 +1,8 @@
 // The pack format's small rules: member kinds, the UTC-day window, CSV quoting, fingerprints.
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { LineageEntry } from "../../src/lineage/mod.ts";
+import { buildPack } from "../../src/compliance/mod.ts";
+import { sampleLog, samplePackContent } from "../../scripts/sample_pack.ts";
 import { canonicalBytes, type JsonObject } from "../../src/canonical/mod.ts";
 import {
   cardMemberName,
@@ -11,6 +13,7 @@ import {
   normalizeFingerprint,
   packMemberKind,
   packWindow,
+  parsePackManifest,
   signatureMemberName,
   utcDay,
 } from "../../src/verify/mod.ts";
@@ -99,5 +102,37 @@ Deno.test("the one-pass manifest check agrees with whole serialisation, wherever
     longer.set(bytes);
     longer[bytes.length] = 0x0a;
     strictEqual(checkManifestBytes(m, longer).canonical, false, "a trailing newline is refused");
+  }
+});
+
+Deno.test("the manifest's native path gives the strict path's value and output hash, and refuses what it refuses", () => {
+  const sample = sampleLog({ seed: 12, entries: 30 });
+  const dec = new TextDecoder();
+  const enc = new TextEncoder();
+  // ASCII, non-ASCII (byte offsets differ from char offsets), and an escape (strict path).
+  for (const org of ["Acme Bank", "Bänk 🏦 ünïcödé", 'The "Quoted" Bank']) {
+    const pack = buildPack(samplePackContent(sample, { org }), sample.operator);
+    const parsed = parsePackManifest(pack.manifestBytes);
+    strictEqual(parsed.ok, true, org);
+    if (!parsed.ok) continue;
+    strictEqual(parsed.recomputedOutputHash, pack.manifest.output_hash as string, org);
+    strictEqual(parsed.recomputedOutputHash, manifestOutputHash(pack.manifest), org);
+    deepStrictEqual(parsed.value, pack.manifest, org);
+    const text = dec.decode(pack.manifestBytes);
+    for (
+      const bad of [
+        text.replace('":', '": '),
+        text + "\n",
+        text.replace('{"article12"', '{"zz":1,"article12"'),
+        text.replace('"org":', '"org":"x","org":'),
+        text.replace(
+          /"entry_count":(\d+),"external_parents"/,
+          '"entry_count":$1.0,"external_parents"',
+        ),
+      ]
+    ) {
+      const r = parsePackManifest(enc.encode(bad));
+      strictEqual(r.ok, false, bad.slice(0, 60));
+    }
   }
 });
