@@ -112,4 +112,5 @@ export {
   type ReferenceCrypto,
   referenceCrypto,
   sha256HexPure,
+  sha256IntoPure,
 } from "./reference.ts";

@@ -86,6 +86,14 @@ export function sha256HexPure(data: Uint8Array): string {
   return hex(digestOut);
 }
 
+/** {@linkcode sha256HexPure} into `out` at `at` (32 bytes), for callers that compare digests. */
+export function sha256IntoPure(data: Uint8Array, out: Uint8Array, at = 0): void {
+  sha256Fresh._cloneInto(sha256Work);
+  sha256Work.update(data);
+  sha256Work.digestInto(digestOut);
+  out.set(digestOut, at);
+}
+
 /** {@linkcode KeyedHmacSha256} in pure JS, for the same reason as {@linkcode sha256HexPure}. */
 export function keyedHmacSha256Pure(key: Uint8Array): KeyedHmacSha256 {
   const block = new Uint8Array(64);

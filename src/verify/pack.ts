@@ -10,6 +10,7 @@ import {
   type ParsedDetachedJws,
   parseDetachedJws,
   sha256HexPure,
+  sha256IntoPure,
   sha256Stream,
   verifyDetachedJws,
 } from "../crypto/mod.ts";
@@ -45,6 +46,7 @@ import {
   type RandomAccessBytes,
   readZipDirectory,
   readZipMember,
+  readStoredMemberView,
   readZipMemberNative,
   streamZipMember,
   type ZipMember,
@@ -279,6 +281,11 @@ export async function verifyPack(
       );
     }
   };
+  const digestOk = (name: string, digest: Uint8Array) => {
+    const expected = listed?.get(name);
+    if (expected === undefined || hexDigestEquals(expected, digest)) return;
+    hashOk(name, digestText(digest).slice("sha256:".length));
+  };
   if (listed !== undefined) {
     for (const name of members.keys()) {
       if (name === PACK_MEMBERS.manifest || name === PACK_MEMBERS.manifestSignature) continue;
@@ -304,16 +311,31 @@ export async function verifyPack(
   // Signatures and cards are read here, in archive order (sequential reads), for the gate.
   const signatures = new SignatureStore(stats.signatures, signatureBytes);
   const cards: CardFile[] = [];
+  const digest = new Uint8Array(32);
   for (const m of directory) {
     const kind = packMemberKind(m.name);
-    if (kind === "signature" || kind === "card") {
-      const bytes = readMember(m);
-      if (kind === "signature") signatures.add(m.name, bytes);
+    if (kind === "signature") {
+      // A view the store copies from: one copy per signature, not two.
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = readStoredMemberView(source, m);
+      } catch (error) {
+        if (!(error instanceof ZipMemberError)) throw error;
+        fail("corrupt member", error.message);
+      }
+      signatures.add(m.name, bytes);
       if (bytes === undefined) continue;
       // Pure JS: a native hash per member leaves ~30 MB of native objects for the next major
-      // GC on 100 000 signatures (peak RSS that glibc keeps).
+      // GC on 100 000 signatures (peak RSS that glibc keeps). Compared as bytes, no hex made.
+      sha256IntoPure(bytes, digest);
+      digestOk(m.name, digest);
+      continue;
+    }
+    if (kind === "card") {
+      const bytes = readMember(m);
+      if (bytes === undefined) continue;
       hashOk(m.name, sha256HexPure(bytes));
-      if (kind === "card") cards.push({ location: m.name, bytes });
+      cards.push({ location: m.name, bytes });
       continue;
     }
     if (kind === "attestation") {
@@ -514,6 +536,19 @@ export async function verifyPack(
   }
   return done();
 }
+
+/** True when `expected` is `sha256:` + the lowercase hex of `digest` (no string is made). */
+function hexDigestEquals(expected: string, digest: Uint8Array): boolean {
+  if (expected.length !== 71 || !expected.startsWith("sha256:")) return false;
+  for (let i = 0; i < 32; i++) {
+    const hi = expected.charCodeAt(7 + 2 * i);
+    const lo = expected.charCodeAt(8 + 2 * i);
+    if (hi !== HEX_CODES[digest[i] >> 4] || lo !== HEX_CODES[digest[i] & 15]) return false;
+  }
+  return true;
+}
+
+const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
 
 /**
  * The pack's signature members, packed into one growing buffer with their offsets: a

@@ -158,10 +158,35 @@ function decodeName(raw: Uint8Array): string {
 }
 
 /**
+ * True for the names packs are made of (`[A-Za-z0-9._-]` segments joined by `/`, none of them
+ * empty, `.` or `..`), decided in one pass; anything else takes the full check below.
+ */
+function isPlainMemberName(name: string): boolean {
+  let segmentStart = 0;
+  for (let i = 0; i <= name.length; i++) {
+    const c = i < name.length ? name.charCodeAt(i) : 0x2f;
+    if (c === 0x2f) {
+      const n = i - segmentStart;
+      if (n === 0) return false;
+      if (n <= 2 && name.charCodeAt(segmentStart) === 0x2e) {
+        if (n === 1 || name.charCodeAt(segmentStart + 1) === 0x2e) return false;
+      }
+      segmentStart = i + 1;
+      continue;
+    }
+    const ok = (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) ||
+      c === 0x2e || c === 0x5f || c === 0x2d;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/**
  * Why a member name could write outside an extraction folder, or undefined when it cannot:
  * absolute paths, drive letters, backslashes, `.`/`..` or empty segments, control characters.
  */
 export function memberNameProblem(name: string): string | undefined {
+  if (isPlainMemberName(name)) return undefined;
   if (name === "") return "empty name";
   // deno-lint-ignore no-control-regex -- control characters are exactly what is refused
   if (/[\u0000-\u001f\u007f]/.test(name)) return "control character in the name";
@@ -390,9 +415,14 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
   // before the next member starts (overlapping members are how the densest zip bombs reuse
   // one compressed stream). The local header itself is read, and checked against this limit,
   // when the member is read.
-  const order = entries.map((_, i) => i).sort((a, b) =>
-    entries[a].localOffset - entries[b].localOffset
-  );
+  // Writers put the directory in archive order: sort only when it is not.
+  const order = entries.map((_, i) => i);
+  for (let i = 1; i < entries.length; i++) {
+    if (entries[i].localOffset < entries[i - 1].localOffset) {
+      order.sort((a, b) => entries[a].localOffset - entries[b].localOffset);
+      break;
+    }
+  }
   for (let k = 0; k < order.length; k++) {
     const e = entries[order[k]];
     const limit = k + 1 < order.length ? entries[order[k + 1]].localOffset : cdOffset;
@@ -414,6 +444,15 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
   return problems.length > 0 ? { members: [], problems } : { members, problems };
 }
 
+/** True when `raw` is all ASCII and spells `name` (no string is made). */
+function asciiEquals(raw: Uint8Array, name: string): boolean {
+  if (raw.length !== name.length) return false;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] >= 0x80 || raw[i] !== name.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
 /**
  * Where `member`'s data starts: reads its local header and checks it against the directory
  * (signature, same name, method and flags, no encryption) and against the member's limit.
@@ -430,9 +469,12 @@ function dataOffsetOf(source: RandomAccessBytes, member: ZipMember): number {
   const extraLen = u16(local, 28);
   const localFlags = u16(local, 6);
   const method = u16(local, 8);
-  const localName = decodeName(source.read(member.localOffset + LOCAL_LEN, nameLen));
-  if (localName !== member.name) {
-    throw new ZipMemberError(member.name, `local header names ${JSON.stringify(localName)}`);
+  const rawName = source.read(member.localOffset + LOCAL_LEN, nameLen);
+  if (!asciiEquals(rawName, member.name)) {
+    const localName = decodeName(rawName);
+    if (localName !== member.name) {
+      throw new ZipMemberError(member.name, `local header names ${JSON.stringify(localName)}`);
+    }
   }
   if ((localFlags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION)) !== 0) {
     throw new ZipMemberError(member.name, "encrypted member (local header); refused");
@@ -588,6 +630,21 @@ function checkWhole(member: ZipMember, out: Uint8Array): Uint8Array {
   crc.update(out);
   checkInflated(member, out.length, crc.value());
   return out;
+}
+
+/**
+ * A stored member's bytes as a view into the source's buffer (valid until the next read: copy
+ * what you keep), after every check `readZipMember` makes. For the many small stored members
+ * of a pack (its signatures), which the caller copies into one buffer anyway.
+ */
+export function readStoredMemberView(source: RandomAccessBytes, member: ZipMember): Uint8Array {
+  if (member.method !== 0) return readZipMember(source, member);
+  const dataOffset = dataOffsetOf(source, member);
+  const data = source.read(dataOffset, member.compressedSize);
+  const crc = new Crc32();
+  crc.update(data);
+  checkInflated(member, data.length, crc.value());
+  return data;
 }
 
 /** The whole uncompressed member (for members whose declared size is small). */

@@ -78,6 +78,29 @@ Deno.test("member names that could escape an extraction folder are named and ref
     ]
   ) strictEqual(memberNameProblem(name), why, name);
   strictEqual(memberNameProblem("signatures/abc.jws"), undefined);
+  // The one-pass check of plain names agrees with the rules on every short name of a small
+  // alphabet (the rules, as written before that fast path, are the reference).
+  const reference = (n: string): string | undefined => {
+    if (n === "") return "empty name";
+    // deno-lint-ignore no-control-regex -- control characters are what is refused
+    if (/[\u0000-\u001f\u007f]/.test(n)) return "control character in the name";
+    if (n.includes("\\")) return "backslash in the name";
+    if (n.startsWith("/")) return "absolute path";
+    if (/^[A-Za-z]:/.test(n)) return "drive letter";
+    const segments = n.split("/");
+    if (segments.some((x) => x === "..")) return "'..' segment";
+    if (segments.some((x) => x === ".")) return "'.' segment";
+    if (segments.slice(0, -1).some((x) => x === "")) return "empty path segment";
+    return undefined;
+  };
+  const alphabet = ["a", "Z", "9", ".", "/", "\\", ":", "_", "-", "\u0001", "é", " "];
+  const names = [""];
+  for (let len = 1; len <= 4; len++) {
+    for (const prefix of names.filter((n) => n.length === len - 1)) {
+      for (const c of alphabet) names.push(prefix + c);
+    }
+  }
+  for (const n of names) strictEqual(memberNameProblem(n), reference(n), JSON.stringify(n));
   const zip = rawZip([
     { name: "ok.txt", data: enc.encode("x") },
     { name: "../../x", data: enc.encode("x") },
