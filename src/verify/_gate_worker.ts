@@ -1,13 +1,9 @@
-// A gate worker: runs the signature checks on batches of entry lines, reading sidecars itself
-// from the lineage folder or taking them from the batch. It only reads.
+// A gate worker: checks batches of log lines (parse, entry rules, signatures, HMAC), reading
+// sidecars itself from the lineage folder or taking them from the batch, and replies with the
+// entries, their hashes and the issues. It only reads.
 import { keyedHmacSha256Pure } from "../crypto/mod.ts";
 import { AgentCardSet } from "../lineage/mod.ts";
-import {
-  checkSignatures,
-  type RawBatch,
-  type SignatureCheckContext,
-  unpackJobs,
-} from "./_line_check.ts";
+import { checkBatch, type LineBatch, type SignatureCheckContext } from "./_line_check.ts";
 import { sidecarReader } from "./_sidecars.ts";
 import type { CardFile } from "./types.ts";
 
@@ -32,7 +28,7 @@ const scope = globalThis as unknown as WorkerScope;
 let ctx: SignatureCheckContext | undefined;
 
 scope.onmessage = (event: MessageEvent) => {
-  const msg = event.data as GateWorkerInit | { type: "batch"; id: number; batch: RawBatch };
+  const msg = event.data as GateWorkerInit | { type: "batch"; id: number; batch: LineBatch };
   if (msg.type === "init") {
     const cards = new AgentCardSet();
     for (const f of msg.cards) {
@@ -49,6 +45,6 @@ scope.onmessage = (event: MessageEvent) => {
     return;
   }
   if (ctx === undefined) throw new Error("gate worker used before init");
-  const issues = checkSignatures(unpackJobs(msg.batch, ctx.logName), ctx);
-  scope.postMessage({ id: msg.id, issues });
+  const { entries, hashes, issues } = checkBatch(msg.batch, ctx);
+  scope.postMessage({ id: msg.id, issues, entries, hashes });
 };

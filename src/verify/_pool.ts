@@ -1,23 +1,20 @@
-// Shares the gate's signature checks between this thread and worker threads. Each worker is
-// kept fed with a few batches; this thread checks a batch itself only when every worker
-// already has its share queued, so the split follows each thread's real speed (this thread
-// also frames and parses the log and runs the in-order checks). A worker that cannot start or
-// fails hands its batches back to this thread: results never depend on the pool.
+// Shares the gate's per-line checks (parse, signatures) between this thread and worker
+// threads. Each worker is kept fed with a few batches; this thread checks a batch itself only
+// when every worker already has its share queued, so the split follows each thread's real
+// speed (this thread also frames the log and runs the in-order checks). A worker that cannot
+// start or fails hands its batches back to this thread: results never depend on the pool.
 import type { GateWorkerInit } from "./_gate_worker.ts";
 import {
-  checkSignatures,
-  packJobs,
-  type RawBatch,
+  type BatchResult,
+  checkBatch,
+  type LineBatch,
   type SignatureCheckContext,
-  type SignatureJob,
-  unpackJobs,
 } from "./_line_check.ts";
-import type { GateIssue } from "./types.ts";
 
-/** Runs signature-check batches somewhere. */
+/** Runs line batches somewhere. */
 export interface SignatureBatchRunner {
-  /** The issues of one batch (synchronously when checked on this thread). */
-  run(jobs: SignatureJob[]): GateIssue[] | Promise<GateIssue[]>;
+  /** The result of one batch (synchronously when checked on this thread). */
+  run(batch: LineBatch): BatchResult | Promise<BatchResult>;
   /**
    * Lets worker replies in before the next `run` (a macrotask turn; workers' messages are
    * not seen while this thread only awaits settled promises). Immediate without workers.
@@ -29,15 +26,14 @@ export interface SignatureBatchRunner {
 
 /** Runs every batch on this thread. */
 export function inlineRunner(ctx: SignatureCheckContext): SignatureBatchRunner {
-  return { run: (jobs) => checkSignatures(jobs, ctx), turn() {}, close() {} };
+  return { run: (batch) => checkBatch(batch, ctx), turn() {}, close() {} };
 }
 
 interface Pending {
-  // Only the bytes (external memory): a failed worker's batch is parsed again here. Holding
-  // the jobs would keep them alive long enough to be promoted to V8's old generation.
-  batch: RawBatch;
+  // Only bytes (external memory): a failed worker's batch is checked again here.
+  batch: LineBatch;
   worker: number;
-  resolve: (r: GateIssue[]) => void;
+  resolve: (r: BatchResult) => void;
 }
 
 /**
@@ -59,8 +55,6 @@ export function pooledRunner(
 ): SignatureBatchRunner {
   const inline = inlineRunner(ctx);
   if (count < 1 || typeof Worker === "undefined") return inline;
-  // Workers read sidecars themselves only from a folder; otherwise batches carry them.
-  const carrySidecars = init.lineageDir === undefined;
   const workers: Worker[] = [];
   const queued: number[] = [];
   const pending = new Map<number, Pending>();
@@ -73,7 +67,7 @@ export function pooledRunner(
     for (const w of workers) w.terminate();
     for (const [id, p] of pending) {
       pending.delete(id);
-      p.resolve(checkSignatures(unpackJobs(p.batch, ctx.logName), ctx));
+      p.resolve(checkBatch(p.batch, ctx));
     }
   }
 
@@ -82,12 +76,12 @@ export function pooledRunner(
       for (let i = 0; i < count; i++) {
         const w = new Worker(workerUrl, { type: "module" });
         w.onmessage = (event: MessageEvent) => {
-          const { id, issues } = event.data as { id: number; issues: GateIssue[] };
+          const { id, ...result } = event.data as { id: number } & BatchResult;
           const p = pending.get(id);
           if (p === undefined) return;
           pending.delete(id);
           queued[p.worker]--;
-          p.resolve(issues);
+          p.resolve(result);
         };
         w.onerror = (event: ErrorEvent) => {
           event.preventDefault();
@@ -105,21 +99,20 @@ export function pooledRunner(
 
   let batches = 0;
   return {
-    run(jobs) {
+    run(batch) {
       // A short log is checked here: a worker costs more to start than it would save.
-      if (++batches <= INLINE_FIRST_BATCHES || broken) return inline.run(jobs);
+      if (++batches <= INLINE_FIRST_BATCHES || broken) return inline.run(batch);
       if (workers.length === 0) start();
-      if (broken) return inline.run(jobs);
+      if (broken) return inline.run(batch);
       let slot = 0;
       for (let i = 1; i < workers.length; i++) if (queued[i] < queued[slot]) slot = i;
-      if (queued[slot] >= WORKER_QUEUE_DEPTH) return inline.run(jobs);
+      if (queued[slot] >= WORKER_QUEUE_DEPTH) return inline.run(batch);
       queued[slot]++;
-      const batch = packJobs(jobs, carrySidecars);
       return new Promise((resolve) => {
         const id = nextId++;
         workers[slot].postMessage({ type: "batch", id, batch });
         // Kept in case the worker fails and this thread must check the batch itself.
-        pending.set(id, { batch: { ...batch, fields: undefined }, worker: slot, resolve });
+        pending.set(id, { batch, worker: slot, resolve });
       });
     },
     turn() {

@@ -7,20 +7,22 @@ import {
   checkLogAgainstCheckpoints,
   type CheckpointUnderTest,
   keyedHmacSha256Pure,
+  sha256Hex,
 } from "../crypto/mod.ts";
 import {
   AgentCardSet,
   chunksOf,
   DigestTable,
   LineageAnalyzer,
+  type LineageEntry,
   LineFramer,
   verifyForeignAttestation,
 } from "../lineage/mod.ts";
 import {
-  parseLine,
+  type BatchResult,
+  LINE_TOO_LONG,
+  type LineBatch,
   type SignatureCheckContext,
-  type SignatureJob,
-  signatureJob,
 } from "./_line_check.ts";
 import { inlineRunner, pooledRunner, type SignatureBatchRunner } from "./_pool.ts";
 import { LeafDigests } from "./_leaf_digests.ts";
@@ -50,12 +52,38 @@ async function collectCards(
   return { set, files };
 }
 
-// Signature checks go out in batches of this many entries; at most MAX_IN_FLIGHT batches are
-// out at workers before this thread waits for one (each holds ~16 KB of lines).
+// Lines go out in batches of this many; at most MAX_IN_FLIGHT batches are out (at workers or
+// waiting to be consumed in order) before this thread waits for the oldest (each holds ~16 KB
+// of lines).
 const BATCH_LINES = 32;
 const MAX_IN_FLIGHT = 16;
 const SLICE_BYTES = 16 * 1024;
 const BATCH_BYTES = 32 * 1024;
+/** Flag of the log's last line when it has no newline (never a checkpoint leaf). */
+const LINE_OPEN = 2;
+
+/** One buffer for a batch's signatures, and per line its length (-1 none, -2 a problem). */
+function packSidecars(fetched: readonly SignatureFetch[]): NonNullable<LineBatch["sidecars"]> {
+  let size = 0;
+  for (const f of fetched) if (f instanceof Uint8Array) size += f.length;
+  const data = new Uint8Array(size);
+  const lengths = new Int32Array(fetched.length);
+  const problems: string[] = [];
+  let at = 0;
+  fetched.forEach((f, i) => {
+    if (f instanceof Uint8Array) {
+      data.set(f, at);
+      at += f.length;
+      lengths[i] = f.length;
+    } else if (f === undefined) {
+      lengths[i] = -1;
+    } else {
+      lengths[i] = -2;
+      problems.push(f.problem);
+    }
+  });
+  return { data, lengths, problems };
+}
 
 /**
  * Worker threads the gate uses by default: one per core beyond this thread's, up to 3. Each
@@ -117,9 +145,8 @@ export async function runLineageGate(
   const analyzer = new LineageAnalyzer();
   const seen = new DigestTable(4096); // entry hash → line
   const dangling: { issue: GateIssue; parent: string }[] = [];
-  // Framing, entry and dangling-parent issues, in line order; signature issues as they come.
+  // Every line's issues (framing, entry rules, signatures, dangling parents); sorted at the end.
   const lineIssues: GateIssue[] = [];
-  const signatureIssues: GateIssue[] = [];
   const attested = new Map<string, { content_hash: string; artefact_path: string } | undefined>();
   for (const f of input.foreignAttestations ?? []) attested.set(f.entry_hash, undefined);
   let lines = 0;
@@ -130,65 +157,83 @@ export async function runLineageGate(
   const leaves = cp === undefined
     ? undefined
     : new LeafDigests((cp.review?.usable.length ?? 0) + (cp.external?.length ?? 0) === 0);
-  let jobs: SignatureJob[] = [];
-  // The current batch's line bytes, copied back to back (one buffer a batch, not one a line).
+  // The batch being framed: its lines' bytes back to back and, per line, number, length, flags.
   let batchBytes = new Uint8Array(BATCH_BYTES);
   let batchUsed = 0;
-  const inFlight: Promise<void>[] = [];
-
-  function track(result: GateIssue[] | Promise<GateIssue[]>): void {
-    if (Array.isArray(result)) signatureIssues.push(...result);
-    else inFlight.push(result.then((issues) => void signatureIssues.push(...issues)));
-  }
-
+  let batchMeta: number[] = [];
   // Full batches wait here until the loop below hands them out (between them it lets worker
   // replies in, so the split between threads follows their speed).
-  const ready: SignatureJob[][] = [];
+  const ready: LineBatch[] = [];
+  // Batches handed out, in log order; their results are consumed in that order.
+  const handedOut: { batch: LineBatch; result?: BatchResult; done: Promise<void> }[] = [];
 
-  function dispatch(batch: SignatureJob[]): void {
-    if (fetchHere === undefined) return track(runner.run(batch));
-    const fetched = batch.map((j) => fetchHere(j.artefact, j.hash));
-    if (!fetched.some((f) => f instanceof Promise)) {
-      fetched.forEach((f, i) => (batch[i].fetched = f as SignatureFetch));
-      return track(runner.run(batch));
+  function closeBatch(): void {
+    if (batchMeta.length === 0) return;
+    ready.push({ data: batchBytes.subarray(0, batchUsed), meta: Int32Array.from(batchMeta) });
+    batchBytes = new Uint8Array(BATCH_BYTES);
+    batchUsed = 0;
+    batchMeta = [];
+  }
+
+  /** Archives: each line's hash, and the signature looked up by it, travel with the batch. */
+  async function withSidecars(batch: LineBatch): Promise<LineBatch> {
+    if (fetchHere === undefined) return batch;
+    const hashes: string[] = [];
+    let at = 0;
+    for (let i = 0; i < batch.meta.length; i += 3) {
+      hashes.push("sha256:" + sha256Hex(batch.data.subarray(at, at + batch.meta[i + 1])));
+      at += batch.meta[i + 1];
     }
-    track(
-      Promise.all(fetched).then((all) => {
-        all.forEach((f, i) => (batch[i].fetched = f));
-        return runner.run(batch);
-      }),
-    );
+    const looked = hashes.map((h) => fetchHere(h));
+    const fetched = looked.some((f) => f instanceof Promise) ? await Promise.all(looked) : looked;
+    return { ...batch, hashes, sidecars: packSidecars(fetched as SignatureFetch[]) };
   }
 
   async function dispatchReady(): Promise<void> {
-    for (const batch of ready.splice(0)) {
+    for (const framed of ready.splice(0)) {
       await runner.turn();
-      dispatch(batch);
+      const batch = await withSidecars(framed);
+      const run = runner.run(batch);
+      const slot: (typeof handedOut)[number] = { batch, done: Promise.resolve() };
+      if (run instanceof Promise) slot.done = run.then((r) => void (slot.result = r));
+      else slot.result = run;
+      handedOut.push(slot);
+      consumeSettled();
     }
-    while (inFlight.length > MAX_IN_FLIGHT) await inFlight.shift();
+    while (handedOut.length > MAX_IN_FLIGHT) {
+      await handedOut[0].done;
+      consumeSettled();
+    }
   }
 
-  function onLine(line: number, bytes: Uint8Array, tooLong: boolean): string | undefined {
-    const parsed = parseLine(line, bytes, tooLong, logName);
-    if (parsed.issues !== null) lineIssues.push(...parsed.issues);
-    const { entry, hash } = parsed;
-    if (entry === undefined || hash === undefined) return undefined;
+  /** Feeds the results of the oldest batches, as long as they are in, to the in-order checks. */
+  function consumeSettled(): void {
+    while (handedOut.length > 0 && handedOut[0].result !== undefined) {
+      const { batch, result } = handedOut.shift() as { batch: LineBatch; result: BatchResult };
+      consume(batch, result);
+    }
+  }
+
+  function consume(batch: LineBatch, result: BatchResult): void {
+    lineIssues.push(...result.issues);
+    let at = 0;
+    for (let i = 0; i < batch.meta.length / 3; i++) {
+      const line = batch.meta[3 * i];
+      const bytes = batch.data.subarray(at, at + batch.meta[3 * i + 1]);
+      at += bytes.length;
+      const flags = batch.meta[3 * i + 2];
+      const entry = result.entries[i];
+      const hash = result.hashes[i];
+      if (entry !== null && hash !== null) onEntry(line, entry, hash, bytes);
+      // A checkpoint covers terminated lines only: an open tail is not a line yet.
+      if (leaves !== undefined && (flags & LINE_OPEN) === 0) {
+        leaves.add(hash ?? undefined, bytes, (flags & LINE_TOO_LONG) !== 0);
+      }
+    }
+  }
+
+  function onEntry(line: number, entry: LineageEntry, hash: string, bytes: Uint8Array): void {
     entries++;
-    // The line bytes may be a view into a chunk that is reused: the job keeps a copy.
-    if (batchUsed + bytes.length > batchBytes.length) {
-      batchBytes = new Uint8Array(Math.max(BATCH_BYTES, bytes.length));
-      batchUsed = 0;
-    }
-    const copy = batchBytes.subarray(batchUsed, batchUsed + bytes.length);
-    copy.set(bytes);
-    batchUsed += bytes.length;
-    jobs.push(signatureJob(line, copy, entry, hash));
-    if (jobs.length >= BATCH_LINES) {
-      ready.push(jobs);
-      jobs = [];
-      batchBytes = new Uint8Array(BATCH_BYTES);
-      batchUsed = 0;
-    }
     for (const parent of entry.parent_hashes) {
       if (seen.has(parent) || input.knownParents?.has(parent)) continue;
       const issue: GateIssue = {
@@ -212,15 +257,24 @@ export async function runLineageGate(
       parent_hashes: entry.parent_hashes,
       content_hash: entry.content_hash,
     });
-    return hash;
   }
 
   const framer = new LineFramer((l) => {
     lines = l.line;
     if (!l.terminated) unterminated = true;
-    const hash = onLine(l.line, l.bytes, l.tooLong);
-    // A checkpoint covers terminated lines only: an open tail is not a line yet.
-    if (leaves !== undefined && l.terminated) leaves.add(hash, l.bytes, l.tooLong);
+    // The line bytes may be a view into a chunk that is reused: the batch keeps a copy.
+    if (batchUsed + l.bytes.length > batchBytes.length) {
+      closeBatch();
+      if (l.bytes.length > batchBytes.length) batchBytes = new Uint8Array(l.bytes.length);
+    }
+    batchBytes.set(l.bytes, batchUsed);
+    batchUsed += l.bytes.length;
+    batchMeta.push(
+      l.line,
+      l.bytes.length,
+      (l.tooLong ? LINE_TOO_LONG : 0) | (l.terminated ? 0 : LINE_OPEN),
+    );
+    if (batchMeta.length >= BATCH_LINES * 3) closeBatch();
   }, { maxLineBytes: input.maxLineBytes });
   try {
     for await (const chunk of chunksOf(input.log)) {
@@ -231,9 +285,12 @@ export async function runLineageGate(
       }
     }
     framer.end();
-    if (jobs.length > 0) ready.push(jobs);
+    closeBatch();
     await dispatchReady();
-    await Promise.all(inFlight);
+    while (handedOut.length > 0) {
+      await handedOut[0].done;
+      consumeSettled();
+    }
   } finally {
     runner.close();
   }
@@ -253,7 +310,7 @@ export async function runLineageGate(
       message: `${logName}:${lines}: missing trailing newline (torn or truncated last record)`,
     });
   }
-  issues.push(...[...lineIssues, ...signatureIssues].sort(byLine));
+  issues.push(...lineIssues.sort(byLine));
   for (const fork of analyzer.unresolvedForks()) {
     issues.push({
       kind: "unresolved fork",

@@ -44,9 +44,9 @@ import {
 } from "./pack_format.ts";
 import {
   type RandomAccessBytes,
+  readStoredMemberView,
   readZipDirectory,
   readZipMember,
-  readStoredMemberView,
   readZipMemberNative,
   streamZipMember,
   type ZipMember,
@@ -418,8 +418,10 @@ export async function verifyPack(
         trustedIssuers: options.trustedIssuers,
         cards,
         knownParents: external,
-        signatures: (_artefact, hash) => signatures.take(hash),
+        // Asked for every line's hash; only entries (onEntry) make a member used.
+        signatures: (hash) => signatures.get(hash),
         onEntry: (entry, hash) => {
+          signatures.use(hash);
           if (wantDigests) {
             if (digests.length < (digestCount + 1) * 32) {
               const grown = new Uint8Array(digests.length * 2);
@@ -600,16 +602,21 @@ class SignatureStore {
     this.#end += bytes.length;
   }
 
-  /** The signature of an entry for the gate (undefined: no such member), marking it used. */
-  take(entryHash: string): Uint8Array | { problem: string } | undefined {
+  /** The signature member of a hash (undefined: no such member). */
+  get(entryHash: string): Uint8Array | { problem: string } | undefined {
     const i = this.#index.get(entryHash);
     if (i === undefined) return undefined;
-    this.#used[i] = 1;
     if (this.#lengths[i] < 0) return { problem: "member is corrupt" };
     return this.#bytes.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
   }
 
-  /** Names of members no entry asked for. */
+  /** Marks the member of an entry of the log as used (not an orphan). */
+  use(entryHash: string): void {
+    const i = this.#index.get(entryHash);
+    if (i !== undefined) this.#used[i] = 1;
+  }
+
+  /** Names of members no entry of the log has. */
   *unused(): Generator<string> {
     for (let i = 0; i < this.#count; i++) {
       if (this.#used[i] === 0) yield signatureMemberName(digestText(this.#digests, i * 32));

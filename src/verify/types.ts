@@ -59,11 +59,12 @@ export interface GateIssue {
 /** What the signature lookup found for one entry. */
 export type SignatureFetch = Uint8Array | { problem: string } | undefined;
 
-/** Finds the detached JWS of an entry (sidecar file, archive member, …). */
-export type SignatureLookup = (
-  artefactPath: string,
-  entryHash: string,
-) => SignatureFetch | Promise<SignatureFetch>;
+/**
+ * Finds the detached JWS of an entry by its hash (an archive member, …). The gate asks before
+ * a line is parsed, with the hash of the line's bytes (for an entry, its entry hash): a line
+ * that turns out not to be an entry is asked for too, and the answer is then ignored.
+ */
+export type SignatureLookup = (entryHash: string) => SignatureFetch | Promise<SignatureFetch>;
 
 /** A card file (or a reason it could not be read) from a directory or an archive. */
 export type CardFile = { location: string; bytes: Uint8Array } | {

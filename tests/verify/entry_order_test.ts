@@ -14,23 +14,31 @@ Deno.test("onEntry follows log order when signature reads finish out of order", 
     const opened = await openDirectoryGateInput({ logPath, cardsDir: join(dir, ".sdd", "agents") });
     if (opened === undefined) throw new Error("no log");
     const lineageDir = join(dir, ".sdd", "lineage");
-    const direct = (artefact: string, hash: string) =>
-      Deno.readFileSync(join(lineageDir, signaturePath(artefact, hash)));
+    const { sha256Hex } = await import("../../src/crypto/mod.ts");
+    // Lookups are by hash (as in an archive): where each entry's sidecar is, by its hash.
+    const artefactOf = new Map<string, string>();
+    for (const l of (await Deno.readTextFile(logPath)).trim().split("\n")) {
+      const hash = "sha256:" + sha256Hex(new TextEncoder().encode(l));
+      artefactOf.set(hash, JSON.parse(l).artefact_path);
+    }
+    const direct = (hash: string) => {
+      const artefact = artefactOf.get(hash);
+      return artefact === undefined
+        ? undefined
+        : Deno.readFileSync(join(lineageDir, signaturePath(artefact, hash)));
+    };
     let n = 0;
     const seen: string[] = [];
     const result = await runLineageGate({
       ...opened.input,
       // Later lookups resolve first within a window, as a lazy archive reader might.
-      signatures: (artefact, hash) =>
-        new Promise((resolve) =>
-          setTimeout(() => resolve(direct(artefact, hash)), (++n % 7) === 0 ? 15 : 0)
-        ),
+      signatures: (hash) =>
+        new Promise((resolve) => setTimeout(() => resolve(direct(hash)), (++n % 7) === 0 ? 15 : 0)),
       onEntry: (_entry, hash) => seen.push(hash),
     }).finally(() => opened.close());
     strictEqual(result.ok, true, JSON.stringify(result.issues.slice(0, 3)));
     const lines = (await Deno.readTextFile(logPath)).trim().split("\n");
     strictEqual(seen.length, lines.length);
-    const { sha256Hex } = await import("../../src/crypto/mod.ts");
     deepStrictEqual(seen, lines.map((l) => "sha256:" + sha256Hex(new TextEncoder().encode(l))));
   });
 });

@@ -78,7 +78,7 @@ function cards(...agents: Agent[]): CardFile[] {
 function gate(log: Log, extra: Partial<Parameters<typeof runLineageGate>[0]> = {}) {
   return runLineageGate({
     log: log.bytes(),
-    signatures: (_a, h) => log.sigs.get(h),
+    signatures: (h) => log.sigs.get(h),
     cards: cards(alice, bob),
     operatorKey: KEY,
     ...extra,
@@ -156,7 +156,7 @@ Deno.test("issues come in check order: framing, per line in line order, forks, c
   ];
   const result = await runLineageGate({
     log: torn,
-    signatures: (_a, h) => log.sigs.get(h),
+    signatures: (h) => log.sigs.get(h),
     cards: conflicting,
     operatorKey: enc.encode("wrong key"),
   });
@@ -185,7 +185,7 @@ Deno.test("the log may arrive in chunks of any size, split anywhere", async () =
   for (const size of [1, 7, 64, 333, 4096]) {
     const result = await runLineageGate({
       log: chunked(bytes, size),
-      signatures: (_a, h) => Promise.resolve(log.sigs.get(h)),
+      signatures: (h) => Promise.resolve(log.sigs.get(h)),
       cards: cards(alice, bob),
       operatorKey: KEY,
     });
@@ -201,7 +201,7 @@ Deno.test("an overlong line is reported without buffering it and the rest still 
   const bytes = new Uint8Array([...junk, 0x0a, ...log.bytes()]);
   const result = await runLineageGate({
     log: bytes,
-    signatures: (_a, h) => log.sigs.get(h),
+    signatures: (h) => log.sigs.get(h),
     cards: cards(alice),
     operatorKey: KEY,
     maxLineBytes: 1000,
