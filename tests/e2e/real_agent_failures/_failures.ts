@@ -33,8 +33,8 @@ interface FailureProfile {
   /** A 429 ends the CLI's run (else the CLI retries it itself and succeeds). */
   stopsOn429: boolean;
   /**
-   * The hang test's deadline: time for one attempt to start and finish three turns on a busy
-   * machine (an attempt that needs longer is retried, see the test).
+   * The hang test's least deadline. The deadline it uses is derived from a healthy run of the
+   * same CLI measured just before (see {@linkcode measuredDeadline}), never less than this.
    */
   startS: number;
 }
@@ -94,6 +94,40 @@ function oneStep(cli: string, title: string, script: string[]): StepSpec[] {
     expect: ["out.txt"],
     description: [`${title}.`, ...script].join("\n"),
   }];
+}
+
+/** The hung attempt waits out this many healthy attempts' time before it is killed. */
+const DEADLINE_MARGIN = 2;
+
+/**
+ * The hang test's deadline, derived from a measured baseline of the same test on the same
+ * machine at the same load: one healthy attempt of `cli` running the same two turns the retry
+ * will run (spawn to exit, as the agent's audit records time it), times
+ * {@linkcode DEADLINE_MARGIN}, never under `floorS`. A fixed deadline fails on a busy machine
+ * whenever the healthy retry needs longer than the hang; this one grows with the load.
+ */
+async function measuredDeadline(cli: string, floorS: number): Promise<number> {
+  let deadline = floorS;
+  await withRun({
+    steps: oneStep(cli, "Write without a hang", [
+      "@model write out.txt after the hang",
+      "@model say wrote out.txt",
+    ]),
+    // Generous: the baseline must finish whatever the load.
+    tuning: { max_retries: 0, deadline_s: 900 },
+  }, async (run) => {
+    assert.equal(run.summary?.health, "HEALTHY", context(run));
+    const audit = await auditEvents(run);
+    const at = (type: string) =>
+      Date.parse(String(audit.find((e) => e.event_type === type)?.timestamp));
+    const seconds = (at("agent.exited") - at("agent.spawned")) / 1000;
+    assert.ok(seconds > 0, `the baseline attempt's spawn and exit are audited: ${seconds}`);
+    deadline = Math.max(floorS, Math.ceil(seconds * DEADLINE_MARGIN));
+    console.log(
+      `${cli}: a healthy attempt took ${seconds}s; the hang test's deadline is ${deadline}s`,
+    );
+  });
+  return deadline;
 }
 
 /** A port nothing listens on (a server that was started and stopped). */
@@ -196,11 +230,13 @@ export function defineFailureTests(cli: RealCli): void {
       `released, the retry merges${why}`,
     ignore,
     async fn() {
-      // The deadline is short (the hung attempt must wait it out), so on a busy machine an
-      // attempt may also be killed before it reaches the model or before it finishes; retries
-      // absorb that. What must hold is what happened: the one hung attempt was killed at the
-      // deadline with its process group, every failure was the deadline, and a later attempt
-      // of the same task claimed it and merged.
+      // The hung attempt waits out the deadline, so it is kept short: a small multiple of a
+      // healthy attempt measured just before, at the machine's current load. Should the load
+      // rise meanwhile and a healthy attempt overrun it, retries absorb that. What must hold is
+      // what happened: the one hung attempt was killed at the deadline with its process group,
+      // every failure was the deadline, and a later attempt of the same task claimed it and
+      // merged.
+      const deadline = await measuredDeadline(cli.name, profile.startS);
       const retries = 3;
       await withRun({
         steps: oneStep(cli.name, "Write after a hang", [
@@ -208,7 +244,7 @@ export function defineFailureTests(cli: RealCli): void {
           "@model write out.txt after the hang",
           "@model say wrote out.txt",
         ]),
-        tuning: { max_retries: retries, deadline_s: profile.startS },
+        tuning: { max_retries: retries, deadline_s: deadline },
       }, async (run, server) => {
         const taskId = "1.1-write-after-a-hang";
         const session = (n: number) => `${taskId}-a${n}-${runTag(run)}`;
@@ -230,7 +266,7 @@ export function defineFailureTests(cli: RealCli): void {
         assert.equal(failed.length, attempts - 1, context(run));
         for (const f of failed) {
           assert.equal(f.reason, "deadline");
-          assert.match(String(f.detail), new RegExp(`killed after ${profile.startS}s`));
+          assert.match(String(f.detail), new RegExp(`killed after ${deadline}s`));
         }
         // The deadline killed the hung agent's whole process group.
         const audit = await auditEvents(run);
