@@ -1,7 +1,18 @@
+/**
+ * How attachment bytes other than text (images) reach the CLI's model (ATTACHMENTS.md
+ * "Delivery"): `content-block` — image blocks in a stream-json user message on stdin (claude);
+ * `file-reference` — a copy in the worktree named with `@path` in the prompt, which the CLI reads
+ * and sends as inline data (gemini, qwen); `prompt-text` — base64 inside the prompt text, the
+ * FORMATS.md §7 wire block itself (every other adapter; only text reaches a non-multimodal one).
+ */
+export type AttachmentChannel = "content-block" | "file-reference" | "prompt-text";
+
 /** What an adapter's CLI can do, as the orchestrator relies on it. */
 export interface Capabilities {
-  /** Can look at images inlined in the prompt (FORMATS.md §7); text attachments go to all. */
+  /** Can take image attachments (through `attachment_channel`); text attachments go to all. */
   multimodal: boolean;
+  /** How image bytes reach its model. */
+  attachment_channel: AttachmentChannel;
   /** Largest single image its model API accepts, in bytes (0 when not multimodal). */
   max_attachment_bytes: number;
   /** Image MIME types its model API accepts (empty when not multimodal). */
@@ -24,16 +35,23 @@ export interface Capabilities {
 export type ImageMime = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
 
 const MB = 1024 * 1024;
-const NO_IMAGES = { multimodal: false, max_attachment_bytes: 0, image_types: [] } as const;
+const NO_IMAGES = {
+  multimodal: false,
+  attachment_channel: "prompt-text",
+  max_attachment_bytes: 0,
+  image_types: [],
+} as const;
 
 /**
  * THE capability inventory: one row per registered adapter. The attachment gate, the docs and
  * `bernstein adapters list` read this table; adapters take their row from it.
  */
 export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
-  // Anthropic Messages API: 5 MB per image (larger is a 400), PNG, JPEG, GIF and WebP.
+  // Anthropic Messages API: 5 MB per image (larger is a 400), PNG, JPEG, GIF and WebP; the
+  // image goes as an `image` content block of a `--input-format stream-json` user message.
   claude: {
     multimodal: true,
+    attachment_channel: "content-block",
     max_attachment_bytes: 5 * MB,
     image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
     resume: true,
@@ -53,9 +71,11 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     endpoints: true,
   },
   // Gemini API: inline data shares a 20 MB request limit and travels as base64 (4/3 larger),
-  // so 14 MiB leaves room for the prompt; PNG, JPEG and WebP (no GIF).
+  // so 14 MiB leaves room for the prompt; PNG, JPEG and WebP (no GIF). The CLI reads an
+  // `@path` copy in the worktree and sends it as `inlineData`.
   gemini: {
     multimodal: true,
+    attachment_channel: "file-reference",
     max_attachment_bytes: 14 * MB,
     image_types: ["image/png", "image/jpeg", "image/webp"],
     resume: true,
@@ -65,8 +85,14 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     max_turns: true,
     endpoints: true,
   },
+  // Qwen Code reads an `@path` copy in the worktree and sends it as an OpenAI `image_url` data
+  // URL once its settings declare the image modality (qwenSettings); its file reader refuses
+  // files of 9.9 MiB and more. Whether the endpoint's model sees images is the endpoint's.
   qwen: {
-    ...NO_IMAGES,
+    multimodal: true,
+    attachment_channel: "file-reference",
+    max_attachment_bytes: Math.floor(9.9 * MB),
+    image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -164,6 +190,7 @@ export function capabilitiesOf(name: string): Capabilities {
 export const SCRIPTED_TEST_MULTIMODAL: Capabilities = {
   ...CAPABILITY_TABLE.scripted,
   multimodal: true,
+  attachment_channel: "prompt-text",
   max_attachment_bytes: 20 * MB,
   image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
 };

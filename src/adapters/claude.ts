@@ -1,7 +1,9 @@
-// Claude Code (`@anthropic-ai/claude-code`): `claude -p` with the prompt on stdin and
-// stream-json output whose final `result` event carries turns, usage and cost.
+// Claude Code (`@anthropic-ai/claude-code`): `claude -p` with the prompt on stdin (one
+// stream-json user message with image blocks when attachments carry images) and stream-json
+// output whose final `result` event carries turns, usage and cost.
 import { join } from "node:path";
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { blockMedia, refuseMedia, streamJsonUserMessage } from "./_media.ts";
 import { executable, extraArgs, resolveModel } from "./_options.ts";
 import { preToolUseGroup } from "./_policy_hook.ts";
 import { ARGV_PROMPT_LIMIT, utf8 } from "./_prompt.ts";
@@ -89,11 +91,19 @@ function build(input: InvocationInput): Invocation {
     }
   }
   if (input.tool_policy !== undefined) argv.push(...policyArgs(input.tool_policy));
+  // Images go as content blocks of one stream-json user message: the API gets them as images
+  // (not as base64 text), with the exact attested bytes.
+  refuseMedia("claude", input, { blocks: true });
+  const media = blockMedia(input);
+  if (media.length > 0) {
+    argv.push("--input-format", "stream-json");
+    notes.push(`${media.length} attachment(s) as content blocks (--input-format stream-json)`);
+  }
   argv.push(...extraArgs(input));
   return {
     argv,
     env: childEnv(names, input, own),
-    stdin: utf8(prompt),
+    stdin: utf8(media.length > 0 ? streamJsonUserMessage(prompt, media) : prompt),
     files: [],
     cwd: input.cwd,
     prompt_channel: "stdin",
@@ -125,6 +135,7 @@ export const claude: Adapter = {
     { flag: "--model" },
     { flag: "--effort" },
     { flag: "--append-system-prompt" },
+    { flag: "--input-format" },
     { flag: "--settings" },
     { flag: "--setting-sources" },
     {

@@ -2,6 +2,7 @@
 // --skip-trust`; auth type, telemetry and the turn limit go in $HOME/.gemini/settings.json.
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { clip, jsonFile, jsonObject, num, obj, str } from "./_json.ts";
+import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
 import { cliHookTimeoutS, hookShellLine } from "./_policy_hook.ts";
 import { argvOrStdin, promptWithSystem } from "./_prompt.ts";
@@ -81,7 +82,13 @@ function build(input: InvocationInput): Invocation {
   // An explicit model also avoids an extra routing request.
   if (model !== undefined) argv.push("--model", model);
   argv.push(...extraArgs(input), "--prompt", prompt.arg);
+  // Images are copies in the worktree that the prompt names with `@path`: the CLI reads them
+  // and sends them as inlineData.
+  refuseMedia("gemini", input, { files: true });
+  const copies = worktreeCopies(input);
+  if (copies.length > 0) notes.push(`${copies.length} attachment(s) as @path file references`);
   return {
+    ...(copies.length > 0 ? { worktree_files: copies } : {}),
     argv,
     env: childEnv(names, input, own),
     ...(prompt.stdin ? { stdin: prompt.stdin } : {}),

@@ -25,6 +25,7 @@ export { BASE_ENV as BASE_AGENT_ENV } from "./_env.ts";
 export { aider } from "./aider.ts";
 export { amp } from "./amp.ts";
 export {
+  type AttachmentChannel,
   type Capabilities,
   capabilitiesFor,
   capabilitiesOf,
@@ -107,8 +108,10 @@ export {
   type InvocationInput,
   type OutputParser,
   type PlannedFile,
+  type PlannedWorktreeFile,
   type ProgressEvent,
   type PromptChannel,
+  type PromptMedia,
   type Tier,
   TIERS,
   type TokenUsage,

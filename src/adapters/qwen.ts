@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { jsonFile } from "./_json.ts";
+import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
 import { preToolUseGroup } from "./_policy_hook.ts";
 import { ARGV_PROMPT_LIMIT, argvOrStdin, utf8 } from "./_prompt.ts";
@@ -19,12 +20,20 @@ const PROVIDER_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"] as co
  * (`model.generationConfig.maxRetries: 0`), like claude and codex there: otherwise it retries
  * a 429 for minutes without printing anything, and the run loop sees only its deadline.
  */
-export function qwenSettings(input: { no_retries?: boolean } = {}): Record<string, unknown> {
+export function qwenSettings(
+  input: { no_retries?: boolean; images?: boolean } = {},
+): Record<string, unknown> {
+  const generation: Record<string, unknown> = {
+    ...(input.no_retries ? { maxRetries: 0 } : {}),
+    // Qwen Code sends an image file only to a model it believes takes images (by name); a spawn
+    // with image attachments declares the modality, so `@path` images reach the endpoint.
+    ...(input.images ? { modalities: { image: true } } : {}),
+  };
   return {
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     general: { disableAutoUpdate: true, disableUpdateNag: true },
-    ...(input.no_retries ? { model: { generationConfig: { maxRetries: 0 } } } : {}),
+    ...(Object.keys(generation).length > 0 ? { model: { generationConfig: generation } } : {}),
   };
 }
 
@@ -78,9 +87,14 @@ function build(input: InvocationInput): Invocation {
   }
   const prompt = argvOrStdin(body);
   argv.push(...extraArgs(input), prompt.arg);
+  refuseMedia("qwen", input, { files: true });
+  const copies = worktreeCopies(input);
+  if (copies.length > 0) notes.push(`${copies.length} attachment(s) as @path file references`);
   const files = [{
     path: ".qwen/settings.json",
-    content: jsonFile(qwenSettings({ no_retries: input.endpoint !== undefined })),
+    content: jsonFile(
+      qwenSettings({ no_retries: input.endpoint !== undefined, images: copies.length > 0 }),
+    ),
     mode: 0o600,
   }];
   if (input.tool_policy !== undefined) {
@@ -96,6 +110,7 @@ function build(input: InvocationInput): Invocation {
     env: childEnv(names, input, own),
     ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
     files,
+    ...(copies.length > 0 ? { worktree_files: copies } : {}),
     cwd: input.cwd,
     prompt_channel: prompt.channel,
     notes,

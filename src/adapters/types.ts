@@ -77,10 +77,28 @@ export interface ToolPolicyHook {
   timeout_command?: string;
 }
 
+/**
+ * Attachment bytes the CLI receives through its own channel instead of as prompt text
+ * (ATTACHMENTS.md "Delivery"): as content blocks of the user message (`content-block`), or as a
+ * copy in the worktree that the prompt names with `@path` (`file-reference`).
+ */
+export interface PromptMedia {
+  /** MIME type (`image/png`, `application/pdf`). */
+  mime: string;
+  /** Hex SHA-256 of `bytes` (what was attested). */
+  sha256: string;
+  /** The exact attested bytes. */
+  bytes: Uint8Array;
+  /** Worktree-relative path of the copy the prompt references (`file-reference` only). */
+  path?: string;
+}
+
 /** Everything an adapter needs to build one invocation. Pure data plus an env reader. */
 export interface InvocationInput {
-  /** The full prompt (attachments already inlined, FORMATS.md §7). */
+  /** The full prompt (text attachments inlined, FORMATS.md §7; media referenced). */
   prompt: string;
+  /** Attachment bytes for the CLI's own channel (see {@linkcode PromptMedia}). */
+  media?: readonly PromptMedia[];
   /** Protocol text for the system prompt where the CLI has a flag for it; else prepended. */
   system_prompt?: string;
   /** A tier name or a concrete model; undefined leaves the CLI's default. */
@@ -125,6 +143,14 @@ export interface PlannedFile {
   mode: number;
 }
 
+/** A file the invocation needs in the worktree before the spawn (an attachment's copy). */
+export interface PlannedWorktreeFile {
+  /** Path relative to the worktree (checked: no `..`, not absolute, no symlink escape). */
+  path: string;
+  /** Bytes. */
+  bytes: Uint8Array;
+}
+
 /** What to run: the result of an adapter's pure `build`. */
 export interface Invocation {
   /** Executable and arguments (never a shell string). */
@@ -135,6 +161,8 @@ export interface Invocation {
   stdin?: Uint8Array;
   /** Files to write under HOME before the spawn. */
   files: PlannedFile[];
+  /** Files to write into the worktree before the spawn (attachment copies `@path` names). */
+  worktree_files?: PlannedWorktreeFile[];
   /** Working directory (the worktree). */
   cwd: string;
   /** How the prompt was passed (after size rules). */

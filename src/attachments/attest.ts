@@ -67,8 +67,23 @@ export interface AttestTarget {
   worktreeId: string;
 }
 
+/**
+ * How the bytes reach the CLI when not as prompt text (ATTACHMENTS.md "Delivery"): a content
+ * block of the user message, or a worktree copy at `path` that the prompt names with `@path`.
+ */
+export interface Delivery {
+  /** The CLI's channel. */
+  channel: "content-block" | "file-reference";
+  /** Worktree-relative path of the copy (`file-reference`). */
+  path?: string;
+}
+
 /** The `details` of a `multimodal.attach` event (before `prev_chain_digest` is bound). */
-export function attachEventDetails(item: WireAttachment, target: AttestTarget): JsonObject {
+export function attachEventDetails(
+  item: WireAttachment,
+  target: AttestTarget,
+  delivery?: Delivery,
+): JsonObject {
   const details: JsonObject = {
     sha256: item.sha256,
     mime: item.mime,
@@ -80,6 +95,11 @@ export function attachEventDetails(item: WireAttachment, target: AttestTarget): 
   // How a text block is labelled in the prompt, so a resumed spawn renders the same bytes.
   if (item.path !== undefined) details.path = item.path;
   if (item.firstLine !== undefined) details.first_line = item.firstLine;
+  // Bytes that travel beside the prompt text say how (absent: inside it, FORMATS.md §7).
+  if (delivery !== undefined) {
+    details.delivery = delivery.channel;
+    if (delivery.path !== undefined) details.delivery_path = delivery.path;
+  }
   return details;
 }
 
@@ -90,6 +110,7 @@ export function attachEventDetails(item: WireAttachment, target: AttestTarget): 
 export async function attestAttachment(
   item: WireAttachment,
   target: AttestTarget,
+  delivery?: Delivery,
 ): Promise<AuditRecord> {
   const put = await target.cas.put(item.bytes, { contentType: item.mime });
   if (put.digest !== item.sha256) {
@@ -103,6 +124,6 @@ export async function attestAttachment(
     event_type: ATTACH_EVENT,
     resource_type: "agent",
     resource_id: target.workerId,
-    details: attachEventDetails(item, target),
+    details: attachEventDetails(item, target, delivery),
   }, { bindPrevChainDigest: true });
 }

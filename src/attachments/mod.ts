@@ -22,10 +22,20 @@ export {
   attachEventDetails,
   attestAttachment,
   type AttestTarget,
+  type Delivery,
   installIdSig,
   readInstallIdSig,
   worktreeIdOf,
 } from "./attest.ts";
+export {
+  ATTACHMENT_COPY_DIR,
+  type ComposedPrompt,
+  composeForChannel,
+  type ComposeOptions,
+  copyPathOf,
+  outcomeBlock,
+  type OutcomeLine,
+} from "./delivery.ts";
 export {
   AttachmentCapabilityError,
   AttachmentChainUnverified,

@@ -8,8 +8,12 @@ import { canonicalize, type JsonValue, parseJsonBytes } from "../canonical/mod.t
 import { BernsteinError } from "../errors/mod.ts";
 import { readFileIfExists, writeFileAtomic } from "../io/mod.ts";
 
-/** What became of one declared attachment. */
-export type AttachmentOutcome = "attached" | "partial" | "not_attached";
+/**
+ * What became of one declared attachment: attached whole, `partial` (cut, with the reason),
+ * `unchanged` (a later spawn of the task re-sent the bytes an earlier one was attested), or
+ * `not_attached` (withheld, with the reason).
+ */
+export type AttachmentOutcome = "attached" | "partial" | "unchanged" | "not_attached";
 
 /** One line of the run's attachment report (and of `bernstein run --json`). */
 export interface AttachmentRow {
@@ -92,7 +96,7 @@ export interface RunAttachmentRecord {
 }
 
 const Digest = z.string().regex(/^[0-9a-f]{64}$/);
-const Outcome = z.enum(["attached", "partial", "not_attached"]);
+const Outcome = z.enum(["attached", "partial", "unchanged", "not_attached"]);
 const Kind = z.enum(["image", "text"]).nullable();
 
 const RecordSchema = z.object({

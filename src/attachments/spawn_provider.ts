@@ -3,7 +3,11 @@
 // attachments in this run (a retry, a crash resume) — exactly that spawn's blocks, rebuilt from
 // CAS through the worktree-pinned resolver. Every block is stored in CAS and attested to the
 // worker and its worktree; the digests are stamped on the task.
-import type { AdapterSettingsMap } from "../adapters/mod.ts";
+import {
+  type AdapterSettingsMap,
+  type AttachmentChannel,
+  capabilitiesFor,
+} from "../adapters/mod.ts";
 import type { AuditKey, AuditSink } from "../audit/mod.ts";
 import type { CasStore } from "../cas/mod.ts";
 import { BernsteinError, type Warning } from "../errors/mod.ts";
@@ -18,15 +22,16 @@ import {
   taskField,
   type TaskItems,
 } from "./_declared.ts";
-import { attestAttachment, worktreeIdOf } from "./attest.ts";
+import { attestAttachment, type Delivery, worktreeIdOf } from "./attest.ts";
 import { AttachmentUnreadableError } from "./errors.ts";
 import { checkAdapterTakesImage, checkAttachmentCount } from "./limits.ts";
-import type { RunAttachmentRecord, SpawnEntry } from "./record.ts";
+import type { AttachmentRow, RunAttachmentRecord, SpawnEntry } from "./record.ts";
 import type { AttachmentResolver } from "./resolver.ts";
 import { DEFAULT_DENY } from "./source.ts";
 import { refuseNonDirectSpawn } from "./spawn_path.ts";
 import { parseAttachmentSpec } from "./spec.ts";
-import { composePrompt } from "./wire.ts";
+import { type ComposedPrompt, composeForChannel, copyPathOf } from "./delivery.ts";
+import type { WireAttachment } from "./wire.ts";
 
 /** The parts of the configuration attachments read. */
 export interface AttachmentConfig {
@@ -86,8 +91,8 @@ export interface SpawnInfo {
 export interface SpawnAttachmentSet {
   /** Distinct digests in prompt order. */
   digests: string[];
-  /** The prompt with the blocks at its head (FORMATS.md §7). */
-  compose(body: string): string;
+  /** The prompt for the spawn's CLI: blocks, outcome list and body, and the channel's media. */
+  compose(body: string): ComposedPrompt;
 }
 
 function unique(values: readonly string[]): string[] {
@@ -183,35 +188,22 @@ export class SpawnAttachmentProvider {
     const worktreeId = worktreeIdOf(worktree);
     let items: Item[];
     if (prior !== undefined && prior.blocks.length > 0) {
-      // Never the operator's files again: the earlier spawn's attested bytes, from CAS.
-      const resolved = await this.#init.resolver.spawnAttachments(prior.session, {
-        worktreePath: prior.worktree,
-        turnSeq: prior.turn_seq,
-        expected: prior.blocks,
-      });
-      items = resolved.map((r, i) => ({
-        field: `${prior.session}[${i}]`,
-        path: r.path ?? r.sha256,
-        key: `${r.sha256}\0${i}`,
-        wire: {
-          mime: r.mime,
-          sha256: r.sha256,
-          bytes: r.bytes,
-          path: r.path,
-          firstLine: r.firstLine,
-        },
-        kind: r.mime.startsWith("image/") ? "image" : "text",
-        outcome: "attached",
-        reason: null,
-      }));
+      items = await this.#again(prior);
+      // The task's report rows: what was attached before is re-sent byte for byte.
+      record.rows = record.rows.map((r) => r.task_id === task.id ? unchangedRow(r, prior) : r);
     } else {
       const fresh = await this.#fresh(task);
       items = fresh.items;
       record.rows = [...record.rows.filter((r) => r.task_id !== task.id), ...fresh.rows];
     }
+    const rows = record.rows.filter((r) => r.task_id === task.id);
+    const outcomes = rows.map((r) => ({ path: r.path, outcome: r.outcome, reason: r.reason }));
+    const channel = capabilitiesFor(spawn.adapter, parts.config.adapters).attachment_channel;
     if (items.length === 0) {
-      if (record.rows.some((r) => r.task_id === task.id)) await this.#init.save();
-      return undefined;
+      if (rows.length === 0) return undefined;
+      // Every declaration was withheld: no block, but the agent is told what and why.
+      await this.#init.save();
+      return { digests: [], compose: (body) => composeForChannel([], body, { channel, outcomes }) };
     }
     checkAttachmentCount(items.length, taskField(task), task.id);
     for (const item of items) {
@@ -232,7 +224,7 @@ export class SpawnAttachmentProvider {
         workerId: spawn.session,
         turnSeq: spawn.turnSeq,
         worktreeId,
-      });
+      }, deliveryOf(item.wire, channel));
     }
     const blocks = items.map((i) => i.wire.sha256);
     record.spawns.push({
@@ -251,6 +243,51 @@ export class SpawnAttachmentProvider {
       digests,
     });
     const wires = items.map((i) => i.wire);
-    return { digests, compose: (body: string) => composePrompt(wires, body) };
+    return { digests, compose: (body) => composeForChannel(wires, body, { channel, outcomes }) };
   }
+
+  /** An earlier spawn's blocks, from CAS through the resolver pinned to its worktree. */
+  async #again(prior: SpawnEntry): Promise<Item[]> {
+    // Never the operator's files again: the earlier spawn's attested bytes.
+    const resolved = await this.#init.resolver.spawnAttachments(prior.session, {
+      worktreePath: prior.worktree,
+      turnSeq: prior.turn_seq,
+      expected: prior.blocks,
+    });
+    return resolved.map((r, i) => ({
+      field: `${prior.session}[${i}]`,
+      path: r.path ?? r.sha256,
+      key: `${r.sha256}\0${i}`,
+      wire: {
+        mime: r.mime,
+        sha256: r.sha256,
+        bytes: r.bytes,
+        path: r.path,
+        firstLine: r.firstLine,
+      },
+      kind: r.mime.startsWith("image/") ? "image" : "text",
+      outcome: "attached",
+      reason: null,
+    }));
+  }
+}
+
+/** A report row of a re-spawn: the same bytes as the earlier spawn (`unchanged`). */
+function unchangedRow(row: AttachmentRow, prior: SpawnEntry): AttachmentRow {
+  if (row.outcome === "not_attached" || row.sha256 === null) return row;
+  if (row.outcome === "unchanged") return { ...row, reason: sameBytesAs(prior, row.reason) };
+  const was = row.outcome === "partial" && row.reason ? `; partial: ${row.reason}` : "";
+  return { ...row, outcome: "unchanged", reason: `same bytes as spawn ${prior.session}${was}` };
+}
+
+/** The reason of an `unchanged` row pointing at the latest earlier spawn. */
+function sameBytesAs(prior: SpawnEntry, reason: string | null): string {
+  const rest = reason?.replace(/^same bytes as spawn \S+/, "") ?? "";
+  return `same bytes as spawn ${prior.session}${rest}`;
+}
+
+/** How an item travels: media on the CLI's channel, text always in the prompt. */
+function deliveryOf(wire: WireAttachment, channel: AttachmentChannel): Delivery | undefined {
+  if (wire.mime.startsWith("text/") || channel === "prompt-text") return undefined;
+  return channel === "file-reference" ? { channel, path: copyPathOf(wire) } : { channel };
 }

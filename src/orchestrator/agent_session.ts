@@ -12,6 +12,7 @@ import {
   type EndpointProfile,
   type Invocation,
   type ProgressEvent,
+  type PromptMedia,
   type ToolPolicyHook,
   writeInvocationFiles,
 } from "../adapters/mod.ts";
@@ -40,6 +41,8 @@ export interface AgentLaunch {
   endpoint?: EndpointProfile;
   /** The full prompt. */
   prompt: string;
+  /** Attachment bytes for the CLI's own channel (content blocks, or worktree copies). */
+  media?: readonly PromptMedia[];
   /** Extra environment for the agent (server URL, token, task id, PATH with the shim). */
   extraEnv: Record<string, string>;
   /** Wall-clock deadline in milliseconds. */
@@ -234,6 +237,7 @@ async function launchInWorktree(
   const path = `${shimDir}:${options.env.get("PATH") ?? "/usr/bin:/bin"}`;
   const built = launch.adapter.build({
     prompt: launch.prompt,
+    ...(launch.media !== undefined && launch.media.length > 0 ? { media: launch.media } : {}),
     model: launch.model,
     effort: launch.effort,
     max_turns: launch.maxTurns ?? undefined,

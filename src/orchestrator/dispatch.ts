@@ -63,6 +63,16 @@ function agentIdOf(a: Attempt): string {
   return `${a.cli.adapter.name}:${a.session}`;
 }
 
+/** The prompt of a spawn and, when its attachments travel on the CLI's channel, their bytes. */
+function composed(
+  attachments: SpawnAttachments | undefined,
+  body: string,
+): Pick<ExecutionRequest, "prompt" | "media"> {
+  if (attachments === undefined) return { prompt: body };
+  const { prompt, media } = attachments.compose(body);
+  return media.length > 0 ? { prompt, media } : { prompt };
+}
+
 /** Spawns agents for the tasks the scheduler chose. */
 export class Dispatcher {
   readonly #deps: DispatchDeps;
@@ -285,7 +295,7 @@ export class Dispatcher {
       maxTurns: tuning.agent.max_turns,
       endpoint: endpointForRole(ctx.config, a.task.role),
       settings: ctx.config.adapters?.[a.cli.adapter.name],
-      prompt: attachments ? attachments.compose(body) : body,
+      ...composed(attachments, body),
       env: {
         BERNSTEIN_SERVER_URL: ctx.server.url,
         BERNSTEIN_TASK_TOKEN: token,

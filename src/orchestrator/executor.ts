@@ -11,6 +11,7 @@ import type {
   AdapterSettings,
   AgentResult,
   EndpointProfile,
+  PromptMedia,
   ResolvedCli,
   ToolPolicyHook,
 } from "../adapters/mod.ts";
@@ -57,6 +58,8 @@ export interface ExecutionRequest {
   settings?: AdapterSettings;
   /** The full prompt. */
   prompt: string;
+  /** Attachment bytes for the CLI's own channel (images as content blocks or `@path` copies). */
+  media?: readonly PromptMedia[];
   /** Variables the agent gets besides its adapter's allowlist (server URL, token, task id). */
   env: Record<string, string>;
   /** Wall-clock deadline (ms). */
@@ -141,6 +144,7 @@ export function processExecutor(options: ProcessExecutorOptions): Executor {
         maxTurns: request.maxTurns,
         endpoint: request.endpoint,
         prompt: request.prompt,
+        ...(request.media !== undefined ? { media: request.media } : {}),
         extraEnv: request.env,
         deadlineMs: request.deadlineMs,
         killGraceMs: request.killGraceMs,

@@ -2,7 +2,7 @@
  * What the parts of the run loop share: the context the `run` command wires (stores, task
  * server, audit chain, ledger, lineage, clock, executor …) and the attachment seam. Types only.
  */
-import type { PathLookup, ScriptedRuntime } from "../adapters/mod.ts";
+import type { PathLookup, PromptMedia, ScriptedRuntime } from "../adapters/mod.ts";
 import type { AuditKey, AuditSink } from "../audit/mod.ts";
 import type { SpawnPath } from "../attachments/mod.ts";
 import type { Config } from "../config/mod.ts";
@@ -24,8 +24,11 @@ import type { RunPolicy } from "./run_policy.ts";
 export interface SpawnAttachments {
   /** SHA-256 digests of the attached bytes, in declaration order. */
   digests: string[];
-  /** The prompt with the attachment blocks at its head (FORMATS.md §7). */
-  compose(body: string): string;
+  /**
+   * The prompt with the attachment blocks and the outcome list at its head (FORMATS.md §7),
+   * and the bytes the spawn's CLI takes through its own channel (images).
+   */
+  compose(body: string): { prompt: string; media: PromptMedia[] };
 }
 
 /** Provides each spawn's attachments (run-wide `--attach` plus the task's own). */

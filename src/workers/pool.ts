@@ -240,6 +240,16 @@ export class WorkerPool implements Executor {
       endpoint: request.endpoint ?? null,
       settings: request.settings ?? null,
       prompt: request.prompt,
+      ...(request.media !== undefined && request.media.length > 0
+        ? {
+          media: request.media.map((m) => ({
+            mime: m.mime,
+            sha256: m.sha256,
+            base64: toBase64(m.bytes),
+            ...(m.path !== undefined ? { path: m.path } : {}),
+          })),
+        }
+        : {}),
       env: { ...request.env, BERNSTEIN_SERVER_URL: this.#o.agentServerUrl },
       deadline_ms: request.deadlineMs,
       kill_grace_ms: request.killGraceMs,

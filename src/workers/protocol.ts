@@ -82,6 +82,17 @@ const EndpointProfile = z.object({
   model: z.string().optional(),
 }).strict();
 
+/**
+ * Attachment bytes an agent's CLI takes on its own channel (images): base64 of the attested
+ * bytes, their digest (the worker checks it) and, for `@path` CLIs, the worktree copy's path.
+ */
+export const AssignmentMedia = z.object({
+  mime: Text(100),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  base64: z.string(),
+  path: Text(4096).optional(),
+}).strict();
+
 /** One agent to run: everything the orchestrator decided about it. */
 export const Assignment = z.object({
   session: Session,
@@ -95,6 +106,7 @@ export const Assignment = z.object({
   endpoint: EndpointProfile.nullable(),
   settings: AdapterSettingsSchema.nullable(),
   prompt: z.string(),
+  media: z.array(AssignmentMedia).max(20).optional(),
   env: z.record(z.string(), z.string()),
   deadline_ms: z.number().int().positive(),
   kill_grace_ms: z.number().int().nonnegative(),

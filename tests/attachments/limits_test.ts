@@ -21,16 +21,29 @@ function fails(code: string, pattern: RegExp, location = "run.attach[2]") {
   };
 }
 
-Deno.test("only claude and gemini take images, each with its own types and size limit", () => {
+Deno.test("claude, gemini and qwen take images, each with its own types, size limit and channel", () => {
   const multimodal = Object.entries(CAPABILITY_TABLE).filter(([, c]) => c.multimodal).map(([n]) =>
     n
   );
-  strictEqual(multimodal.join(","), "claude,gemini");
+  strictEqual(multimodal.join(","), "claude,gemini,qwen");
   strictEqual(CAPABILITY_TABLE.claude.max_attachment_bytes, 5 * MB);
   strictEqual(CAPABILITY_TABLE.gemini.image_types.includes("image/gif"), false);
+  // qwen's file reader refuses a file of more than 9.9 MiB.
+  strictEqual(CAPABILITY_TABLE.qwen.max_attachment_bytes / MB <= 9.9, true);
+  strictEqual((CAPABILITY_TABLE.qwen.max_attachment_bytes + 1) / MB > 9.9, true);
+  const channels = Object.fromEntries(
+    Object.entries(CAPABILITY_TABLE).map(([n, c]) => [n, c.attachment_channel]),
+  );
+  strictEqual(channels.claude, "content-block");
+  strictEqual(channels.gemini, "file-reference");
+  strictEqual(channels.qwen, "file-reference");
+  for (const [name, caps] of Object.entries(CAPABILITY_TABLE)) {
+    if (!caps.multimodal) strictEqual(caps.attachment_channel, "prompt-text", name);
+  }
   strictEqual(
     adaptersTakingImage({ mime: "image/png", size: 1000 }),
-    "claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp up to 14 MB)",
+    "claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp up to 14 MB), " +
+      "qwen (png, jpeg, gif, webp up to 9.9 MB)",
   );
   strictEqual(adaptersTakingImage({ mime: "image/gif", size: 1000 }).startsWith("claude ("), true);
   strictEqual(
@@ -41,10 +54,10 @@ Deno.test("only claude and gemini take images, each with its own types and size 
 
 Deno.test("an image for a non-multimodal adapter is a usage error naming the adapters that can", () => {
   throws(
-    () => checkAdapterTakesImage({ mime: "image/png", size: 10 }, { ...to, adapter: "qwen" }),
+    () => checkAdapterTakesImage({ mime: "image/png", size: 10 }, { ...to, adapter: "codex" }),
     fails(
       "attach.adapter_not_multimodal",
-      /design\.png is an image \(image\/png\) but task t1 runs on 'qwen', which cannot take images; adapters that can: claude .*, gemini/,
+      /design\.png is an image \(image\/png\) but task t1 runs on 'codex', which cannot take images; adapters that can: claude .*, gemini .*, qwen/,
     ),
   );
   throws(
@@ -85,10 +98,10 @@ Deno.test("the scripted agent takes images only when a test registers it with te
     () =>
       checkAdapterTakesImage({ mime: "image/png", size: 10 }, {
         ...to,
-        adapter: "qwen",
-        settings: { qwen: { test_multimodal: true } },
+        adapter: "codex",
+        settings: { codex: { test_multimodal: true } },
       }),
-    fails("attach.adapter_not_multimodal", /runs on 'qwen'/),
+    fails("attach.adapter_not_multimodal", /runs on 'codex'/),
     "the setting does nothing for a real adapter",
   );
 });

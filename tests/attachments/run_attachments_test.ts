@@ -146,14 +146,38 @@ Deno.test("the provider stamps the task and reuses a task's attested blocks on a
       ["attach.not_attached", "task t1: attachments[1]"],
       ["attach.not_attached", "stages[0].steps[0].attachments[1]"],
     ]);
-    const prompt = first.compose("body\n");
+    const composed = first.compose("body\n");
+    deepStrictEqual(composed.media, [], "the scripted agent takes images as prompt text");
+    const [blocks, outcomes] = composed.prompt.split("<attachment-outcomes>\n");
+    strictEqual(
+      outcomes,
+      "- notes.txt: attached\n- shot.png: attached\n" +
+        "- .env: not_attached (denied by config (attachments.deny: '**/.env'))\n" +
+        "</attachment-outcomes>\n\nbody\n",
+      "the agent is told what it did not get, and why",
+    );
     // The operator changes the image before the retry: the retry still gets the attested bytes.
     await Deno.writeFile(join(root, "shot.png"), new Uint8Array([0xff, 0xd8, 0xff, 0]));
     const again = await provider.forSpawn({ ...t, retry_count: 1 }, spawn("t1-a2"));
-    strictEqual(again?.compose("body\n"), prompt);
+    const [blocksAgain, outcomesAgain] = (again?.compose("body\n").prompt ?? "").split(
+      "<attachment-outcomes>\n",
+    );
+    strictEqual(blocksAgain, blocks, "the same blocks, byte for byte");
+    strictEqual(
+      outcomesAgain,
+      "- notes.txt: unchanged (same bytes as spawn t1-a1)\n" +
+        "- shot.png: unchanged (same bytes as spawn t1-a1)\n" +
+        "- .env: not_attached (denied by config (attachments.deny: '**/.env'))\n" +
+        "</attachment-outcomes>\n\nbody\n",
+    );
+    deepStrictEqual(run.rows().map((r) => [r.path, r.outcome]), [
+      ["notes.txt", "unchanged"],
+      ["shot.png", "unchanged"],
+      [".env", "not_attached"],
+    ]);
     // A retry whose ladder moved the task to an adapter without images is refused at spawn.
     await rejects(
-      provider.forSpawn(t, spawn("t1-a3", "qwen")),
+      provider.forSpawn(t, spawn("t1-a3", "codex")),
       code("attach.adapter_not_multimodal"),
     );
     await rejects(
@@ -192,7 +216,7 @@ Deno.test("the gate lists every problem of every task at once, in plan order, as
       project: { root, sdd },
       config: {},
       drafts,
-      adapters: { t1: "scripted", t2: "qwen" },
+      adapters: { t1: "scripted", t2: "codex" },
       spawnPath: "direct-subprocess",
     }).then(() => undefined, (e) => e as AttachmentProblemsError);
     ok(problems instanceof AttachmentProblemsError, String(problems));
@@ -219,7 +243,7 @@ Deno.test("the gate lists every problem of every task at once, in plan order, as
     ok(lines[3].endsWith("notes.txt has 2 line(s); the range 9- starts past its end"), lines[3]);
     ok(lines[4].includes("blob.bin is neither an image"), lines[4]);
     ok(lines[5].includes("line range 0-3 is not FROM-TO"), lines[5]);
-    ok(lines[6].includes("task t2 runs on 'qwen', which cannot take images"), lines[6]);
+    ok(lines[6].includes("task t2 runs on 'codex', which cannot take images"), lines[6]);
     // One problem alone keeps its own error (code, field, exit code).
     drafts.splice(0, 1);
     await rejects(
@@ -227,7 +251,7 @@ Deno.test("the gate lists every problem of every task at once, in plan order, as
         project: { root, sdd },
         config: {},
         drafts,
-        adapters: { t2: "qwen" },
+        adapters: { t2: "codex" },
         spawnPath: "direct-subprocess",
       }),
       (e: unknown) =>

@@ -80,6 +80,8 @@ export interface StepSpec {
   files: string[];
   /** Files that must exist in the worktree (completion signals). */
   expect?: string[];
+  /** The step's attachments (paths in the repository). */
+  attachments?: string[];
 }
 
 /** Tuning for a run (seconds). */
@@ -113,6 +115,9 @@ export function planYaml(steps: readonly StepSpec[]): string {
       "        description: |",
       ...s.description.trimEnd().split("\n").map((l) => `          ${l}`),
     );
+    if (s.attachments !== undefined) {
+      lines.push(`        attachments: ${JSON.stringify(s.attachments)}`);
+    }
     const expect = s.expect ?? [];
     if (expect.length > 0) {
       lines.push("        completion_signals:");

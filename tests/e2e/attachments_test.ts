@@ -212,10 +212,14 @@ Deno.test("a run hands an image and a line range to the agent: exact prompt byte
         maxS: DEFAULT_TUNING.orchestrator.deadline_max_s,
       },
     });
-    const expected = composePrompt([
+    const blocks = composePrompt([
       { mime: "image/png", sha256: png, bytes: PNG },
       { mime: "text/plain", sha256: txt, bytes: range, path: "src/app.ts", firstLine: 2 },
-    ], body);
+    ], "");
+    // Then what became of each declared attachment, then the task prompt.
+    const expected = blocks +
+      "<attachment-outcomes>\n- shot.png: attached\n- src/app.ts: attached\n" +
+      "</attachment-outcomes>\n\n" + body;
     strictEqual(dec(await Deno.readFile(fx.record)), expected);
     ok(expected.startsWith(
       `<attachment mime="image/png" sha256="${png}">\n${btoa(String.fromCharCode(...PNG))}\n` +
@@ -405,6 +409,16 @@ Deno.test("--attach goes to every agent; a path declared twice is attested once;
     ok(m, "the log block is in the prompt");
     ok([...m[2]].length <= 100_000, "the rendered excerpt is within the limit");
     strictEqual(m[2].split("\n").length, Number(m[1]));
+    // ...and it is told what it was not given, and why (the agent-core per-attachment outcome).
+    const list = /<attachment-outcomes>\n([^]*?)\n<\/attachment-outcomes>\n/.exec(prompt);
+    ok(list, "the outcome list is in the prompt");
+    deepStrictEqual(list[1].split("\n"), [
+      "- notes.txt: attached",
+      "- ../outside.txt: not_attached (outside the project)",
+      "- escape.txt: not_attached (it leaves the project through a symlink)",
+      "- .env: not_attached (denied by config (attachments.deny: '**/.env'))",
+      `- big.log: partial (${first[4].reason})`,
+    ]);
   });
 });
 
@@ -431,7 +445,8 @@ Deno.test("an image for an adapter that cannot take it refuses the run before an
         r.stderr.trim().split("\n").at(-1),
         `error[attach.adapter_not_multimodal]: ${field}: shot.png is an image (image/png) but task ` +
           "1.1-look runs on 'scripted', which cannot take images; adapters that can: " +
-          "claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp up to 14 MB) " +
+          "claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp up to 14 MB), " +
+          "qwen (png, jpeg, gif, webp up to 9.9 MB) " +
           "(give the task a multimodal adapter (cli: …) or drop the image)",
       );
     }
@@ -607,7 +622,7 @@ Deno.test("run and --dry-run check plan attachments as a spawn would and list ev
         "  [attach.adapter_not_multimodal] stages[0].steps[1].attachments[0]: shot.png is an " +
         "image (image/png) but task 1.2-two runs on 'scripted', which cannot take images; " +
         "adapters that can: claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp " +
-        "up to 14 MB)",
+        "up to 14 MB), qwen (png, jpeg, gif, webp up to 9.9 MB)",
       ]);
       // The withheld .env is reported to the operator, not refused.
       ok(
@@ -764,10 +779,19 @@ Deno.test("crash resume rebuilds the attachments from CAS: edited and deleted so
       await Deno.writeTextFile(release, "");
       const r = await run(fx, ["--json"]);
       strictEqual(r.code, 0, r.stderr + r.stdout);
-      deepStrictEqual(
-        await Deno.readFile(fx.record),
-        first,
-        "the resumed prompt is byte-identical",
+      // The resumed prompt: byte-identical blocks and body; the outcome list says `unchanged`.
+      const outcomes = (text: string) => {
+        const m = /<attachment-outcomes>\n[^]*?<\/attachment-outcomes>\n/.exec(text);
+        ok(m, text.slice(0, 400));
+        return { list: m[0], rest: text.replace(m[0], "") };
+      };
+      const before = outcomes(dec(first));
+      const after = outcomes(dec(await Deno.readFile(fx.record)));
+      strictEqual(after.rest, before.rest, "blocks and body are byte-identical");
+      strictEqual(
+        before.list,
+        "<attachment-outcomes>\n- design.png: attached\n- src/app.ts: attached\n" +
+          "</attachment-outcomes>\n",
       );
       const attach = (await auditLines(fx.root)).filter((e) =>
         e.event_type === "multimodal.attach"
@@ -784,6 +808,16 @@ Deno.test("crash resume rebuilds the attachments from CAS: edited and deleted so
         firstSession,
         resumedSession,
         resumedSession,
+      ]);
+      strictEqual(
+        after.list,
+        `<attachment-outcomes>\n- design.png: unchanged (same bytes as spawn ${firstSession})\n` +
+          `- src/app.ts: unchanged (same bytes as spawn ${firstSession})\n</attachment-outcomes>\n`,
+      );
+      const summary = summaryOf(r.stdout);
+      deepStrictEqual(summary.attachments.map((a) => [a.path, a.outcome]), [
+        ["design.png", "unchanged"],
+        ["src/app.ts", "unchanged"],
       ]);
       const resumed = await sessionFile(fx.root, resumedSession);
       strictEqual(attach[2].details.worktree_id, worktreeId(resumed.worktree as string));

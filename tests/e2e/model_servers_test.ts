@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { outputText, runProcess } from "../../src/io/mod.ts";
+import { sha256Hex } from "../../src/crypto/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import {
   CALL_USAGE,
@@ -592,6 +593,83 @@ Deno.test("the sentinel refuses and records other hosts, forwards loopback to th
     assert.match(garbage, /^HTTP\/1\.1 400/);
   } finally {
     await sentinel.close();
+    await server.close();
+  }
+});
+
+// --- media -----------------------------------------------------------------------------------
+
+/** A real 1×1 PNG and its digest. */
+const PNG_B64 =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const PNG_SHA = sha256Hex(Uint8Array.from(atob(PNG_B64), (c) => c.charCodeAt(0)));
+
+function marker(mime: string, sha: string, delivery: string): string {
+  return `<attachment mime="${mime}" sha256="${sha}" delivery="${delivery}">\n…\n</attachment>\n`;
+}
+
+const WRITE_TOOL = [{
+  name: "Write",
+  input_schema: { properties: { file_path: {}, content: {} } },
+}];
+
+Deno.test("media that arrives as media is logged with its digest; a marked attachment that did not is a problem", async () => {
+  const server = startModelServer({ cwd: "/w" });
+  try {
+    const says = marker("image/png", PNG_SHA, "content-block") + "@model say seen";
+    // Anthropic: an image block with the bytes.
+    await post(server, "/v1/messages", {
+      tools: WRITE_TOOL,
+      messages: [{
+        role: "user",
+        content: [
+          { type: "image", source: { type: "base64", media_type: "image/png", data: PNG_B64 } },
+          { type: "text", text: says },
+        ],
+      }],
+    });
+    // The same marker but the bytes only as text in the prompt: not delivered as an image.
+    await post(server, "/v1/messages", {
+      tools: WRITE_TOOL,
+      messages: [{ role: "user", content: [{ type: "text", text: says + "\n" + PNG_B64 }] }],
+    });
+    // Gemini: inlineData with the right bytes but the wrong MIME type.
+    await post(server, "/v1beta/models/m:streamGenerateContent?alt=sse", {
+      tools: [{ functionDeclarations: [{ name: "write_file", parametersJsonSchema: {} }] }],
+      contents: [{
+        role: "user",
+        parts: [
+          { text: marker("image/png", PNG_SHA, "file-reference") + "@model say seen" },
+          { inlineData: { mimeType: "image/jpeg", data: PNG_B64 } },
+        ],
+      }],
+    });
+    // OpenAI chat (qwen): an image_url data URL.
+    await post(server, "/v1/chat/completions", {
+      tools: [{ type: "function", function: { name: "write_file", parameters: {} } }],
+      messages: [{
+        role: "user",
+        content: [
+          {
+            type: "text",
+            text: marker("image/png", PNG_SHA, "file-reference") + "@model say seen",
+          },
+          { type: "image_url", image_url: { url: `data:image/png;base64,${PNG_B64}` } },
+        ],
+      }],
+    });
+    const turns = server.turns();
+    assert.deepEqual(turns.map((t) => t.media ?? []), [
+      [{ via: "image", mime: "image/png", sha256: PNG_SHA, size: 70 }],
+      [],
+      [{ via: "inlineData", mime: "image/jpeg", sha256: PNG_SHA, size: 70 }],
+      [{ via: "image_url", mime: "image/png", sha256: PNG_SHA, size: 70 }],
+    ]);
+    assert.deepEqual(server.problems, [
+      `#1: attachment ${PNG_SHA.slice(0, 12)}… (image/png) did not arrive as media`,
+      `#2: attachment ${PNG_SHA.slice(0, 12)}… arrived as image/jpeg, not image/png`,
+    ]);
+  } finally {
     await server.close();
   }
 });

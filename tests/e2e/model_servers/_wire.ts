@@ -1,5 +1,7 @@
 // What the four API codecs share: the parsed view of a request, token usage, SSE and JSON
 // responses, and lenient readers for request bodies.
+import { fromBase64 } from "../../../src/canonical/mod.ts";
+import { sha256Hex } from "../../../src/crypto/mod.ts";
 import type { OfferedTool, ToolCall } from "./tools.ts";
 
 /** The wire APIs the servers speak (the `api` names of `local_endpoints`). */
@@ -11,6 +13,21 @@ export interface Usage {
   input: number;
   /** Completion tokens. */
   output: number;
+}
+
+/**
+ * Media that arrived as media (not as text): an Anthropic `image`/`document` block, a Gemini
+ * `inlineData` part, an OpenAI `image_url` data URL. The digest is of the decoded bytes.
+ */
+export interface MediaPart {
+  /** How it arrived: `image` / `document` (Anthropic), `inlineData` (Gemini), `image_url`. */
+  via: "image" | "document" | "inlineData" | "image_url";
+  /** The MIME type the client declared. */
+  mime: string;
+  /** Hex SHA-256 of the decoded bytes. */
+  sha256: string;
+  /** Size of the decoded bytes. */
+  size: number;
 }
 
 /** What the server reads from one model request. */
@@ -25,6 +42,8 @@ export interface ParsedRequest {
   toolResults: number;
   /** The client asked for a stream. */
   stream: boolean;
+  /** Media parts of user messages, in order. */
+  media: MediaPart[];
 }
 
 /** How to answer. */
@@ -55,6 +74,27 @@ export interface ApiCodec {
   rateLimitMessage: string;
   /** SSE text that breaks off inside an event (a malformed stream). */
   malformed(ctx: ReplyContext): string;
+}
+
+/** A media part from base64 text, or undefined when it does not decode. */
+export function mediaPart(
+  via: MediaPart["via"],
+  mime: string,
+  base64: string,
+): MediaPart | undefined {
+  let bytes: Uint8Array;
+  try {
+    bytes = fromBase64(base64);
+  } catch {
+    return undefined;
+  }
+  return { via, mime, sha256: sha256Hex(bytes), size: bytes.length };
+}
+
+/** A `data:<mime>;base64,<data>` URL as a media part. */
+export function dataUrlPart(via: MediaPart["via"], url: string): MediaPart | undefined {
+  const m = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return m ? mediaPart(via, m[1], m[2]) : undefined;
 }
 
 /** A value as a plain object (else empty). */

@@ -5,6 +5,8 @@ import {
   contentText,
   json,
   listOf,
+  type MediaPart,
+  mediaPart,
   type ParsedRequest,
   propsOf,
   recordOf,
@@ -25,12 +27,26 @@ function parse(body: Record<string, unknown>): ParsedRequest {
     if (name !== undefined) tools.push({ name, props: propsOf(tool.input_schema) });
   }
   const userTexts: string[] = [];
+  const media: MediaPart[] = [];
   let toolResults = 0;
   for (const m of listOf(body.messages)) {
     const msg = recordOf(m);
     if (msg.role !== "user") continue;
     userTexts.push(...contentText(msg.content, ["text"]));
     toolResults += listOf(msg.content).filter((b) => recordOf(b).type === "tool_result").length;
+    for (const b of listOf(msg.content)) {
+      const block = recordOf(b);
+      const source = recordOf(block.source);
+      if ((block.type !== "image" && block.type !== "document") || source.type !== "base64") {
+        continue;
+      }
+      const part = mediaPart(
+        block.type,
+        textOf(source.media_type) ?? "",
+        textOf(source.data) ?? "",
+      );
+      if (part !== undefined) media.push(part);
+    }
   }
   return {
     tools,
@@ -38,6 +54,7 @@ function parse(body: Record<string, unknown>): ParsedRequest {
     texts: allStrings(body),
     toolResults,
     stream: body.stream === true,
+    media,
   };
 }
 

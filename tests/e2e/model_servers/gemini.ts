@@ -5,6 +5,8 @@ import {
   type ApiCodec,
   json,
   listOf,
+  type MediaPart,
+  mediaPart,
   type ParsedRequest,
   propsOf,
   recordOf,
@@ -28,6 +30,7 @@ function parse(body: Record<string, unknown>, pathname: string): ParsedRequest {
     }
   }
   const userTexts: string[] = [];
+  const media: MediaPart[] = [];
   let toolResults = 0;
   for (const c of listOf(body.contents)) {
     const content = recordOf(c);
@@ -36,6 +39,15 @@ function parse(body: Record<string, unknown>, pathname: string): ParsedRequest {
       if (part.functionResponse !== undefined) toolResults++;
       const text = textOf(part.text);
       if (content.role === "user" && text !== undefined) userTexts.push(text);
+      const inline = recordOf(part.inlineData);
+      if (content.role === "user" && part.inlineData !== undefined) {
+        const got = mediaPart(
+          "inlineData",
+          textOf(inline.mimeType) ?? "",
+          textOf(inline.data) ?? "",
+        );
+        if (got !== undefined) media.push(got);
+      }
     }
   }
   return {
@@ -44,6 +56,7 @@ function parse(body: Record<string, unknown>, pathname: string): ParsedRequest {
     texts: allStrings(body),
     toolResults,
     stream: pathname.includes(":streamGenerateContent"),
+    media,
   };
 }
 

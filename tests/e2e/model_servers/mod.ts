@@ -17,7 +17,7 @@
  *
  * @module
  */
-export { type ApiName, type Usage } from "./_wire.ts";
+export { type ApiName, type MediaPart, type Usage } from "./_wire.ts";
 export { type EgressSentinel, type ForeignAttempt, startEgressSentinel } from "./egress.ts";
 export {
   DEFAULT_FINAL_TEXT,

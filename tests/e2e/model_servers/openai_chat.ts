@@ -4,8 +4,10 @@ import {
   allStrings,
   type ApiCodec,
   contentText,
+  dataUrlPart,
   json,
   listOf,
+  type MediaPart,
   type ParsedRequest,
   propsOf,
   recordOf,
@@ -25,11 +27,21 @@ function parse(body: Record<string, unknown>): ParsedRequest {
     if (name !== undefined) tools.push({ name, props: propsOf(fn.parameters) });
   }
   const userTexts: string[] = [];
+  const media: MediaPart[] = [];
   let toolResults = 0;
   for (const m of listOf(body.messages)) {
     const msg = recordOf(m);
     if (msg.role === "tool") toolResults++;
-    else if (msg.role === "user") userTexts.push(...contentText(msg.content, ["text"]));
+    else if (msg.role === "user") {
+      userTexts.push(...contentText(msg.content, ["text"]));
+      for (const c of listOf(msg.content)) {
+        const url = textOf(recordOf(recordOf(c).image_url).url);
+        const part = recordOf(c).type === "image_url" && url !== undefined
+          ? dataUrlPart("image_url", url)
+          : undefined;
+        if (part !== undefined) media.push(part);
+      }
+    }
   }
   return {
     tools,
@@ -37,6 +49,7 @@ function parse(body: Record<string, unknown>): ParsedRequest {
     texts: allStrings(body),
     toolResults,
     stream: body.stream === true,
+    media,
   };
 }
 

@@ -33,7 +33,7 @@ function parse(body: Record<string, unknown>): ParsedRequest {
       userTexts.push(...contentText(item.content, ["input_text"]));
     }
   }
-  return { tools, userTexts, texts: allStrings(body), toolResults, stream: true };
+  return { tools, userTexts, texts: allStrings(body), toolResults, stream: true, media: [] };
 }
 
 function response(item: Record<string, unknown>, usage: Usage, ctx: ReplyContext): Response {

@@ -14,6 +14,7 @@ import {
   type ApiCodec,
   type ApiName,
   json,
+  type MediaPart,
   type ParsedRequest,
   recordOf,
   SSE_HEADERS,
@@ -55,6 +56,8 @@ export interface LoggedRequest {
   answer: string;
   /** Usage reported with the answer (text or tool call). */
   usage?: Usage;
+  /** Media that arrived as media (image blocks, inlineData, image_url data URLs). */
+  media?: MediaPart[];
 }
 
 /** Options of {@linkcode startModelServer}. */
@@ -101,6 +104,10 @@ const CODECS: readonly ApiCodec[] = [anthropicCodec, responsesCodec, chatCodec, 
 
 const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
 
+/** bernstein's marker of an attachment delivered beside the prompt text (not inlined). */
+const DELIVERY_MARKER =
+  /<attachment mime="([^"]+)" sha256="([0-9a-f]{64})" delivery="(?:content-block|file-reference)"/g;
+
 function toScript(script: readonly string[] | ModelScript | undefined): ModelScript {
   if (script === undefined) return { turns: [], key: "" };
   return "turns" in script ? script : parseScript(script);
@@ -138,6 +145,28 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
       if (lines.length > 0) return parseScript(lines);
     }
     return state.script;
+  }
+
+  /**
+   * Every attachment the prompt says travels beside the text (a bernstein marker block with
+   * `delivery="…"`) must have arrived as media with the same bytes (sha256) and MIME type.
+   */
+  function checkDelivered(parsed: ParsedRequest, log: LoggedRequest): void {
+    for (const text of parsed.userTexts) {
+      for (const m of text.matchAll(DELIVERY_MARKER)) {
+        const [, mime, sha] = m;
+        const got = parsed.media.find((p) => p.sha256 === sha);
+        if (got === undefined) {
+          problems.push(
+            `#${log.seq}: attachment ${sha.slice(0, 12)}… (${mime}) did not arrive as media`,
+          );
+        } else if (got.mime !== mime) {
+          problems.push(
+            `#${log.seq}: attachment ${sha.slice(0, 12)}… arrived as ${got.mime}, not ${mime}`,
+          );
+        }
+      }
+    }
   }
 
   function failureResponse(codec: ApiCodec, failure: ModelFailure, turn: number): Response {
@@ -199,6 +228,8 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
     }
     const parsed = codec.parse(body, pathname);
     const stream = parsed.stream;
+    if (parsed.media.length > 0) log.media = parsed.media;
+    checkDelivered(parsed, log);
     if (parsed.tools.length === 0) {
       // Side requests (opencode's title, gemini/qwen's next-speaker check) get a plain text.
       log.kind = "side";

@@ -1,0 +1,120 @@
+// Images reach the model API as images, through each real CLI's own channel: claude gets an
+// `image` content block of a stream-json user message, gemini and qwen read an `@path` copy in
+// their worktree and send `inlineData` / an `image_url` data URL. A real `bernstein run` with a
+// one-step plan attaching a PNG, against the project's model server: the bytes the API received
+// hash to the digest the run attested (audit event, CAS, lineage), the prompt text carries no
+// base64, the copy never reaches the merge, and no agent reaches any host but 127.0.0.1.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { sha256Hex } from "../../src/crypto/mod.ts";
+import { makePng } from "../_helpers/png.ts";
+import { git, withTempDir } from "../_helpers/temp.ts";
+import {
+  auditEvents,
+  bernsteinIn,
+  REAL_CLIS,
+  type RealCli,
+  runReal,
+  runTag,
+  skipReason,
+} from "./_real_run.ts";
+import { startEgressSentinel, startModelServer } from "./model_servers/mod.ts";
+
+/** The API each multimodal CLI must deliver the image through. */
+const CHANNELS: Readonly<Record<string, { via: string; delivery: string }>> = {
+  claude: { via: "image", delivery: "content-block" },
+  gemini: { via: "inlineData", delivery: "file-reference" },
+  qwen: { via: "image_url", delivery: "file-reference" },
+};
+
+async function imageRun(cli: RealCli): Promise<void> {
+  const png = await makePng(96, 64, cli.name.length);
+  const digest = sha256Hex(png);
+  await withTempDir(async (dir) => {
+    const server = startModelServer();
+    const sentinel = startEgressSentinel();
+    try {
+      const run = await runReal(dir, {
+        steps: [{
+          title: "Describe the screenshot",
+          cli: cli.name,
+          role: "backend",
+          files: ["seen.txt"],
+          expect: ["seen.txt"],
+          attachments: ["shots/screen.png"],
+          description: [
+            "Look at the attached screenshot and write what you see to seen.txt.",
+            "@model write seen.txt a gradient",
+            "@model say described it",
+          ].join("\n"),
+        }],
+        server,
+        sentinel,
+        prepare: async (root) => {
+          await Deno.mkdir(join(root, "shots"));
+          await Deno.writeFile(join(root, "shots", "screen.png"), png);
+        },
+      });
+      console.log(`real ${cli.name} ${cli.pin.version} image run: ${run.seconds}s`);
+      const context = `exit ${run.cli.code}\n${run.cli.stderr}\n${run.cli.stdout.slice(-3000)}`;
+      assert.equal(run.cli.code, 0, context);
+      assert.equal(run.summary?.health, "HEALTHY", context);
+      assert.deepEqual(sentinel.foreign, [], "no agent tried to reach another host");
+      // The model server checked every marked attachment arrived as media, same bytes and type.
+      assert.deepEqual(server.problems, []);
+      const session = `1.1-describe-the-screenshot-a1-${runTag(run)}`;
+      const turns = server.turns(join(run.root, ".sdd", "worktrees", session));
+      assert.ok(turns.length >= 2, `${turns.length} turn(s)`);
+      const expected = CHANNELS[cli.name];
+      for (const turn of turns) {
+        // Every turn of the conversation carries the image as an image, byte for byte.
+        assert.deepEqual(
+          (turn.media ?? []).map((m) => [m.via, m.mime, m.sha256, m.size]),
+          [[expected.via, "image/png", digest, png.length]],
+          `turn ${turn.turn}`,
+        );
+      }
+      // The prompt text names the image (a marker), never inlines it as base64 text.
+      const first = turns[0];
+      assert.ok(
+        first.body.includes(`delivery=\\"${expected.delivery}\\"`),
+        "the prompt marks how the image travels",
+      );
+      const base64 = btoa(String.fromCharCode(...png));
+      const textOnly = first.body.split(base64).length - 1;
+      assert.equal(textOnly, 1, "the base64 appears once: as the media part, not in the text");
+      // The attestation: the audit event and CAS hold exactly the bytes the API received.
+      const attach = (await auditEvents(run)).filter((e) => e.event_type === "multimodal.attach");
+      assert.equal(attach.length, 1);
+      const details = attach[0].details as Record<string, unknown>;
+      assert.equal(details.sha256, digest);
+      assert.equal(details.mime, "image/png");
+      assert.equal(details.worker_id, session);
+      assert.equal(details.delivery, expected.delivery);
+      if (expected.delivery === "file-reference") {
+        assert.equal(details.delivery_path, `.sdd/runtime/attachments/${digest}.png`);
+      }
+      const cas = await Deno.readFile(join(run.root, ".sdd", "cas", digest.slice(0, 2), digest));
+      assert.equal(sha256Hex(cas), digest);
+      // Lineage of the merged file carries the digest; the copy was never merged.
+      const chain = await bernsteinIn(run, ["lineage", "chain", "seen.txt", "--json"]);
+      assert.equal(chain.code, 0, chain.stderr);
+      assert.deepEqual(JSON.parse(chain.stdout).entries[0].attachment_digests, [digest]);
+      const tracked = await git(run.root, "ls-files");
+      assert.ok(!tracked.includes(".sdd/runtime/attachments"), tracked);
+      assert.equal((await bernsteinIn(run, ["audit", "verify"])).code, 0);
+    } finally {
+      await sentinel.close();
+      await server.close();
+    }
+  });
+}
+
+for (const cli of REAL_CLIS.filter((c) => c.name in CHANNELS)) {
+  Deno.test({
+    name: `real ${cli.name} ${cli.pin.version}: an attached PNG reaches the API as an image ` +
+      `(${CHANNELS[cli.name].via}), its bytes hash to the attested digest${skipReason(cli)}`,
+    ignore: cli.exe === undefined,
+    fn: () => imageRun(cli),
+  });
+}
