@@ -1,6 +1,7 @@
 // Attachment media on each CLI's own channel (capabilities.ts `attachment_channel`): the
 // stream-json user message with content blocks that claude reads from stdin, and the worktree
-// copies that gemini and qwen read through the `@path` references in the prompt.
+// copies that gemini and qwen read through the `@path` references in the prompt and that codex
+// and opencode attach with a flag.
 import { toBase64 } from "../canonical/mod.ts";
 import { checkRelativePath } from "../io/mod.ts";
 import { AdapterError } from "./errors.ts";
@@ -26,7 +27,7 @@ export function blockMedia(input: InvocationInput): readonly PromptMedia[] {
   return (input.media ?? []).filter((m) => m.path === undefined);
 }
 
-/** The worktree copies of `file-reference` media (the prompt names each with `@path`). */
+/** The worktree copies of `file-reference` and `file-argument` media. */
 export function worktreeCopies(input: InvocationInput): PlannedWorktreeFile[] {
   return (input.media ?? []).filter((m) => m.path !== undefined).map((m) => {
     const path = m.path as string;

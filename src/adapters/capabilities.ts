@@ -2,10 +2,16 @@
  * How attachment bytes other than text (images) reach the CLI's model (ATTACHMENTS.md
  * "Delivery"): `content-block` — image blocks in a stream-json user message on stdin (claude);
  * `file-reference` — a copy in the worktree named with `@path` in the prompt, which the CLI reads
- * and sends as inline data (gemini, qwen); `prompt-text` — base64 inside the prompt text, the
- * FORMATS.md §7 wire block itself (every other adapter; only text reaches a non-multimodal one).
+ * and sends as inline data (gemini, qwen); `file-argument` — a copy in the worktree named by a
+ * command-line flag that attaches it to the first message (codex `--image`, opencode `--file`);
+ * `prompt-text` — base64 inside the prompt text, the FORMATS.md §7 wire block itself (every
+ * other adapter; only text reaches a non-multimodal one).
  */
-export type AttachmentChannel = "content-block" | "file-reference" | "prompt-text";
+export type AttachmentChannel =
+  | "content-block"
+  | "file-reference"
+  | "file-argument"
+  | "prompt-text";
 
 /** What an adapter's CLI can do, as the orchestrator relies on it. */
 export interface Capabilities {
@@ -61,8 +67,14 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     max_turns: true,
     endpoints: true,
   },
+  // OpenAI Responses API: 20 MB per image (50 MB per request), PNG, JPEG, GIF and WebP. The
+  // CLI reads the copy `--image` names and sends it as an `input_image` data URL; it keeps the
+  // bytes of an image that fits 2048×768 and resizes larger ones (ATTACHMENTS.md "Delivery").
   codex: {
-    ...NO_IMAGES,
+    multimodal: true,
+    attachment_channel: "file-argument",
+    max_attachment_bytes: 20 * MB,
+    image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -100,8 +112,14 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     max_turns: true,
     endpoints: true,
   },
+  // opencode attaches the copy `--file` names to its first message as a file part, sent to an
+  // OpenAI-compatible endpoint as an `image_url` data URL once the model's configuration declares
+  // image input (opencodeConfig); 20 MB per image as the OpenAI API.
   opencode: {
-    ...NO_IMAGES,
+    multimodal: true,
+    attachment_channel: "file-argument",
+    max_attachment_bytes: 20 * MB,
+    image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
     resume: true,
     cost_reporting: true,
     token_reporting: true,

@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { clip, jsonObject, num, obj, str } from "./_json.ts";
+import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
 import { preToolUseGroup } from "./_policy_hook.ts";
 import { utf8 } from "./_prompt.ts";
@@ -101,9 +102,16 @@ function build(input: InvocationInput): Invocation {
     own[CODEX_ENDPOINT_KEY_ENV] = endpointKey(input, input.endpoint);
   }
   const lastMessage = join(input.home, "codex-last-message.txt");
+  // Images are worktree copies `--image` attaches to the first message (as `input_image`). The
+  // flag takes several comma-separated values until the next flag, so `--json` follows it.
+  refuseMedia("codex", input, { files: true });
+  const copies = worktreeCopies(input);
+  const images = copies.length > 0 ? ["--image", copies.map((c) => c.path).join(",")] : [];
+  if (copies.length > 0) notes.push(`${copies.length} attachment(s) with --image`);
   const argv = [
     executable(input, codex.binary),
     "exec",
+    ...images,
     "--json",
     "--dangerously-bypass-approvals-and-sandbox",
     "--skip-git-repo-check",
@@ -121,6 +129,7 @@ function build(input: InvocationInput): Invocation {
     argv,
     env: childEnv(names, input, own),
     stdin: utf8(prompt),
+    ...(copies.length > 0 ? { worktree_files: copies } : {}),
     files: [{
       path: ".codex/config.toml",
       content: codexConfigToml({ model, endpoint: input.endpoint }),
@@ -235,6 +244,7 @@ export const codex: Adapter = {
     { flag: "--skip-git-repo-check", help: ["exec", "--help"] },
     { flag: "--output-last-message", help: ["exec", "--help"] },
     { flag: "--model", help: ["exec", "--help"] },
+    { flag: "--image", help: ["exec", "--help"] },
     { flag: "--config", help: ["exec", "--help"] },
     { flag: "--dangerously-bypass-hook-trust", help: ["exec", "--help"] },
   ],

@@ -26,7 +26,7 @@ export const ollama: Adapter = {
   name: "ollama",
   summary: "Ollama models through opencode and an OpenAI-compatible local_endpoints profile",
   binary: "opencode",
-  prompt: "argv",
+  prompt: "stdin",
   models: MODELS,
   model_flag: "--model bernstein/<model>",
   effort_flag: null,

@@ -6,9 +6,10 @@
 import { join } from "node:path";
 import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
 import { clip, jsonObject, num, obj, str } from "./_json.ts";
+import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
 import { hookArgv } from "./_policy_hook.ts";
-import { argvOrStdin, promptWithSystem } from "./_prompt.ts";
+import { promptWithSystem, utf8 } from "./_prompt.ts";
 import { addTokens, finishResult, newState, rawEvent } from "./_result.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import { AdapterError } from "./errors.ts";
@@ -120,7 +121,7 @@ export function opencodePolicyPlugin(policy: ToolPolicyHook): string {
 
 /** The generated OPENCODE_CONFIG_CONTENT. */
 export function opencodeConfig(
-  input: { endpoint?: EndpointProfile; model?: string; plugin?: string },
+  input: { endpoint?: EndpointProfile; model?: string; plugin?: string; images?: boolean },
 ): Record<string, unknown> {
   const config: Record<string, unknown> = {
     $schema: "https://opencode.ai/config.json",
@@ -131,7 +132,12 @@ export function opencodeConfig(
   if (input.plugin !== undefined) config.plugin = [`file://${input.plugin}`];
   if (input.endpoint !== undefined) {
     const models: Record<string, unknown> = {};
-    if (input.model !== undefined) models[input.model] = { name: input.model };
+    // opencode sends an image file part only to a model whose configuration declares image
+    // input (else it replaces it with an error text); a spawn with images declares it.
+    const media = input.images
+      ? { attachment: true, modalities: { input: ["text", "image"], output: ["text"] } }
+      : {};
+    if (input.model !== undefined) models[input.model] = { name: input.model, ...media };
     config.provider = {
       [OPENCODE_PROVIDER_ID]: {
         npm: "@ai-sdk/openai-compatible",
@@ -198,19 +204,32 @@ export function opencodeInvocation(
     });
     plugin = join(input.home, OPENCODE_POLICY_PLUGIN);
   }
-  own.OPENCODE_CONFIG_CONTENT = JSON.stringify(opencodeConfig({ endpoint, model, plugin }));
-  const prompt = argvOrStdin(promptWithSystem(input));
-  const argv = [executable(input, "opencode"), "run", "--format", "json", "--auto"];
+  // Images are worktree copies `--file` attaches to the message; the array flag takes values up
+  // to the next flag, so `--format` follows.
+  const channel = capabilitiesOf(options.adapter).attachment_channel;
+  refuseMedia(options.adapter, input, { files: channel === "file-argument" });
+  const copies = worktreeCopies(input);
+  if (copies.length > 0) notes.push(`${copies.length} attachment(s) with --file`);
+  const images = copies.length > 0;
+  own.OPENCODE_CONFIG_CONTENT = JSON.stringify(opencodeConfig({ endpoint, model, plugin, images }));
+  // The prompt goes on stdin, with no message in argv: opencode 1.18 wraps every argv word
+  // holding a space in quotes and escapes its `"` (`"…\"…\"…"`), so an argv prompt never
+  // reaches the model as written; stdin alone is sent as it is.
+  const prompt = utf8(promptWithSystem(input));
+  const argv = [executable(input, "opencode"), "run"];
+  for (const copy of copies) argv.push("--file", copy.path);
+  argv.push("--format", "json", "--auto");
   if (modelArg !== undefined) argv.push("--model", modelArg);
   if (input.effort !== undefined) argv.push("--variant", input.effort);
-  argv.push(...extraArgs(input), prompt.arg);
+  argv.push(...extraArgs(input));
   return {
     argv,
     env: childEnv(names, input, own),
-    ...(prompt.stdin ? { stdin: prompt.stdin } : {}),
+    stdin: prompt,
     files,
+    ...(copies.length > 0 ? { worktree_files: copies } : {}),
     cwd: input.cwd,
-    prompt_channel: prompt.channel,
+    prompt_channel: "stdin",
     notes,
   };
 }
@@ -297,7 +316,7 @@ export const opencode: Adapter = {
   name: "opencode",
   summary: "opencode (opencode run --format json; reports steps, tokens and cost)",
   binary: "opencode",
-  prompt: "argv",
+  prompt: "stdin",
   models: MODELS,
   model_flag: "--model",
   effort_flag: "--variant",
@@ -312,6 +331,7 @@ export const opencode: Adapter = {
     { flag: "--auto", help: ["run", "--help"] },
     { flag: "--model", help: ["run", "--help"] },
     { flag: "--variant", help: ["run", "--help"] },
+    { flag: "--file", help: ["run", "--help"] },
   ],
   build: (input) => opencodeInvocation(input, { adapter: "opencode", models: MODELS }),
   parser: opencodeParser,

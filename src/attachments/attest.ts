@@ -69,12 +69,13 @@ export interface AttestTarget {
 
 /**
  * How the bytes reach the CLI when not as prompt text (ATTACHMENTS.md "Delivery"): a content
- * block of the user message, or a worktree copy at `path` that the prompt names with `@path`.
+ * block of the user message, or a worktree copy at `path` that the prompt names with `@path`
+ * (`file-reference`) or a command-line flag attaches (`file-argument`).
  */
 export interface Delivery {
   /** The CLI's channel. */
-  channel: "content-block" | "file-reference";
-  /** Worktree-relative path of the copy (`file-reference`). */
+  channel: "content-block" | "file-reference" | "file-argument";
+  /** Worktree-relative path of the copy (`file-reference`, `file-argument`). */
   path?: string;
 }
 

@@ -2,7 +2,8 @@
 // block stays the attested record; an image travels in it as base64 only on the `prompt-text`
 // channel. On `content-block` (claude) the prompt keeps a marker block and the bytes go as an
 // image block of the user message; on `file-reference` (gemini, qwen) the marker block names a
-// copy in the worktree with `@path`, which the CLI reads and sends as inline data. Text is
+// copy in the worktree with `@path`, which the CLI reads and sends as inline data; on
+// `file-argument` (codex, opencode) the CLI's own flag attaches that copy. Text is
 // inlined for every CLI. After the blocks, the outcome of every declared attachment is listed
 // (`attached`, `partial`, `unchanged`, `not_attached` with the reason), so an agent knows what
 // it was not given and why.
@@ -66,13 +67,11 @@ function oneLine(text: string): string {
 function markerBlock(wire: WireAttachment, channel: AttachmentChannel): string {
   const attrs = [`mime="${attribute(wire.mime)}"`, `sha256="${wire.sha256}"`];
   attrs.push(`delivery="${channel}"`);
-  let body: string;
-  if (channel === "file-reference") {
+  let body = "[attached to this message as a content block]";
+  if (channel !== "content-block") {
     const path = copyPathOf(wire);
     attrs.push(`file="${attribute(path)}"`);
-    body = `@${path}`;
-  } else {
-    body = "[attached to this message as a content block]";
+    body = channel === "file-reference" ? `@${path}` : `[attached to this message: ${path}]`;
   }
   return `<attachment ${attrs.join(" ")}>\n${body}\n</attachment>\n`;
 }
@@ -108,7 +107,7 @@ export function composeForChannel(
       mime: wire.mime,
       sha256: wire.sha256,
       bytes: wire.bytes,
-      ...(options.channel === "file-reference" ? { path: copyPathOf(wire) } : {}),
+      ...(options.channel !== "content-block" ? { path: copyPathOf(wire) } : {}),
     });
   }
   const outcomes = options.outcomes ?? [];

@@ -289,5 +289,5 @@ function sameBytesAs(prior: SpawnEntry, reason: string | null): string {
 /** How an item travels: media on the CLI's channel, text always in the prompt. */
 function deliveryOf(wire: WireAttachment, channel: AttachmentChannel): Delivery | undefined {
   if (wire.mime.startsWith("text/") || channel === "prompt-text") return undefined;
-  return channel === "file-reference" ? { channel, path: copyPathOf(wire) } : { channel };
+  return channel === "content-block" ? { channel } : { channel, path: copyPathOf(wire) };
 }

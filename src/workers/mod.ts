@@ -35,6 +35,7 @@ export {
   WORKER_NAME,
   type WorkerView,
 } from "./protocol.ts";
+export { decodeAssignmentMedia, encodeAssignmentMedia } from "./assignment_media.ts";
 export { RemoteExecution } from "./remote_execution.ts";
 export { WorkerRoutes } from "./routes.ts";
 export { mintWorkerToken, revokeWorkerToken, workersDir, WorkerTokens } from "./tokens.ts";

@@ -36,6 +36,7 @@ import type {
   StartedBody,
   WorkerView,
 } from "./protocol.ts";
+import { encodeAssignmentMedia } from "./assignment_media.ts";
 import { RemoteExecution } from "./remote_execution.ts";
 
 /** What the pool works with. */
@@ -240,16 +241,7 @@ export class WorkerPool implements Executor {
       endpoint: request.endpoint ?? null,
       settings: request.settings ?? null,
       prompt: request.prompt,
-      ...(request.media !== undefined && request.media.length > 0
-        ? {
-          media: request.media.map((m) => ({
-            mime: m.mime,
-            sha256: m.sha256,
-            base64: toBase64(m.bytes),
-            ...(m.path !== undefined ? { path: m.path } : {}),
-          })),
-        }
-        : {}),
+      ...(request.media?.length ? { media: encodeAssignmentMedia(request.media) } : {}),
       env: { ...request.env, BERNSTEIN_SERVER_URL: this.#o.agentServerUrl },
       deadline_ms: request.deadlineMs,
       kill_grace_ms: request.killGraceMs,

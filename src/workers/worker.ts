@@ -12,14 +12,13 @@
 import { join } from "node:path";
 import {
   inspectAdapters,
-  type PromptMedia,
   resolveCli,
   type ResolvedCli,
   systemPathLookup,
   type ToolPolicyHook,
 } from "../adapters/mod.ts";
 import { fromBase64 } from "../canonical/mod.ts";
-import { sha256Hex, signDetachedJws } from "../crypto/mod.ts";
+import { signDetachedJws } from "../crypto/mod.ts";
 import { BernsteinError, UsageError } from "../errors/mod.ts";
 import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { ensureAgentSigner, lineagePaths } from "../lineage/store/mod.ts";
@@ -33,6 +32,7 @@ import {
   selfCommand,
 } from "../orchestrator/mod.ts";
 import { ServerRefusalError } from "../server/mod.ts";
+import { decodeAssignmentMedia } from "./assignment_media.ts";
 import { WorkerClient } from "./client.ts";
 import {
   type Assignment,
@@ -85,25 +85,6 @@ interface Running {
 }
 
 /** One worker process. */
-/** An assignment's media as bytes, each checked against the digest the orchestrator attested. */
-function mediaOf(a: Assignment): PromptMedia[] {
-  return (a.media ?? []).map((m) => {
-    const bytes = fromBase64(m.base64);
-    if (sha256Hex(bytes) !== m.sha256) {
-      throw new BernsteinError(
-        "worker.media_digest",
-        `assignment ${a.session}: attachment bytes do not hash to ${m.sha256}`,
-      );
-    }
-    return {
-      mime: m.mime,
-      sha256: m.sha256,
-      bytes,
-      ...(m.path !== undefined ? { path: m.path } : {}),
-    };
-  });
-}
-
 export class Worker {
   readonly #o: WorkerOptions;
   readonly #client: WorkerClient;
@@ -443,7 +424,7 @@ export class Worker {
       endpoint: a.endpoint ?? undefined,
       settings: a.settings ?? undefined,
       prompt: a.prompt,
-      ...(a.media !== undefined ? { media: mediaOf(a) } : {}),
+      ...(a.media !== undefined ? { media: decodeAssignmentMedia(a) } : {}),
       env: a.env,
       deadlineMs: a.deadline_ms,
       killGraceMs: a.kill_grace_ms,

@@ -1,6 +1,7 @@
 // Images reach the model API as images, through each real CLI's own channel: claude gets an
 // `image` content block of a stream-json user message, gemini and qwen read an `@path` copy in
-// their worktree and send `inlineData` / an `image_url` data URL. A real `bernstein run` with a
+// their worktree and send `inlineData` / an `image_url` data URL, codex and opencode attach that
+// copy with their own flag (`--image`, `--file`) and send an `input_image` / `image_url`. A real `bernstein run` with a
 // one-step plan attaching a PNG, against the project's model server: the bytes the API received
 // hash to the digest the run attested (audit event, CAS, lineage), the prompt text carries no
 // base64, the copy never reaches the merge, and no agent reaches any host but 127.0.0.1.
@@ -25,6 +26,8 @@ const CHANNELS: Readonly<Record<string, { via: string; delivery: string }>> = {
   claude: { via: "image", delivery: "content-block" },
   gemini: { via: "inlineData", delivery: "file-reference" },
   qwen: { via: "image_url", delivery: "file-reference" },
+  codex: { via: "input_image", delivery: "file-argument" },
+  opencode: { via: "image_url", delivery: "file-argument" },
 };
 
 async function imageRun(cli: RealCli): Promise<void> {
@@ -91,7 +94,7 @@ async function imageRun(cli: RealCli): Promise<void> {
       assert.equal(details.mime, "image/png");
       assert.equal(details.worker_id, session);
       assert.equal(details.delivery, expected.delivery);
-      if (expected.delivery === "file-reference") {
+      if (expected.delivery !== "content-block") {
         assert.equal(details.delivery_path, `.sdd/runtime/attachments/${digest}.png`);
       }
       const cas = await Deno.readFile(join(run.root, ".sdd", "cas", digest.slice(0, 2), digest));

@@ -20,8 +20,11 @@ export interface Usage {
  * `inlineData` part, an OpenAI `image_url` data URL. The digest is of the decoded bytes.
  */
 export interface MediaPart {
-  /** How it arrived: `image` / `document` (Anthropic), `inlineData` (Gemini), `image_url`. */
-  via: "image" | "document" | "inlineData" | "image_url";
+  /**
+   * How it arrived: `image` / `document` (Anthropic), `inlineData` (Gemini), `image_url` (OpenAI
+   * chat), `input_image` (OpenAI Responses).
+   */
+  via: "image" | "document" | "inlineData" | "image_url" | "input_image";
   /** The MIME type the client declared. */
   mime: string;
   /** Hex SHA-256 of the decoded bytes. */

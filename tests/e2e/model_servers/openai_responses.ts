@@ -3,8 +3,10 @@ import {
   allStrings,
   type ApiCodec,
   contentText,
+  dataUrlPart,
   json,
   listOf,
+  type MediaPart,
   type ParsedRequest,
   propsOf,
   recordOf,
@@ -24,6 +26,7 @@ function parse(body: Record<string, unknown>): ParsedRequest {
     if (name !== undefined) tools.push({ name, props: propsOf(tool.parameters) });
   }
   const userTexts: string[] = [];
+  const media: MediaPart[] = [];
   let toolResults = 0;
   for (const i of listOf(body.input)) {
     const item = recordOf(i);
@@ -31,9 +34,17 @@ function parse(body: Record<string, unknown>): ParsedRequest {
       toolResults++;
     } else if ((item.type ?? "message") === "message" && item.role === "user") {
       userTexts.push(...contentText(item.content, ["input_text"]));
+      for (const c of listOf(item.content)) {
+        // Codex: `{type: "input_image", image_url: "data:<mime>;base64,…"}`.
+        const url = textOf(recordOf(c).image_url);
+        const part = recordOf(c).type === "input_image" && url !== undefined
+          ? dataUrlPart("input_image", url)
+          : undefined;
+        if (part !== undefined) media.push(part);
+      }
     }
   }
-  return { tools, userTexts, texts: allStrings(body), toolResults, stream: true, media: [] };
+  return { tools, userTexts, texts: allStrings(body), toolResults, stream: true, media };
 }
 
 function response(item: Record<string, unknown>, usage: Usage, ctx: ReplyContext): Response {

@@ -106,7 +106,7 @@ const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
 
 /** bernstein's marker of an attachment delivered beside the prompt text (not inlined). */
 const DELIVERY_MARKER =
-  /<attachment mime="([^"]+)" sha256="([0-9a-f]{64})" delivery="(?:content-block|file-reference)"/g;
+  /<attachment mime="([^"]+)" sha256="([0-9a-f]{64})" delivery="(?:content-block|file-reference|file-argument)"/g;
 
 function toScript(script: readonly string[] | ModelScript | undefined): ModelScript {
   if (script === undefined) return { turns: [], key: "" };
