@@ -47,6 +47,7 @@ export function adapterTable(): string {
           c.image_types.map((t) => t.slice("image/".length)).join(", ")
         })`
         : "no",
+      c.multimodal ? `\`${c.attachment_channel}\`` : "—",
       yes(c.resume),
       yes(c.cost_reporting),
       yes(c.token_reporting),
@@ -78,6 +79,7 @@ export function adapterTable(): string {
       [
         "adapter",
         "images (max bytes; types)",
+        "image channel",
         "resume",
         "cost",
         "tokens",

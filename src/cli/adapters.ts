@@ -43,8 +43,16 @@ async function list(ctx: CommandContext): Promise<number> {
   const reports = await adapters.inspectAdapters(options);
   const auto = adapters.AUTO_PREFERENCE.find((n) => reports.find((r) => r.name === n)?.available);
   if (ctx.json) {
+    const limits = await import("../attachments/mod.ts");
     ctx.out.json({
       adapters: reports as unknown as JsonValue,
+      // The attachment seat's descriptor: limits for every adapter; images per adapter above.
+      attachments: {
+        kinds: ["text", "image"],
+        max_per_task: limits.MAX_ATTACHMENTS,
+        max_text_chars: limits.MAX_TEXT_CHARS,
+        max_read_bytes: limits.MAX_SOURCE_BYTES,
+      },
       auto_preference: [...adapters.AUTO_PREFERENCE],
       auto: auto ?? null,
     });
@@ -126,9 +134,10 @@ export const ADAPTERS_COMMANDS: CommandSpec[] = [
     summary: "List every registered agent adapter: found on PATH, version, capabilities.",
     description: "Versions are probed under tuning.agent.probe_timeout_s in a throwaway HOME.\n" +
       "JSON: {adapters: [{name, summary, binary, available, path, reason, version,\n" +
-      "version_error, prompt, capabilities: {multimodal, max_attachment_bytes, image_types,\n" +
-      "resume, cost_reporting, token_reporting, turn_reporting, max_turns, endpoints}}],\n" +
-      "auto_preference: [name], auto: name|null}.",
+      "version_error, prompt, capabilities: {multimodal, attachment_channel,\n" +
+      "max_attachment_bytes, image_types, resume, cost_reporting, token_reporting,\n" +
+      "turn_reporting, max_turns, endpoints}}], attachments: {kinds, max_per_task,\n" +
+      "max_text_chars, max_read_bytes}, auto_preference: [name], auto: name|null}.",
     json: true,
     run: list,
   },

@@ -82,6 +82,48 @@ Deno.test("gemini and qwen: images are worktree copies the prompt names; qwen de
   );
 });
 
+Deno.test("codex and opencode: images are worktree copies their own flag attaches; the prompt stays as written", () => {
+  const two: PromptMedia = { ...copy, path: ".sdd/runtime/attachments/b.png" };
+  const endpoint = { name: "loc", base_url: "http://127.0.0.1:1/v1", model: "coder" };
+  // codex: one `--image a,b` right after `exec`, ended by the next flag (it takes many values).
+  const cx = getAdapter("codex").build(input({ media: [copy, two], endpoint }));
+  assert.deepEqual(cx.argv.slice(1, 5), ["exec", "--image", `${copy.path},${two.path}`, "--json"]);
+  assert.deepEqual(cx.worktree_files, [{ path: copy.path, bytes: PNG }, {
+    path: two.path,
+    bytes: PNG,
+  }]);
+  assert.equal(dec(cx.stdin), "look at it");
+  assert.ok(!getAdapter("codex").build(input()).argv.includes("--image"));
+  // opencode: `--file P` per image before `--format`; the prompt only on stdin, never in argv
+  // (opencode quotes argv words with spaces and escapes their `"`).
+  const quoted = 'say "hi" to me';
+  const oc = getAdapter("opencode").build(input({ prompt: quoted, media: [copy, two], endpoint }));
+  assert.deepEqual(oc.argv.slice(1, 7), [
+    "run",
+    "--file",
+    copy.path,
+    "--file",
+    two.path,
+    "--format",
+  ]);
+  assert.ok(!oc.argv.some((a) => a.includes("hi")), oc.argv.join(" "));
+  assert.equal(dec(oc.stdin), quoted);
+  assert.equal(oc.prompt_channel, "stdin");
+  const model = (inv: typeof oc) =>
+    JSON.parse(inv.env.OPENCODE_CONFIG_CONTENT).provider.bernstein.models.coder;
+  assert.deepEqual(model(oc), {
+    name: "coder",
+    attachment: true,
+    modalities: { input: ["text", "image"], output: ["text"] },
+  });
+  assert.deepEqual(model(getAdapter("opencode").build(input({ endpoint }))), { name: "coder" });
+  // Content blocks are neither's channel; ollama (opencode on a local model) takes no images.
+  for (const name of ["codex", "opencode"]) {
+    assert.throws(() => getAdapter(name).build(input({ media: [block], endpoint })), /cannot take/);
+  }
+  assert.throws(() => getAdapter("ollama").build(input({ media: [copy] })), /ollama cannot take/);
+});
+
 Deno.test("worktree copies are written inside the worktree (mode 0600), never through a planted symlink", async () => {
   await withTempDir(async (dir) => {
     const worktree = join(dir, "wt");

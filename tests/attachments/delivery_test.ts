@@ -53,6 +53,18 @@ Deno.test("file-reference: the marker names a worktree copy with @path, the byte
   deepStrictEqual(c.media, [{ mime: "image/png", sha256: image.sha256, bytes: PNG, path }]);
 });
 
+Deno.test("file-argument: the marker names the copy the CLI's flag attaches, no @path", () => {
+  const path = copyPathOf(image);
+  const c = composeForChannel([image, text], "body", { channel: "file-argument" });
+  strictEqual(
+    c.prompt,
+    `<attachment mime="image/png" sha256="${image.sha256}" delivery="file-argument" ` +
+      `file="${path}">\n[attached to this message: ${path}]\n</attachment>\n\n` + textBlock +
+      "\nbody",
+  );
+  deepStrictEqual(c.media, [{ mime: "image/png", sha256: image.sha256, bytes: PNG, path }]);
+});
+
 Deno.test("the outcome list follows the blocks; a name cannot start a new prompt line", () => {
   const c = composeForChannel([text], "body", {
     channel: "content-block",

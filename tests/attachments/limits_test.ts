@@ -21,11 +21,11 @@ function fails(code: string, pattern: RegExp, location = "run.attach[2]") {
   };
 }
 
-Deno.test("claude, gemini and qwen take images, each with its own types, size limit and channel", () => {
+Deno.test("claude, codex, gemini, qwen and opencode take images, each with its own types, size limit and channel", () => {
   const multimodal = Object.entries(CAPABILITY_TABLE).filter(([, c]) => c.multimodal).map(([n]) =>
     n
   );
-  strictEqual(multimodal.join(","), "claude,gemini,qwen");
+  strictEqual(multimodal.join(","), "claude,codex,gemini,qwen,opencode");
   strictEqual(CAPABILITY_TABLE.claude.max_attachment_bytes, 5 * MB);
   strictEqual(CAPABILITY_TABLE.gemini.image_types.includes("image/gif"), false);
   // qwen's file reader refuses a file of more than 9.9 MiB.
@@ -37,27 +37,30 @@ Deno.test("claude, gemini and qwen take images, each with its own types, size li
   strictEqual(channels.claude, "content-block");
   strictEqual(channels.gemini, "file-reference");
   strictEqual(channels.qwen, "file-reference");
+  strictEqual(channels.codex, "file-argument");
+  strictEqual(channels.opencode, "file-argument");
   for (const [name, caps] of Object.entries(CAPABILITY_TABLE)) {
     if (!caps.multimodal) strictEqual(caps.attachment_channel, "prompt-text", name);
   }
   strictEqual(
     adaptersTakingImage({ mime: "image/png", size: 1000 }),
-    "claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp up to 14 MB), " +
-      "qwen (png, jpeg, gif, webp up to 9.9 MB)",
+    "claude (png, jpeg, gif, webp up to 5 MB), codex (png, jpeg, gif, webp up to 20 MB), " +
+      "gemini (png, jpeg, webp up to 14 MB), qwen (png, jpeg, gif, webp up to 9.9 MB), " +
+      "opencode (png, jpeg, gif, webp up to 20 MB)",
   );
   strictEqual(adaptersTakingImage({ mime: "image/gif", size: 1000 }).startsWith("claude ("), true);
   strictEqual(
-    adaptersTakingImage({ mime: "image/png", size: 15 * MB }),
+    adaptersTakingImage({ mime: "image/png", size: 21 * MB }),
     "none (no adapter takes this image)",
   );
 });
 
 Deno.test("an image for a non-multimodal adapter is a usage error naming the adapters that can", () => {
   throws(
-    () => checkAdapterTakesImage({ mime: "image/png", size: 10 }, { ...to, adapter: "codex" }),
+    () => checkAdapterTakesImage({ mime: "image/png", size: 10 }, { ...to, adapter: "aider" }),
     fails(
       "attach.adapter_not_multimodal",
-      /design\.png is an image \(image\/png\) but task t1 runs on 'codex', which cannot take images; adapters that can: claude .*, gemini .*, qwen/,
+      /design\.png is an image \(image\/png\) but task t1 runs on 'aider', which cannot take images; adapters that can: claude .*, codex .*, gemini .*, qwen .*, opencode/,
     ),
   );
   throws(
@@ -98,10 +101,10 @@ Deno.test("the scripted agent takes images only when a test registers it with te
     () =>
       checkAdapterTakesImage({ mime: "image/png", size: 10 }, {
         ...to,
-        adapter: "codex",
-        settings: { codex: { test_multimodal: true } },
+        adapter: "aider",
+        settings: { aider: { test_multimodal: true } },
       }),
-    fails("attach.adapter_not_multimodal", /runs on 'codex'/),
+    fails("attach.adapter_not_multimodal", /runs on 'aider'/),
     "the setting does nothing for a real adapter",
   );
 });

@@ -177,7 +177,7 @@ Deno.test("the provider stamps the task and reuses a task's attested blocks on a
     ]);
     // A retry whose ladder moved the task to an adapter without images is refused at spawn.
     await rejects(
-      provider.forSpawn(t, spawn("t1-a3", "codex")),
+      provider.forSpawn(t, spawn("t1-a3", "aider")),
       code("attach.adapter_not_multimodal"),
     );
     await rejects(
@@ -216,7 +216,7 @@ Deno.test("the gate lists every problem of every task at once, in plan order, as
       project: { root, sdd },
       config: {},
       drafts,
-      adapters: { t1: "scripted", t2: "codex" },
+      adapters: { t1: "scripted", t2: "aider" },
       spawnPath: "direct-subprocess",
     }).then(() => undefined, (e) => e as AttachmentProblemsError);
     ok(problems instanceof AttachmentProblemsError, String(problems));
@@ -243,7 +243,7 @@ Deno.test("the gate lists every problem of every task at once, in plan order, as
     ok(lines[3].endsWith("notes.txt has 2 line(s); the range 9- starts past its end"), lines[3]);
     ok(lines[4].includes("blob.bin is neither an image"), lines[4]);
     ok(lines[5].includes("line range 0-3 is not FROM-TO"), lines[5]);
-    ok(lines[6].includes("task t2 runs on 'codex', which cannot take images"), lines[6]);
+    ok(lines[6].includes("task t2 runs on 'aider', which cannot take images"), lines[6]);
     // One problem alone keeps its own error (code, field, exit code).
     drafts.splice(0, 1);
     await rejects(
@@ -251,7 +251,7 @@ Deno.test("the gate lists every problem of every task at once, in plan order, as
         project: { root, sdd },
         config: {},
         drafts,
-        adapters: { t2: "codex" },
+        adapters: { t2: "aider" },
         spawnPath: "direct-subprocess",
       }),
       (e: unknown) =>

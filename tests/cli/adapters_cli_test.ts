@@ -43,7 +43,7 @@ Deno.test("adapters check claude passes against the recorded 2.1.332 help", asyn
     assert.equal(body.ok, true);
     assert.equal(body.version, "2.1.332");
     assert.deepEqual(body.missing, []);
-    assert.equal(body.flags.length, 11);
+    assert.equal(body.flags.length, 12);
   });
 });
 
@@ -99,6 +99,17 @@ Deno.test("adapters list --json: every adapter, found or not, with version and c
     assert.equal(byName.claude.version, "2.1.332");
     assert.equal(byName.claude.path, join(dir, "bin", "claude"));
     assert.equal(byName.claude.capabilities.cost_reporting, true);
+    // The attachment seat: how images travel per adapter, and the limits for all of them.
+    assert.equal(byName.claude.capabilities.attachment_channel, "content-block");
+    assert.equal(byName.gemini.capabilities.attachment_channel, "file-reference");
+    assert.equal(byName.codex.capabilities.attachment_channel, "file-argument");
+    assert.equal(byName.aider.capabilities.multimodal, false);
+    assert.deepEqual(body.attachments, {
+      kinds: ["text", "image"],
+      max_per_task: 20,
+      max_text_chars: 100_000,
+      max_read_bytes: 64 * 1024 * 1024,
+    });
     assert.equal(byName.cursor.available, false);
     assert.equal(byName.cursor.reason, "'cursor-agent' not found on PATH");
     assert.equal(byName.generic.reason, "adapters.generic.command is not set");

@@ -445,8 +445,9 @@ Deno.test("an image for an adapter that cannot take it refuses the run before an
         r.stderr.trim().split("\n").at(-1),
         `error[attach.adapter_not_multimodal]: ${field}: shot.png is an image (image/png) but task ` +
           "1.1-look runs on 'scripted', which cannot take images; adapters that can: " +
-          "claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp up to 14 MB), " +
-          "qwen (png, jpeg, gif, webp up to 9.9 MB) " +
+          "claude (png, jpeg, gif, webp up to 5 MB), codex (png, jpeg, gif, webp up to 20 MB), " +
+          "gemini (png, jpeg, webp up to 14 MB), qwen (png, jpeg, gif, webp up to 9.9 MB), " +
+          "opencode (png, jpeg, gif, webp up to 20 MB) " +
           "(give the task a multimodal adapter (cli: …) or drop the image)",
       );
     }
@@ -621,8 +622,9 @@ Deno.test("run and --dry-run check plan attachments as a spawn would and list ev
         "(PNG, JPEG, GIF, WebP) nor UTF-8 text",
         "  [attach.adapter_not_multimodal] stages[0].steps[1].attachments[0]: shot.png is an " +
         "image (image/png) but task 1.2-two runs on 'scripted', which cannot take images; " +
-        "adapters that can: claude (png, jpeg, gif, webp up to 5 MB), gemini (png, jpeg, webp " +
-        "up to 14 MB), qwen (png, jpeg, gif, webp up to 9.9 MB)",
+        "adapters that can: claude (png, jpeg, gif, webp up to 5 MB), codex (png, jpeg, gif, " +
+        "webp up to 20 MB), gemini (png, jpeg, webp up to 14 MB), qwen (png, jpeg, gif, webp up " +
+        "to 9.9 MB), opencode (png, jpeg, gif, webp up to 20 MB)",
       ]);
       // The withheld .env is reported to the operator, not refused.
       ok(

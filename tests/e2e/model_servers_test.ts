@@ -658,12 +658,28 @@ Deno.test("media that arrives as media is logged with its digest; a marked attac
         ],
       }],
     });
+    // OpenAI Responses (codex): an input_image data URL.
+    await post(server, "/v1/responses", {
+      tools: [{ type: "function", name: "write_file", parameters: {} }],
+      input: [{
+        type: "message",
+        role: "user",
+        content: [
+          { type: "input_image", image_url: `data:image/png;base64,${PNG_B64}` },
+          {
+            type: "input_text",
+            text: marker("image/png", PNG_SHA, "file-argument") + "@model say seen",
+          },
+        ],
+      }],
+    });
     const turns = server.turns();
     assert.deepEqual(turns.map((t) => t.media ?? []), [
       [{ via: "image", mime: "image/png", sha256: PNG_SHA, size: 70 }],
       [],
       [{ via: "inlineData", mime: "image/jpeg", sha256: PNG_SHA, size: 70 }],
       [{ via: "image_url", mime: "image/png", sha256: PNG_SHA, size: 70 }],
+      [{ via: "input_image", mime: "image/png", sha256: PNG_SHA, size: 70 }],
     ]);
     assert.deepEqual(server.problems, [
       `#1: attachment ${PNG_SHA.slice(0, 12)}… (image/png) did not arrive as media`,
