@@ -51,8 +51,19 @@ export interface MailMessage {
 export interface SmtpFailure {
   /** The server's reply code, when it replied. */
   responseCode?: number;
+  /** nodemailer's error code (`ETLS`, `EAUTH`, `ESOCKET`, `ECONNECTION`, `ETIMEDOUT`, …). */
+  code?: string;
   /** Human text. */
   message: string;
+}
+
+/**
+ * Failures no retry mends: the relay will not do TLS (STARTTLS missing or refused), its
+ * certificate is not trusted, or the login is wrong.
+ */
+function finalFailure(error: SmtpFailure): boolean {
+  if (error.code === "ETLS" || error.code === "EAUTH") return true;
+  return /certificate|self[- ]signed|unable to verify|altnames/i.test(error.message);
 }
 
 /** The SMTP edge: sends one message in one session, within `signal`. */
@@ -82,9 +93,21 @@ export function classifySmtpFailure(error: SmtpFailure, secrets: readonly string
   const code = error.responseCode;
   return {
     ok: false,
-    retryable: code === undefined || (code >= 400 && code < 500),
+    retryable: !finalFailure(error) && (code === undefined || (code >= 400 && code < 500)),
     status: code === undefined ? null : String(code),
     error: safeError(text.replace(/\s+/g, " ").trim()),
+  };
+}
+
+/** The fields of a thrown SMTP client error that say what failed. */
+function smtpFailureOf(error: unknown): SmtpFailure {
+  const fields = typeof error === "object" && error !== null
+    ? error as { responseCode?: unknown; code?: unknown }
+    : {};
+  return {
+    message: error instanceof Error ? error.message : String(error),
+    ...(typeof fields.responseCode === "number" ? { responseCode: fields.responseCode } : {}),
+    ...(typeof fields.code === "string" ? { code: fields.code } : {}),
   };
 }
 
@@ -105,13 +128,7 @@ export function emailChannel(
         const info = await sendMail(settings, mailMessage(settings, n), signal, timeoutMs);
         return { ok: true, status: info.response.split("\n")[0].slice(0, 120) };
       } catch (error) {
-        const failure: SmtpFailure = {
-          message: error instanceof Error ? error.message : String(error),
-          ...(typeof (error as { responseCode?: unknown }).responseCode === "number"
-            ? { responseCode: (error as { responseCode: number }).responseCode }
-            : {}),
-        };
-        return classifySmtpFailure(failure, secrets);
+        return classifySmtpFailure(smtpFailureOf(error), secrets);
       }
     },
   };

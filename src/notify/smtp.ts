@@ -29,8 +29,8 @@ export function transportOptions(
     requireTLS: settings.tls === "starttls",
     ignoreTLS: settings.tls === "none",
     ...(settings.auth ? { auth: { user: settings.auth.user, pass: settings.auth.pass } } : {}),
+    // nodemailer names the host in SNI and checks the certificate against it (IPs too).
     tls: {
-      servername: settings.host,
       minVersion: "TLSv1.2",
       ...(settings.ca === undefined ? {} : { ca: [settings.ca] }),
     },
