@@ -15,6 +15,7 @@ import { RUN_COMMANDS } from "./run.ts";
 import { RUNS_COMMANDS } from "./runs.ts";
 import { LINEAGE_COMMANDS } from "./lineage.ts";
 import { LOGS_COMMANDS } from "./logs.ts";
+import { NOTIFY_COMMANDS } from "./notify.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 import { STORAGE_COMMANDS } from "./storage.ts";
 import { TASK_COMMANDS } from "./task.ts";
@@ -43,6 +44,7 @@ export const GROUPS: readonly GroupSpec[] = [
     name: "var",
     summary: "Fleet variables: chained writes, pinned reads, history from the chain.",
   },
+  { name: "notify", summary: "Notification channels: send a test and see what happened." },
   { name: "audit", summary: "Verify and read the HMAC-chained audit log." },
   { name: "lineage", summary: "Verify, inspect and merge the signed lineage log." },
   {
@@ -69,6 +71,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...WORKERS_COMMANDS,
   ...POLICY_COMMANDS,
   ...VAR_COMMANDS,
+  ...NOTIFY_COMMANDS,
   ...AUDIT_COMMANDS,
   ...LINEAGE_COMMANDS,
   ...COMPLIANCE_COMMANDS,

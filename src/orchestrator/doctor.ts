@@ -8,12 +8,13 @@ import {
 } from "../adapters/mod.ts";
 import { findProject, loadConfig } from "../config/mod.ts";
 import { KeyMissingError } from "../errors/mod.ts";
-import { type EnvReader, outputText, runProcess } from "../io/mod.ts";
+import { type EnvReader, outputText, runProcess, systemClock } from "../io/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import { storageDoctor } from "../storage/mod.ts";
 import { checkConfig } from "./config_checks.ts";
 import { Git } from "./git.ts";
+import { notifyDoctor } from "./notify_check.ts";
 
 /** The verdict of one doctor check. */
 export type CheckStatus = "OK" | "WARN" | "FAIL";
@@ -333,6 +334,19 @@ async function storageChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]
   return await storageDoctor({ config: loaded.config, sources: loaded.sources });
 }
 
+/** Notification channels: where each goes, and why any configured one is off. */
+async function notifyChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
+  let loaded;
+  try {
+    loaded = await loadConfig({ cwd, env });
+  } catch {
+    return []; // the config check reports it
+  }
+  if (loaded.config === undefined) return [];
+  const project = await findProject(cwd);
+  return await notifyDoctor(loaded.config, project.root, env, systemClock);
+}
+
 /** Runs every check; the caller prints them and exits 1 when any is FAIL. */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [
@@ -349,6 +363,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     ...await storageChecks(options.cwd, options.env),
     await portCheck(options.cwd, options.env),
     ...await adapterChecks(options.cwd, options.env),
+    ...await notifyChecks(options.cwd, options.env),
   ];
   for (const extra of options.extraChecks ?? []) checks.push(...await extra());
   return checks;

@@ -171,3 +171,11 @@ export {
   parseAgentDefinition,
   withCatalogRoles,
 } from "./catalogs.ts";
+export {
+  CHANNEL_NAMES,
+  notifyDoctor,
+  type NotifyTestOptions,
+  type NotifyTestReport,
+  sendTestNotification,
+  testNotification,
+} from "./notify_check.ts";
