@@ -16,6 +16,7 @@ export { generate, type Generated, type Scenario, SUMMARY, TRANSCRIPT } from "./
 export { packMembers, packSummary } from "./_summary.ts";
 export { mappingReferences, missingReferences } from "./_mapping.ts";
 export { exampleOperatorFingerprint } from "./_example_keys.ts";
+export { normaliseTranscript } from "./_normalise.ts";
 
 /** The scenarios by the name the tasks and the Makefile use. */
 export const SCENARIOS: Record<string, Scenario> = {
@@ -67,36 +68,79 @@ export async function updateBundle(scenario: Scenario, generated: Generated): Pr
   return true;
 }
 
-const USAGE = "usage: scripts/demo_bundles/mod.ts (fintech|healthcare|eu-mfg|all) " +
+const USAGE = "usage: scripts/demo_bundles/mod.ts (fintech|healthcare|eu-mfg|all)… " +
   "[--out DIR] [--update]";
 
-async function main(args: string[]): Promise<number> {
+/** What the command line asks for, or why it cannot be done (one line). */
+export type DemoArgs =
+  | { ok: true; names: string[]; out?: string; update: boolean }
+  | { ok: false; error: string };
+
+/** Parses the command line: scenario names (deduplicated, in order), `--out DIR`, `--update`. */
+export function parseDemoArgs(args: readonly string[]): DemoArgs {
   const names: string[] = [];
   let out: string | undefined;
   let update = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === "--out") out = args[++i];
-    else if (a === "--update") update = true;
+    if (a === "--out") {
+      out = args[++i];
+      if (out === undefined || out === "") return { ok: false, error: "--out needs a folder" };
+    } else if (a === "--update") update = true;
     else if (a === "all") names.push(...Object.keys(SCENARIOS));
-    else if (a in SCENARIOS) names.push(a);
+    else if (Object.hasOwn(SCENARIOS, a)) names.push(a);
     else {
-      console.error(`${a}: unknown scenario or flag\n${USAGE}`);
+      return {
+        ok: false,
+        error: `${a}: unknown scenario or flag (scenarios: ${
+          Object.keys(SCENARIOS).join(", ")
+        }, all)`,
+      };
+    }
+  }
+  if (names.length === 0) return { ok: false, error: "name a scenario" };
+  return { ok: true, names: [...new Set(names)], out, update };
+}
+
+/** A folder that must be absent or empty (where a scenario is generated). */
+async function emptyOrAbsent(dir: string): Promise<string | undefined> {
+  try {
+    for await (const _ of Deno.readDir(dir)) return `--out ${dir}: not empty`;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    return `--out ${dir}: ${(error as Error).message}`;
+  }
+  return undefined;
+}
+
+async function main(args: string[]): Promise<number> {
+  const parsed = parseDemoArgs(args);
+  if (!parsed.ok) {
+    console.error(`error: ${parsed.error}\n${USAGE}`);
+    return 2;
+  }
+  const { names, out, update } = parsed;
+  const dirOf = (name: string) =>
+    out === undefined ? undefined : names.length > 1 ? join(out, name) : out;
+  for (const name of names) {
+    const dir = dirOf(name);
+    const problem = dir === undefined ? undefined : await emptyOrAbsent(dir);
+    if (problem !== undefined) {
+      console.error(`error: ${problem}\n${USAGE}`);
       return 2;
     }
   }
-  if (names.length === 0 || (out === undefined && args.includes("--out"))) {
-    console.error(USAGE);
-    return 2;
-  }
   for (const name of names) {
     const scenario = SCENARIOS[name];
-    const dir = out === undefined
-      ? await Deno.makeTempDir({ prefix: `bernstein-${name}-` })
-      : names.length > 1
-      ? join(out, name)
-      : out;
-    const generated = await generate(scenario, dir);
+    const dir = dirOf(name) ?? await Deno.makeTempDir({ prefix: `bernstein-${name}-` });
+    let generated: Generated;
+    try {
+      generated = await generate(scenario, dir);
+    } catch (error) {
+      console.error(`${name} FAILED: ${(error as Error).message}`);
+      console.error(`${name}: what it left is in ${dir}`);
+      return 1;
+    }
     if (update) {
       const rewritten = await updateBundle(scenario, generated);
       if (out === undefined) await Deno.remove(dir, { recursive: true });
