@@ -48,6 +48,12 @@ function stable(value: Json, key = ""): Json {
   return value;
 }
 
+/**
+ * Audit-log counts: the audit log also records what the run saw while agents worked (progress,
+ * liveness notices), which a loaded machine can change; the cross-link counts per task stay.
+ */
+const TIMING_FIGURES = new Set(["audit_records_authenticated", "linked_audit_events"]);
+
 /** Figures that depend on when the run happened (its clock), not on what it did. */
 const CLOCK_FIGURES = new Set([
   "first_ts_ns",
@@ -62,7 +68,11 @@ function withoutClockFigures(value: Json): Json {
   if (value !== null && typeof value === "object") {
     const out: { [key: string]: Json } = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = CLOCK_FIGURES.has(k) ? "<clock>" : withoutClockFigures(v);
+      out[k] = CLOCK_FIGURES.has(k)
+        ? "<clock>"
+        : TIMING_FIGURES.has(k)
+        ? "<timing>"
+        : withoutClockFigures(v);
     }
     return out;
   }
