@@ -194,6 +194,11 @@ async function run(p: Project): Promise<void> {
   await rogue.replayOnto(p.repo, snapshotLogBytes);
   expectExit(await p.bernstein(["lineage", "reindex"]), 0, "lineage reindex");
   expectExit(await p.bernstein(["lineage", "forks"]), 1, "lineage forks (a fork)");
+  p.note(
+    "The operator's own gate (with the audit key): every signature and HMAC holds (the rogue\n" +
+      "host had the team's operator key), and still the structure fails:",
+  );
+  expectExit(await p.bernstein(["lineage", "gate"]), 1, "lineage gate (a fork)");
 
   const until = utcDay();
   p.say("4. The pack: its self-check fails, and so does the auditor's verifier");
@@ -208,6 +213,7 @@ async function run(p: Project): Promise<void> {
     "lineage merge",
   );
   expectExit(await p.bernstein(["lineage", "forks"]), 0, "lineage forks (resolved)");
+  expectExit(await p.bernstein(["lineage", "gate"]), 0, "lineage gate (resolved)");
   await pack(p, "pack.zip", ORG, since, utcDay(), 0);
   await verifyPack(p, NAME, "pack.zip", 0);
 }
