@@ -5,6 +5,7 @@ import { AGENTS_COMMANDS } from "./agents.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
 import { COMPLIANCE_COMMANDS } from "./compliance.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
+import { CTX_COMMANDS } from "./ctx.ts";
 import { DASHBOARD_COMMANDS } from "./dashboard.ts";
 import { DEMO_COMMANDS } from "./demo.ts";
 import { DOCTOR_COMMANDS } from "./doctor.ts";
@@ -41,6 +42,10 @@ export const GROUPS: readonly GroupSpec[] = [
   },
   { name: "approvals", summary: "Answer the tool calls a running run parked for approval." },
   {
+    name: "ctx",
+    summary: "Operating contexts: named configuration layers, activated atomically.",
+  },
+  {
     name: "var",
     summary: "Fleet variables: chained writes, pinned reads, history from the chain.",
   },
@@ -72,6 +77,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...POLICY_COMMANDS,
   ...VAR_COMMANDS,
   ...NOTIFY_COMMANDS,
+  ...CTX_COMMANDS,
   ...AUDIT_COMMANDS,
   ...LINEAGE_COMMANDS,
   ...COMPLIANCE_COMMANDS,

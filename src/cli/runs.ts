@@ -1,6 +1,7 @@
 // `bernstein runs …`: past runs and their scorecards (FORMATS.md §6).
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
+import { RUNS_DIFF_COMMAND } from "./_runs_diff.ts";
 import { booleanFlag, stringArg, stringFlag } from "./spec.ts";
 
 async function project(ctx: CommandContext) {
@@ -341,4 +342,5 @@ export const RUNS_COMMANDS: CommandSpec[] = [
     ],
     run: report,
   },
+  RUNS_DIFF_COMMAND,
 ];

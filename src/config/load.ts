@@ -1,5 +1,6 @@
 import { join, relative, resolve } from "node:path";
 import type { EnvReader } from "../io/mod.ts";
+import { activeContextLayer } from "./context_layer.ts";
 import { ConfigError, type ConfigProblem } from "./errors.ts";
 import { findProject, isWithin, type ProjectPaths } from "./project.ts";
 import { resolveConfig, type ResolvedConfig } from "./resolve.ts";
@@ -39,6 +40,8 @@ export interface LoadedConfig extends ResolvedConfig {
   project: ProjectPaths;
   /** Every source, present or not, lowest precedence first. */
   sourceFiles: ConfigSourceFile[];
+  /** The active operating context, or null (docs/FLEET.md). */
+  context: { name: string; settings_hash: string } | null;
 }
 
 async function fileLayer(
@@ -112,7 +115,7 @@ export function overlayPath(
 
 /**
  * Loads every layer of a project's configuration, lowest first: defaults, `.sdd/config.yaml`,
- * a plan file's defaults, the project file (`bernstein.yaml`, see
+ * the active operating context (`context:<name>`), a plan file's defaults, the project file (`bernstein.yaml`, see
  * {@linkcode PROJECT_CONFIG_FILES}), the overlay file, `BERNSTEIN_CONFIG_OVERRIDE`, individual
  * `BERNSTEIN_*` variables, flags.
  *
@@ -134,6 +137,16 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   add(
     await fileLayer(workspacePath, ".sdd/config.yaml", shown(workspacePath), sourceFiles, problems),
   );
+  // The active operating context (`bernstein ctx use`): between the workspace file and the rest.
+  const context = await activeContextLayer(project.sdd);
+  if (context !== undefined) {
+    sourceFiles.push({
+      label: context.layer.label,
+      path: context.layer.locate([]),
+      present: true,
+    });
+    add(context.layer);
+  }
   if (options.planDefaults !== undefined) {
     const plan = options.planDefaults;
     sourceFiles.push({ label: "plan", path: plan.file, present: true });
@@ -176,7 +189,14 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     flags: options.flags,
     readProblems: problems,
   });
-  return { ...resolved, project, sourceFiles };
+  return {
+    ...resolved,
+    project,
+    sourceFiles,
+    context: context === undefined
+      ? null
+      : { name: context.context.name, settings_hash: context.context.settings_hash },
+  };
 }
 
 /**

@@ -19,6 +19,19 @@ export {
   type Scope,
   type Tuning,
 } from "./defaults.ts";
+export {
+  ACTIVE_CONTEXT_FILE,
+  type ActiveContext,
+  activeContextLayer,
+  CONTEXT_SCHEMA,
+  type ContextDocument,
+  contextDocumentBytes,
+  contextDocumentPath,
+  CONTEXTS_DIR,
+  contextSettingsHash,
+  readActiveContext,
+  readContextDocument,
+} from "./context_layer.ts";
 export { ENV_OVERRIDES, type EnvOverride, readEnvOverrides } from "./env_overrides.ts";
 export { ConfigError, type ConfigProblem } from "./errors.ts";
 export { type InitReport, initWorkspace, PROJECT_TEMPLATE, SDD_FOLDERS } from "./init.ts";
@@ -40,7 +53,7 @@ export {
 } from "./not_implemented.ts";
 export { collapseRepeats, MAX_PROBLEMS_PER_KIND } from "./problems.ts";
 export { decodeConfigBytes, MAX_CONFIG_BYTES, readConfigFile } from "./read_text.ts";
-export { dottedPath, getPath, isPlainObject, mergeLayer } from "./merge.ts";
+export { dottedPath, getPath, isPlainObject, mergeLayer, setPath } from "./merge.ts";
 export { findProject, isWithin, type ProjectPaths } from "./project.ts";
 export {
   DEFAULT_CONFIG,

@@ -24,6 +24,12 @@ export const CONTEXT_CREATE = "fleet.context_create";
 /** A context made active (or none): `{name, settings_hash}` (`name` null for `--none`). */
 export const CONTEXT_ACTIVATE = "fleet.context_activate";
 
+/**
+ * A run's configuration identity at its start or resume:
+ * `{run_id, attempt, config_hash, context, record_sha256}`.
+ */
+export const RUN_CONFIG = "fleet.run_config";
+
 /** Every fleet event type, for scans. */
 export const FLEET_EVENT_TYPES: readonly string[] = [
   VAR_SET,
@@ -35,6 +41,7 @@ export const FLEET_EVENT_TYPES: readonly string[] = [
   CONN_REFUSE,
   CONTEXT_CREATE,
   CONTEXT_ACTIVATE,
+  RUN_CONFIG,
 ];
 
 /** A variable write's event. */

@@ -22,6 +22,7 @@ export {
   CONTEXT_ACTIVATE,
   CONTEXT_CREATE,
   FLEET_EVENT_TYPES,
+  RUN_CONFIG,
   VAR_READ,
   VAR_SET,
   VAR_UNSET,
@@ -63,3 +64,14 @@ export {
   type VariableSummary,
 } from "./variables.ts";
 export { type FleetVerifyReport, verifyFleet } from "./verify.ts";
+export { type ContextInput, contextSettings, ContextStore, type ContextView } from "./contexts.ts";
+export {
+  type ConfigDifference,
+  diffRunConfigs,
+  readRunConfig,
+  recordRunConfig,
+  RUN_CONFIG_SCHEMA,
+  type RunConfigDiff,
+  type RunConfigRecord,
+  runConfigRecord,
+} from "./run_config.ts";

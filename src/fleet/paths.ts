@@ -1,5 +1,6 @@
 // Where the fleet plane lives under `.sdd/` (FORMATS.md §12). The one owner of these paths.
 import { join } from "node:path";
+import { ACTIVE_CONTEXT_FILE, CONTEXTS_DIR } from "../config/mod.ts";
 
 /** The fleet plane's folder, relative to `.sdd/`. */
 export const FLEET_DIR = "fleet";
@@ -30,7 +31,8 @@ export interface FleetPaths {
 export function fleetPaths(sdd: string): FleetPaths {
   const dir = join(sdd, FLEET_DIR);
   const variablesDir = join(dir, "variables");
-  const contextsDir = join(dir, "contexts");
+  // Contexts are a configuration layer: their paths belong to the config loader.
+  const contextsDir = join(sdd, CONTEXTS_DIR);
   return {
     dir,
     variablesDir,
@@ -39,7 +41,7 @@ export function fleetPaths(sdd: string): FleetPaths {
     writeLock: join(variablesDir, ".write.lock"),
     connectionsDir: join(dir, "connections"),
     contextsDir,
-    activeContext: join(contextsDir, "active.json"),
+    activeContext: join(sdd, ACTIVE_CONTEXT_FILE),
     lock: join(dir, ".lock"),
   };
 }

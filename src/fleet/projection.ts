@@ -3,7 +3,7 @@
 // per name, each write's old hash equal to the previous write's new hash, each read naming a
 // write that existed at its position with the value that write stored.
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
-import { VAR_READ, VAR_SET, VAR_UNSET } from "./events.ts";
+import { CONTEXT_ACTIVATE, CONTEXT_CREATE, VAR_READ, VAR_SET, VAR_UNSET } from "./events.ts";
 
 /** One authenticated fleet record of the chain, with where it is. */
 export interface FleetChainEvent {
@@ -81,6 +81,8 @@ export interface FleetViolation {
 export interface FleetProjection {
   /** Variables by name (sorted when listed). */
   variables: Map<string, VariableHistory>;
+  /** Contexts by name: every settings hash created for it, in chain order. */
+  contexts: Map<string, string[]>;
   /** Semantic violations, in chain order. */
   violations: FleetViolation[];
 }
@@ -197,6 +199,32 @@ function addRead(p: FleetProjection, e: FleetChainEvent): void {
   });
 }
 
+function addContext(p: FleetProjection, e: FleetChainEvent): void {
+  const name = e.details.name;
+  const hash = text(e.details, "settings_hash");
+  if (e.event_type === CONTEXT_ACTIVATE && name === null && hash === "") return;
+  if (typeof name !== "string" || hash === undefined) {
+    p.violations.push({
+      where: e.where,
+      code: "fleet.malformed",
+      message: `${e.event_type} without name and settings_hash`,
+    });
+    return;
+  }
+  const hashes = p.contexts.get(name) ?? [];
+  if (e.event_type === CONTEXT_CREATE) {
+    hashes.push(hash);
+    p.contexts.set(name, hashes);
+  } else if (!hashes.includes(hash)) {
+    p.violations.push({
+      where: e.where,
+      code: "fleet.context_unknown",
+      message:
+        `context '${name}' activated as ${hash}, a version no earlier fleet.context_create recorded`,
+    });
+  }
+}
+
 /**
  * Projects the fleet records of a chain, in chain order, and checks them.
  *
@@ -207,10 +235,11 @@ function addRead(p: FleetProjection, e: FleetChainEvent): void {
  * ```
  */
 export function projectFleet(events: readonly FleetChainEvent[]): FleetProjection {
-  const p: FleetProjection = { variables: new Map(), violations: [] };
+  const p: FleetProjection = { variables: new Map(), contexts: new Map(), violations: [] };
   for (const e of events) {
     if (e.event_type === VAR_SET || e.event_type === VAR_UNSET) addWrite(p, e);
     else if (e.event_type === VAR_READ) addRead(p, e);
+    else if (e.event_type === CONTEXT_CREATE || e.event_type === CONTEXT_ACTIVATE) addContext(p, e);
   }
   return p;
 }

@@ -44,6 +44,7 @@ import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
 import { type CatalogSet, loadCatalogs, withCatalogRoles } from "./catalogs.ts";
 import { RunCheckpoints } from "./checkpoints.ts";
+import { recordRunConfig, runConfigRecord } from "../fleet/mod.ts";
 import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/store/mod.ts";
 import { checkConfig } from "./config_checks.ts";
 import { ConfigWatch } from "./config_reload.ts";
@@ -175,6 +176,8 @@ interface RunPlan {
   project: ProjectPaths;
   config: Config;
   configSources: ReadonlyMap<string, string>;
+  /** The active operating context (docs/FLEET.md), or null. */
+  context: { name: string; settings_hash: string } | null;
   git: Git;
   /** Branch checked out at the root (merges go into it). */
   branch: string;
@@ -282,6 +285,7 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
     project,
     config,
     configSources: loaded.sources,
+    context: loaded.context,
     git,
     branch,
     previous,
@@ -433,6 +437,18 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     }
     notifier = await openNotifier(plan, deps, recorder, session);
     await recordStart(recorder, plan, session, await stillToDo(stores.store));
+    // The run's configuration identity, bound to the chain (`bernstein runs diff`).
+    await recordRunConfig(
+      project.sdd,
+      runConfigRecord({
+        runId,
+        attempt: session.attempt,
+        config: plan.config,
+        sources: plan.configSources,
+        context: plan.context,
+      }),
+      stores.audit,
+    );
     for (const a of leftovers) {
       await recorder.record({
         kind: "agent.leftover_ended",
