@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import type { JsonObject } from "../canonical/mod.ts";
 import { agentDeadlineSeconds } from "../config/mod.ts";
-import type { Task } from "../tasks/mod.ts";
+import { type Task, TaskStoreLockLostError } from "../tasks/mod.ts";
 import type { Recorder } from "./recorder.ts";
 import type { RunContext } from "./run_context.ts";
 import type { RunningSession, SessionTable } from "./sessions.ts";
@@ -37,6 +37,8 @@ export class Liveness {
   readonly #deps: LivenessDeps;
   /** Sessions reported idle, until their output moves again. */
   readonly #idle = new Set<string>();
+  /** The store could not say whether this run still holds it (warned once per outage). */
+  #ownershipUnknown = false;
 
   constructor(deps: LivenessDeps) {
     this.#deps = deps;
@@ -82,6 +84,35 @@ export class Liveness {
       silentS: Math.round(silentMs / 1000),
     });
     void s.execution?.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
+  }
+
+  /**
+   * The task store is still this run's (a shared store's namespace lock lives on one database
+   * session, which a restart or a cut connection ends). A lock taken again is reported; the
+   * lock in another orchestrator's hands is why the run must stop (its message returned). A
+   * store that cannot be asked now is asked again next tick.
+   */
+  async checkOwnership(): Promise<string | undefined> {
+    const { ctx, recorder } = this.#deps;
+    try {
+      const state = await ctx.store.checkOwnership?.();
+      this.#ownershipUnknown = false;
+      if (state === "retaken") {
+        await recorder.warn(
+          "the task store's namespace lock went with its database session; nobody else took " +
+            "it, and this run holds it again",
+        );
+      }
+    } catch (error) {
+      if (error instanceof TaskStoreLockLostError) return error.message;
+      if (!this.#ownershipUnknown) {
+        this.#ownershipUnknown = true;
+        await recorder.warn(
+          `cannot confirm this run still holds the task store: ${(error as Error).message}`,
+        );
+      }
+    }
+    return undefined;
   }
 
   /**

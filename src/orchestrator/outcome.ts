@@ -5,7 +5,13 @@
  */
 
 /** How a run ended. */
-export type RunEnd = "quiescent" | "backstop" | "stopped" | "manager-stalled" | "infra-error";
+export type RunEnd =
+  | "quiescent"
+  | "backstop"
+  | "stopped"
+  | "manager-stalled"
+  | "infra-error"
+  | "store-lock-lost";
 
 /** Cost of one agent run, for the summary. */
 export interface CostRow {

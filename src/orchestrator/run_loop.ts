@@ -10,7 +10,7 @@
 import type { ResolvedCli } from "../adapters/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import type { LiveAgent } from "../report/mod.ts";
-import type { Task } from "../tasks/mod.ts";
+import { type Task, TaskStoreLockLostError } from "../tasks/mod.ts";
 import { AdapterResolver } from "./adapter_choice.ts";
 import { applyReloadable } from "./config_reload.ts";
 import { AgentExits } from "./agent_exit.ts";
@@ -89,7 +89,11 @@ export class RunLoop {
     recorder.on((fact) => tallyOutcome(this.outcome, fact));
     const sessions = this.#sessions = new SessionTable(ctx.sdd);
     const work = this.#work = new BackgroundWork(
-      (error) => void recorder.warn(`internal error: ${error.message}`),
+      // A store another orchestrator took refuses every write: the run ends for that reason.
+      (error) =>
+        void (error instanceof TaskStoreLockLostError
+          ? undefined
+          : recorder.warn(`internal error: ${error.message}`)),
       wake,
     );
     this.#adapters = new AdapterResolver(ctx);
@@ -231,6 +235,13 @@ export class RunLoop {
     const { store } = this.#ctx;
     this.#tick++;
     await this.#reloadConfig();
+    const lost = await this.#liveness.checkOwnership();
+    if (lost !== undefined) {
+      // Another orchestrator owns the store now: stop the agents (the store takes no more writes).
+      this.#end({ end: "store-lock-lost", reason: lost });
+      await this.#stopping.killAll(lost);
+      return true;
+    }
     await this.#liveness.checkAgents();
     await this.#liveness.expireClaims();
     const tasks = await store.list({});

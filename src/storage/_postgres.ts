@@ -24,6 +24,12 @@ export interface PgPoolOptions {
   connectTimeoutS: number;
   /** Server-side statement timeout in milliseconds. */
   statementTimeoutMs: number;
+  /**
+   * Keep each connection (its session) until the pool ends: no idle timeout, no recycling
+   * after a lifetime. For a session that holds a lock; a pool's connections are otherwise
+   * closed after 60 s idle and recycled after 30-60 min, which would free the lock.
+   */
+  keepSessions?: boolean;
 }
 
 const SSL: Record<Endpoint["tls"], false | "prefer" | "require" | "verify-full"> = {
@@ -45,8 +51,8 @@ export function connectPostgres(endpoint: Endpoint, options: PgPoolOptions): Sql
     ssl: SSL[endpoint.tls],
     max: options.poolSize,
     connect_timeout: options.connectTimeoutS,
-    idle_timeout: 60,
-    max_lifetime: 30 * 60,
+    idle_timeout: options.keepSessions ? 0 : 60,
+    max_lifetime: options.keepSessions ? 0 : 30 * 60,
     keep_alive: 60,
     backoff: (attempt: number) => Math.min(0.05 * 2 ** attempt, 2),
     prepare: true,

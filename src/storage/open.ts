@@ -14,10 +14,10 @@ import {
   TASK_LOG_FILE,
   taskDefaults,
   type TaskEventSink,
-  TaskStoreLockedError,
 } from "../tasks/mod.ts";
 import { type ClaimLocks, pgWakeChannel, type WakeChannel } from "./_coordination.ts";
-import { connectPostgres, pgError, type Sql } from "./_postgres.ts";
+import { NamespaceHold } from "./_namespace_hold.ts";
+import { connectPostgres, pgError } from "./_postgres.ts";
 import { connectRedis, redisClaimLocks, redisWakeChannel } from "./_redis.ts";
 import type { StoreScope } from "./_task_rows.ts";
 import { type Endpoint, parseEndpoint, type UrlKey } from "./endpoint.ts";
@@ -145,19 +145,23 @@ export async function openSharedTaskStore(
     namespace: config.storage.namespace ?? DEFAULT_NAMESPACE,
     run: options.runId,
   };
-  const sql = connectPostgres(pg, {
-    poolSize: tuning.pool_size,
+  const connection = {
     connectTimeoutS: tuning.connect_timeout_s,
     statementTimeoutMs: tuning.statement_timeout_s * 1000,
-  });
+  };
+  const sql = connectPostgres(pg, { poolSize: tuning.pool_size, ...connection });
   const cleanups: (() => Promise<void>)[] = [];
   try {
     await ensureSchema(sql, { appliedBy: appliedBy(options.owner) }).catch((error) => {
       throw pgError(error, pg);
     });
+    let hold: NamespaceHold | undefined;
     if (options.owner !== undefined) {
       const since = new Date(options.clock.nowMs()).toISOString();
-      cleanups.push(await holdNamespace(sql, pg, scope, { ...options.owner, since }));
+      const owner = { ...options.owner, since };
+      hold = await NamespaceHold.take(pg, connection, scope, owner, options.clock);
+      const taken = hold;
+      cleanups.push(() => taken.release());
     }
     let wake: WakeChannel = pgWakeChannel(sql, `${scope.namespace}/${scope.run}`);
     let claimLocks: { locks: ClaimLocks; ttlMs: number } | undefined;
@@ -187,6 +191,7 @@ export async function openSharedTaskStore(
       defaults: taskDefaults(config.tuning),
       wake,
       claimLocks,
+      hold,
       onClose: async () => {
         for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
       },
@@ -224,54 +229,4 @@ export async function listRunTasks(
 
 function appliedBy(owner: { host: string; pid: number } | undefined): string {
   return `bernstein ${VERSION}${owner ? ` on ${owner.host}` : ""}`;
-}
-
-/**
- * Takes the namespace's session advisory lock on a connection of its own (held until the
- * store closes; freed by the server if this process dies) and records who holds it.
- */
-async function holdNamespace(
-  sql: Sql,
-  endpoint: Endpoint,
-  scope: StoreScope,
-  owner: { host: string; pid: number; since: string },
-): Promise<() => Promise<void>> {
-  const key = `bernstein:namespace:${scope.namespace}`;
-  let conn: Awaited<ReturnType<Sql["reserve"]>>;
-  try {
-    conn = await sql.reserve();
-  } catch (error) {
-    throw pgError(error, endpoint);
-  }
-  try {
-    const [lock] = await conn<{ taken: boolean }[]>`
-      SELECT pg_try_advisory_lock(hashtextextended(${key}, 0)) AS taken`;
-    if (!lock.taken) {
-      const [holder] = await conn<{ run_id: string; host: string; pid: number; since: string }[]>`
-        SELECT run_id, host, pid, since FROM bernstein.owners WHERE namespace = ${scope.namespace}`;
-      throw new TaskStoreLockedError(
-        `${endpoint.shown} (namespace ${scope.namespace})`,
-        holder === undefined
-          ? undefined
-          : `run ${holder.run_id} on ${holder.host}, pid ${holder.pid}, since ${holder.since}`,
-      );
-    }
-    await conn`
-      INSERT INTO bernstein.owners (namespace, run_id, host, pid, since)
-      VALUES (${scope.namespace}, ${scope.run}, ${owner.host}, ${owner.pid},
-              ${owner.since})
-      ON CONFLICT (namespace) DO UPDATE SET run_id = EXCLUDED.run_id, host = EXCLUDED.host,
-        pid = EXCLUDED.pid, since = EXCLUDED.since`;
-  } catch (error) {
-    conn.release();
-    throw pgError(error, endpoint);
-  }
-  return async () => {
-    try {
-      await conn`DELETE FROM bernstein.owners WHERE namespace = ${scope.namespace}`;
-      await conn`SELECT pg_advisory_unlock(hashtextextended(${key}, 0))`;
-    } finally {
-      conn.release();
-    }
-  };
 }

@@ -51,6 +51,7 @@ import type {
   TransitionOptions,
 } from "../tasks/mod.ts";
 import type { ClaimLocks, WakeChannel } from "./_coordination.ts";
+import type { NamespaceHold } from "./_namespace_hold.ts";
 import { pgError, type Sql, type Tx } from "./_postgres.ts";
 import { rowOf, type StoreScope, taskOf } from "./_task_rows.ts";
 import type { Endpoint } from "./endpoint.ts";
@@ -77,6 +78,8 @@ export interface PostgresTaskStoreOptions {
   wake: WakeChannel;
   /** Redis claim locks (`backend: redis`); without them claims use `SKIP LOCKED`. */
   claimLocks?: { locks: ClaimLocks; ttlMs: number };
+  /** The namespace lock, when an orchestrator opened the store (see `checkOwnership`). */
+  hold?: NamespaceHold;
   /** Runs once when the store closes, before the pool ends (other connections, locks). */
   onClose?: () => Promise<void>;
 }
@@ -125,6 +128,7 @@ export class PostgresTaskStore implements TaskStore {
   readonly #wake: WakeChannel;
   readonly #claimLocks: { locks: ClaimLocks; ttlMs: number } | undefined;
   readonly #onClose: (() => Promise<void>) | undefined;
+  readonly #hold: NamespaceHold | undefined;
   readonly #work = new WorkListeners();
   #subscription: Promise<(() => Promise<void>) | undefined> | undefined;
   #writes: Promise<unknown> = Promise.resolve();
@@ -143,6 +147,7 @@ export class PostgresTaskStore implements TaskStore {
     this.#delivery = new OrderedDelivery(options.sink);
     this.#wake = options.wake;
     this.#claimLocks = options.claimLocks;
+    this.#hold = options.hold;
     this.#onClose = options.onClose;
   }
 
@@ -153,6 +158,13 @@ export class PostgresTaskStore implements TaskStore {
 
   #check(): void {
     if (this.#closed) throw new TaskStoreUnavailableError("task store unavailable: closed");
+  }
+
+  /** Open, and still this orchestrator's: after the namespace went to another, reads only. */
+  #checkWritable(): void {
+    this.#check();
+    const lost = this.#hold?.lost;
+    if (lost !== undefined) throw lost;
   }
 
   #now(): string {
@@ -187,7 +199,7 @@ export class PostgresTaskStore implements TaskStore {
    * Call only inside {@linkcode #serial}.
    */
   async #commit<T>(body: (tx: Tx) => Promise<ChangeOutcome<T>>): Promise<Committed<T>> {
-    this.#check();
+    this.#checkWritable();
     let outcome: ChangeOutcome<T>;
     try {
       outcome = await this.#query(() => this.#sql.begin((tx) => body(tx)));
@@ -568,7 +580,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async heartbeat(id: string, options: HeartbeatOptions): Promise<void> {
-    this.#check();
+    this.#checkWritable();
     const s = this.#scope;
     const now = this.#clock.nowMs();
     const renewed = await this.#query(() =>
@@ -632,6 +644,16 @@ export class PostgresTaskStore implements TaskStore {
    */
   async listening(): Promise<boolean> {
     return (await this.#subscription) !== undefined;
+  }
+
+  /**
+   * The namespace lock is still this orchestrator's (taken again after a lost session when
+   * nobody else took it); `task.store_lock_lost` when another orchestrator has it. A store
+   * opened without an owner (a worker's, `status`) holds nothing and is always `held`.
+   */
+  async checkOwnership(): Promise<"held" | "retaken"> {
+    if (this.#hold === undefined || this.#closed) return "held";
+    return await this.#hold.check();
   }
 
   close(): Promise<void> {

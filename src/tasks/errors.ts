@@ -145,6 +145,23 @@ export class TaskStoreLockedError extends BernsteinError {
 }
 
 /**
+ * The orchestrator no longer holds its shared store: the namespace lock went with its database
+ * session (a restart, a cut connection) and another orchestrator took it meanwhile.
+ */
+export class TaskStoreLockLostError extends BernsteinError {
+  /** `holder`: who has it now, when known (`run …, host …, pid …, since …`). */
+  constructor(path: string, holder?: string) {
+    super(
+      "task.store_lock_lost",
+      `this orchestrator lost the task store ${path}: another orchestrator holds it now${
+        holder ? ` (${holder})` : ""
+      }`,
+      { hint: "this run stops its agents and ends; run it again once the other run is done" },
+    );
+  }
+}
+
+/**
  * A write to the task store failed (disk full, I/O error) or the store was closed. The
  * in-memory index may be ahead of the disk, so every later call fails until it is reopened.
  */

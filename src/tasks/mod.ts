@@ -30,6 +30,7 @@ export {
   TaskNotActiveError,
   TaskNotFoundError,
   TaskStoreLockedError,
+  TaskStoreLockLostError,
   TaskStoreUnavailableError,
   TaskValidationError,
   UnknownTaskReferenceError,

@@ -170,6 +170,14 @@ export interface TaskStore {
    * Returns the unsubscribe function.
    */
   onWork(listener: () => void): () => void;
+  /**
+   * For a store an orchestrator holds through something it can lose (a shared store's
+   * namespace lock lives on one database session): confirms it is still held, taking it again
+   * when it went with its session and nobody else took it (`retaken`). Throws
+   * `task.store_lock_lost` naming the new holder when another orchestrator has it now. Absent
+   * where the hold cannot be lost while the process lives (the embedded store's file lock).
+   */
+  checkOwnership?(): Promise<"held" | "retaken">;
   /** Finishes pending writes and releases files/locks/connections. Idempotent. */
   close(): Promise<void>;
 }

@@ -28,6 +28,7 @@ import {
   type HoldStore,
   type TaskDraft,
   type TaskStore,
+  TaskStoreLockLostError,
 } from "../../src/tasks/mod.ts";
 import { makeRepo, withTempDir } from "../_helpers/temp.ts";
 
@@ -470,6 +471,37 @@ Deno.test("run loop: a spawn slower than stale_claim_timeout_s keeps its claim (
     assert.equal(h.executor.starts.length, 1, "started once, never released and restarted");
     assert.equal((await h.store.get("slow-start"))?.status, "closed");
     assert.ok(!h.events.some((e) => String(e.message ?? "").includes("expired")));
+  });
+});
+
+Deno.test("run loop: a store another orchestrator took over (namespace lock lost) ends the run and stops its agents", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(dir, [draft("held")], () => ({ hang: true }));
+    const lost = new TaskStoreLockLostError(
+      "postgresql://db:5432/bern (namespace default)",
+      "run other-run on host-b, pid 9, since 2026-01-01T00:00:00.000Z",
+    );
+    // Held until the agent runs; then the lock is gone to another orchestrator.
+    h.store.checkOwnership = () =>
+      h.executor.starts.length === 0 ? Promise.resolve("held") : Promise.reject(lost);
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "store-lock-lost");
+    assert.match(outcome.reason, /another orchestrator holds it now \(run other-run on host-b/);
+    assert.deepEqual(h.executor.terminated.map((t) => t.session), [h.executor.starts[0].session]);
+    assert.equal(h.executor.starts.length, 1, "nothing started after the loss");
+  });
+});
+
+Deno.test("run loop: a namespace lock taken again after a blip is reported once; the run goes on", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(dir, [draft("blip")], () => ({ files: { "b.txt": "b\n" } }));
+    let checks = 0;
+    h.store.checkOwnership = () => Promise.resolve(++checks === 2 ? "retaken" : "held");
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "quiescent");
+    const warnings = h.events.filter((e) => String(e.message ?? "").includes("holds it again"));
+    assert.equal(warnings.length, 1);
+    assert.equal((await h.store.get("blip"))?.status, "closed");
   });
 });
 

@@ -183,6 +183,99 @@ runTest(
   },
 );
 
+runTest(
+  "an orchestrator whose namespace another took over while its lock's session was down stops its agents and ends store-lock-lost, writing nothing more",
+  async (server) => {
+    await withTempDir(async (dir) => {
+      const namespace = freshNamespace("lost");
+      const config = { storage: { backend: "postgres", namespace, database_url: server.url } };
+      // The agent waits for a file nobody writes: only the orchestrator can end it.
+      const hold = `@agent run sh -c "while [ ! -e ${join(dir, "never")} ]; do sleep 0.05; done"`;
+      const plan = `name: lost\ncli: scripted\nstages:\n  - name: s\n    steps:\n${
+        step("Wait", [hold, "@agent write w.txt w"], "        files: [w.txt]\n")
+      }\n`;
+      await prepareRepo(dir, plan, config);
+      const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
+      const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let seen = "";
+      const key = `bernstein:namespace:${namespace}`;
+      const thief = postgres(server.url, { max: 1, onnotice: () => {} });
+      const admin = postgres(server.url, { max: 1, onnotice: () => {} });
+      try {
+        while (!seen.includes('"task.spawned"')) {
+          const { value, done } = await stdout.read();
+          if (done) throw new Error(`the run ended early: ${seen}`);
+          seen += value;
+        }
+        // End the session holding the lock and take the namespace before the orchestrator
+        // takes it back (it re-takes a free lock at its next tick: then end it again).
+        let taken = false;
+        for (let round = 0; !taken; round++) {
+          assert.ok(round < 50, "the namespace could not be taken over");
+          const ended = await admin<{ pid: number }[]>`
+            SELECT pid, pg_terminate_backend(pid) FROM pg_locks
+            WHERE locktype = 'advisory' AND objsubid = 1
+              AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(${key}, 0)`;
+          for (const { pid } of ended) {
+            for (;;) {
+              const [row] = await admin<{ gone: boolean }[]>`
+                SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}) AS gone`;
+              if (row.gone) break;
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+          }
+          const [lock] = await thief<{ taken: boolean }[]>`
+            SELECT pg_try_advisory_lock(hashtextextended(${key}, 0)) AS taken`;
+          taken = lock.taken;
+        }
+        await thief`
+          UPDATE bernstein.owners SET run_id = 'thief-run', host = 'host-x', pid = 7,
+            since = '2026-01-01T00:00:00.000Z' WHERE namespace = ${namespace}`;
+        for (;;) {
+          const { value, done } = await stdout.read();
+          if (done) break;
+          seen += value;
+        }
+        const status = await child.status;
+        const stderr = await new Response(child.stderr).text();
+        assert.equal(status.code, 1, seen + stderr);
+        const summary = summaryOf({ code: status.code, stdout: seen, stderr });
+        assert.equal(summary.end, "store-lock-lost", seen);
+        assert.match(
+          String(summary.reason),
+          /lost the task store .* another orchestrator holds it now \(run thief-run on host-x, pid 7/,
+        );
+        assert.ok(!seen.includes(POSTGRES_PASSWORD) && !stderr.includes(POSTGRES_PASSWORD));
+        // Its agent is gone; its task is as the loss found it (no write after the loss); the
+        // new owner's row is untouched by the run's exit.
+        const sessions = join(dir, ".sdd", "runtime", "sessions");
+        for (const e of Deno.readDirSync(sessions)) {
+          const record = JSON.parse(await Deno.readTextFile(join(sessions, e.name)));
+          assert.throws(() => Deno.kill(-record.pid, "SIGCONT"), "the agent's group is gone");
+        }
+        const rows = await admin<{ status: string }[]>`
+          SELECT status FROM bernstein.tasks WHERE namespace = ${namespace}`;
+        assert.deepEqual(rows.map((r) => r.status), ["in_progress"]);
+        const [owner] = await admin<{ run_id: string }[]>`
+          SELECT run_id FROM bernstein.owners WHERE namespace = ${namespace}`;
+        assert.equal(owner?.run_id, "thief-run");
+      } finally {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // ended
+        }
+        await child.status;
+        await stdout.cancel().catch(() => {});
+        await child.stderr.cancel().catch(() => {});
+        await killAgents(dir);
+        await thief.end();
+        await admin.end();
+      }
+    });
+  },
+);
+
 /** Kills the agent process groups a killed orchestrator left behind (its session files). */
 async function killAgents(dir: string): Promise<void> {
   const sessions = join(dir, ".sdd", "runtime", "sessions");

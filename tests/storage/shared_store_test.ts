@@ -331,6 +331,91 @@ pgTest(
   },
 );
 
+/** Ends the database session holding `namespace`'s lock (a restart or a cut connection). */
+async function endLockSession(url: string, namespace: string): Promise<void> {
+  const admin = rawSql(url, new URL(url).pathname.slice(1) || "postgres");
+  try {
+    const ended = await admin<{ pid: number }[]>`
+      SELECT pid, pg_terminate_backend(pid) FROM pg_locks
+      WHERE locktype = 'advisory' AND objsubid = 1
+        AND ((classid::bigint << 32) | objid::bigint) =
+          hashtextextended(${`bernstein:namespace:${namespace}`}, 0)`;
+    assert.equal(ended.length, 1, "one session held the namespace");
+    // Ended once the server has let go of the lock (the backend exits after the signal).
+    for (;;) {
+      const [row] = await admin<{ gone: boolean }[]>`
+        SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${ended[0].pid}) AS gone`;
+      if (row.gone) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+pgTest(
+  "a namespace lock lost with its session is taken again when free; when another orchestrator took it: task.store_lock_lost, reads only, its owner row left alone",
+  async (server) => {
+    const namespace = freshNamespace();
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const open = (runId: string, pid: number) =>
+      openTestStore({
+        databaseUrl: server.url,
+        namespace,
+        runId,
+        clock,
+        random: new SeededRandom(pid),
+        owner: { host: "host-a", pid },
+      });
+    const first = await open("run-1", 111);
+    let firstClosed = false;
+    try {
+      await first.createMany([{ id: "t", title: "t", role: "backend" }], OP);
+      assert.equal(await first.checkOwnership(), "held");
+      // A blip: the session goes, nobody else takes the namespace, the next check takes it back.
+      await endLockSession(server.url, namespace);
+      clock.advance(2000);
+      assert.equal(await first.checkOwnership(), "retaken");
+      await assert.rejects(open("run-2", 222), { code: "task.store_locked" });
+      // The session goes again, and another orchestrator takes the namespace meanwhile.
+      await endLockSession(server.url, namespace);
+      const second = await open("run-2", 222);
+      try {
+        clock.advance(2000);
+        await assert.rejects(first.checkOwnership(), (e: unknown) => {
+          const err = e as { code?: string; message?: string };
+          assert.equal(err.code, "task.store_lock_lost");
+          assert.match(err.message ?? "", /run run-2 on host-a, pid 222/);
+          assert.ok(!(err.message ?? "").includes(POSTGRES_PASSWORD));
+          return true;
+        });
+        // Lost for good: no more writes (claims, transitions, heartbeats), reads still answer.
+        await assert.rejects(first.claim("t", { agent: "a", actor: "test", expectedVersion: 1 }), {
+          code: "task.store_lock_lost",
+        });
+        await assert.rejects(first.heartbeat("t", { agent: "a" }), {
+          code: "task.store_lock_lost",
+        });
+        assert.equal((await first.get("t"))?.status, "open");
+        clock.advance(2000);
+        await assert.rejects(first.checkOwnership(), { code: "task.store_lock_lost" });
+        // Closing the first leaves the second's ownership as it is.
+        await first.close();
+        firstClosed = true;
+        await assert.rejects(open("run-3", 333), (e: unknown) => {
+          assert.match((e as Error).message, /run run-2 on host-a, pid 222/);
+          return true;
+        });
+        assert.equal(await second.checkOwnership(), "held");
+      } finally {
+        await second.close();
+      }
+    } finally {
+      if (!firstClosed) await first.close();
+    }
+  },
+);
+
 pgTest(
   "runs are kept apart: a fresh run sees none of the last run's tasks, a resumed one sees its own",
   async (server) => {
