@@ -48,7 +48,8 @@ export class Project {
 
   /**
    * A fresh project in `dir` (created, must be empty): git repository on branch `main` with
-   * `files` committed, checked out on `feature/<scenario>`, `.sdd/config.yaml`, and the scenario's example keys.
+   * `files` committed, checked out on `feature/<scenario>`, `.sdd/config.yaml`, and the
+   * scenario's example keys.
    */
   static async create(
     dir: string,
