@@ -124,7 +124,7 @@ async function run(p: Project): Promise<void> {
   await Deno.mkdir(archive);
   expectExit(
     await p.program(
-      "deno bundle -o archive/bernstein-verify.js verify.ts",
+      "deno bundle -o archive/bernstein-verify.js verify.ts   # in the bernstein checkout",
       [
         Deno.execPath(),
         "bundle",
@@ -140,13 +140,13 @@ async function run(p: Project): Promise<void> {
     0,
     "deno bundle verify.ts",
   );
-  await Deno.copyFile(join(p.dir, "pack.zip"), join(archive, "pack.zip"));
   // The public half bernstein published when the key signed (the private key never goes in).
-  const publicPem = await Deno.readTextFile(join(p.repo, ".sdd", "keys", "operator.pub"));
+  const copy = ["cp", "pack.zip", "repo/.sdd/keys/operator.pub", "archive/"];
+  expectExit(await p.program(copy.join(" "), copy, "stdout"), 0, "cp");
+  const publicPem = await Deno.readTextFile(join(archive, "operator.pub"));
   if (publicPem !== exampleOperatorPublicPem(NAME)) {
     throw new Error("operator.pub is not the example key's");
   }
-  await Deno.writeTextFile(join(archive, "operator.pub"), publicPem);
   const manifest = archiveManifest({
     pack: await Deno.readFile(join(archive, "pack.zip")),
     verifier: await Deno.readFile(join(archive, "bernstein-verify.js")),
@@ -157,7 +157,7 @@ async function run(p: Project): Promise<void> {
   p.note("archive/ARCHIVE.json records the period, both SHA-256s and the operator fingerprint.");
   expectExit(
     await p.program(
-      "sha256sum ARCHIVE.json bernstein-verify.js operator.pub pack.zip > SHA256SUMS",
+      "(cd archive && sha256sum ARCHIVE.json bernstein-verify.js operator.pub pack.zip > SHA256SUMS)",
       ["sh", "-c", "sha256sum ARCHIVE.json bernstein-verify.js operator.pub pack.zip > SHA256SUMS"],
       "stdout",
       archive,
