@@ -32,11 +32,6 @@ export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
   { key: "sandbox.read_only", issue: 14 },
   { key: "quality_gates.secrets", issue: 14 },
   { key: "bridges", issue: null },
-  { key: "github.repo", issue: 21 },
-  { key: "github.api_url", issue: 21 },
-  { key: "github.labels", issue: 21 },
-  { key: "github.comment_on_merge", issue: 21 },
-  { key: "tuning.github", issue: 21 },
 ];
 
 /** True when dotted `key` is `pattern` or inside it (`*` matches one segment). */

@@ -28,6 +28,8 @@ export interface Channel {
   readonly target: string;
   /** Events it gets. */
   readonly events: ReadonlySet<string>;
+  /** Narrows `events` by content (the GitHub comment takes only synced issues' merges). */
+  accepts?(notification: Notification): boolean;
   /** One attempt; `signal` aborts it (its deadline passed, or the run is ending). */
   send(notification: Notification, signal: AbortSignal): Promise<AttemptResult>;
 }

@@ -101,6 +101,7 @@ export class NotificationManager {
   notify(notification: Notification): void {
     for (const lane of this.#lanes) {
       if (!wants(lane.channel.events, notification.event)) continue;
+      if (lane.channel.accepts?.(notification) === false) continue;
       if (this.#closing.signal.aborted) {
         this.#finish(lane, notification, "dropped", 0, null, "the run had ended");
       } else if (lane.queue.length >= this.#options.limits.queueSize) {

@@ -15,6 +15,7 @@ import { storageDoctor } from "../storage/mod.ts";
 import { checkConfig } from "./config_checks.ts";
 import { Git } from "./git.ts";
 import { notifyDoctor } from "./notify_check.ts";
+import { githubDoctor } from "./github_backlog.ts";
 
 /** The verdict of one doctor check. */
 export type CheckStatus = "OK" | "WARN" | "FAIL";
@@ -334,7 +335,7 @@ async function storageChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]
   return await storageDoctor({ config: loaded.config, sources: loaded.sources });
 }
 
-/** Notification channels: where each goes, and why any configured one is off. */
+/** Notification channels and the GitHub sync: where each goes, and why any is off. */
 async function notifyChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
   let loaded;
   try {
@@ -344,7 +345,10 @@ async function notifyChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]>
   }
   if (loaded.config === undefined) return [];
   const project = await findProject(cwd);
-  return await notifyDoctor(loaded.config, project.root, env, systemClock);
+  return [
+    ...await notifyDoctor(loaded.config, project.root, env, systemClock),
+    ...await githubDoctor({ config: loaded.config, root: project.root, env, clock: systemClock }),
+  ];
 }
 
 /** Runs every check; the caller prints them and exits 1 when any is FAIL. */

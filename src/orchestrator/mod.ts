@@ -179,3 +179,13 @@ export {
   sendTestNotification,
   testNotification,
 } from "./notify_check.ts";
+export {
+  githubCommentChannel,
+  githubDoctor,
+  type GitHubParts,
+  type GitHubTarget,
+  githubTarget,
+  mergeComment,
+  syncGithubBacklog,
+  TOKEN_VARIABLES,
+} from "./github_backlog.ts";

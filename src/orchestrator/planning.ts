@@ -22,8 +22,6 @@ export interface PlanningRequest {
   manager?: { cli?: string; model?: string };
   /** `BERNSTEIN_TASK_FILTER`. */
   taskFilter?: string;
-  /** `github.sync_backlog` (or `BERNSTEIN_SYNC_GITHUB_BACKLOG=1`). */
-  syncGithubBacklog?: boolean;
 }
 
 /** The work of a fresh run: where it came from and the tasks to create. */
@@ -123,15 +121,6 @@ export async function planWork(
   request: PlanningRequest,
 ): Promise<PlannedWork> {
   const warnings: Warning[] = [];
-  if (request.syncGithubBacklog) {
-    warnings.push({
-      code: "run.github_sync_unavailable",
-      message:
-        "GitHub backlog sync is enabled but not implemented in this version; only .sdd/backlog/open/ is read",
-      hint:
-        "set github.sync_backlog: false (and unset BERNSTEIN_SYNC_GITHUB_BACKLOG) to silence this",
-    });
-  }
   const backlog = await readBacklog(sdd, { filter: request.taskFilter });
   const selected = backlog.items.filter((i) => i.selected);
   if (selected.length > 0) {

@@ -39,6 +39,7 @@ import {
 import { openAudit, openRunStores, type RunStores } from "./run_stores.ts";
 import { buildSummary, runHealth, type RunSummary, writeRunRecord } from "./run_summary.ts";
 import { RunNotifier } from "./run_notify.ts";
+import { syncGithubBacklog } from "./github_backlog.ts";
 import { archivePreviousRun, endLeftoverAgents, recoverAfterCrash } from "./recovery.ts";
 import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
@@ -343,18 +344,47 @@ function refuseUnenforced(config: Config, adapters: Readonly<Record<string, stri
   );
 }
 
+/**
+ * `github.sync_backlog`: open issues into `.sdd/backlog/open/` before the work is chosen (not
+ * on --dry-run or --plan-only, which write nothing: they show the local backlog).
+ */
+async function syncBacklogFirst(
+  project: ProjectPaths,
+  config: Config,
+  options: RunOptions,
+  deps: RunDeps,
+): Promise<void> {
+  if (options.dryRun || options.planOnly) {
+    deps.warn({
+      code: "github.sync_skipped",
+      message: "GitHub backlog sync skipped: --dry-run and --plan-only write nothing; the " +
+        "local .sdd/backlog/open/ is shown",
+      location: "github.sync_backlog",
+    });
+    return;
+  }
+  const warnings = await syncGithubBacklog({
+    config,
+    root: project.root,
+    sdd: project.sdd,
+    env: deps.env,
+    clock: deps.clock,
+  });
+  for (const w of warnings) deps.warn(w);
+}
+
 async function planFresh(
   project: ProjectPaths,
   config: Config,
   options: RunOptions,
   deps: RunDeps,
 ): Promise<PlannedWork> {
+  if (config.github.sync_backlog) await syncBacklogFirst(project, config, options, deps);
   const planned = await planWork(project.sdd, deps.cwd, {
     planPath: options.planPath,
     goal: options.goal ?? config.goal,
     manager: { cli: config.internal_llm_provider, model: config.internal_llm_model },
     taskFilter: deps.env.get("BERNSTEIN_TASK_FILTER"),
-    syncGithubBacklog: config.github.sync_backlog,
   });
   for (const w of planned.warnings) deps.warn(w);
   return planned;

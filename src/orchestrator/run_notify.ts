@@ -29,6 +29,7 @@ import {
 import type { Task } from "../tasks/mod.ts";
 import type { RunOutcome } from "./outcome.ts";
 import type { RunFact } from "./recorder.ts";
+import { githubCommentChannel } from "./github_backlog.ts";
 
 /** What a fact says to people: the event and its words. */
 export interface FactNotice {
@@ -198,8 +199,10 @@ export interface RunNotifierParts {
   record: (fact: RunFact) => Promise<void>;
   /** Replaces edges (tests). */
   edges?: Partial<ChannelEdges>;
-  /** Extra channels (the GitHub issue comment). */
+  /** Extra channels (tests). */
   extraChannels?: readonly Channel[];
+  /** HTTP of the GitHub comment (tests; default fetch). */
+  githubFetch?: (url: string, init: RequestInit) => Promise<Response>;
 }
 
 /** The edges of a real run. */
@@ -242,6 +245,18 @@ export class RunNotifier {
     const limits = managerLimits(parts.config.tuning);
     const { channels, notes } = await openChannels(plan, edges, limits.timeoutMs);
     channels.push(...(parts.extraChannels ?? []));
+    if (parts.config.github.comment_on_merge) {
+      const comment = await githubCommentChannel({
+        config: parts.config,
+        root: parts.root,
+        sdd: parts.sdd,
+        env: parts.env,
+        clock: parts.clock,
+        ...(parts.githubFetch === undefined ? {} : { fetch: parts.githubFetch }),
+      });
+      if ("send" in comment) channels.push(comment);
+      else notes.push(comment);
+    }
     const targets = new Map(channels.map((c) => [c.name, c.target]));
     const manager = new NotificationManager({
       channels,

@@ -1,0 +1,45 @@
+/**
+ * GitHub: the opt-in backlog sync (open issues → `.sdd/backlog/open/gh-<n>.md`, closed ones
+ * → `closed/`) and the issue comment on merge, over a small REST client that keeps its token
+ * to the configured API, pages, waits out short rate limits and refuses long ones. The
+ * repository comes from `github.repo` or the origin remote; the label table maps labels to
+ * roles and priorities. The run wires it (src/orchestrator/github_backlog.ts).
+ *
+ * @example
+ * ```ts
+ * const client = new GitHubClient({ apiUrl: "https://api.github.com", token, fetch,
+ *   clock: systemClock, requestTimeoutMs: 30_000, maxRateWaitMs: 300_000 });
+ * const report = await syncBacklog({ sdd, repo: { owner: "acme", name: "widget" },
+ *   webHost: "github.com", client, maxIssues: 500 });
+ * ```
+ *
+ * @module
+ */
+export {
+  type Fetch,
+  GitHubClient,
+  type GitHubClientOptions,
+  GitHubError,
+  type GitHubErrorCode,
+  nextLink,
+} from "./client.ts";
+export {
+  type Issue,
+  issueNumberOf,
+  issueUrl,
+  itemId,
+  itemText,
+  MAX_BODY_CHARS,
+  MAX_TITLE_CHARS,
+  SYNC_MARKER,
+  syncedUrl,
+} from "./item.ts";
+export {
+  type LabelMapping,
+  mapLabels,
+  normalLabel,
+  PRIORITY_LABELS,
+  ROLE_LABELS,
+} from "./labels.ts";
+export { parseRepo, repoFromRemote, type RepoRef, webHostOf } from "./remote.ts";
+export { syncBacklog, type SyncOptions, type SyncReport } from "./sync.ts";
