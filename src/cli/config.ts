@@ -68,13 +68,13 @@ async function get(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
-/** The merged tree with every secret-bearing URL shown without its password. */
+/** The merged tree with every secret-bearing URL shown without its password (or hook path). */
 function redactedTree(
   cfg: Awaited<ReturnType<typeof configModule>>,
   tree: Record<string, unknown>,
 ): Record<string, unknown> {
   let out = tree;
-  for (const key of cfg.SECRET_URL_KEYS) {
+  for (const key of cfg.SECRET_KEYS) {
     const path = key.split(".");
     const value = cfg.getPath(out, path);
     if (typeof value !== "string") continue;

@@ -74,7 +74,13 @@ export {
   TOP_LEVEL_KEYS,
   TuningSchema,
 } from "./schema.ts";
-export { redactUrlPassword, SECRET_URL_KEYS, shownConfigValue } from "./secrets.ts";
+export {
+  redactUrlPassword,
+  redactUrlPath,
+  SECRET_KEYS,
+  SECRET_URL_KEYS,
+  shownConfigValue,
+} from "./secrets.ts";
 export { parseConfigKey, parseConfigValue, setWorkspaceValue } from "./set_value.ts";
 export { objectLayer, parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";
 export {

@@ -94,6 +94,10 @@ Deno.test("doctor lists each channel with where it goes and its events; bad --ch
         .map((c: { status: string; detail: string }) => [c.status, c.detail]),
       [["OK", "webhook → https://hooks.example.test/…; events: run.unhealthy, task.failed"]],
     );
+    const shown = await runBernstein(["config", "get", "notify.webhook_url"], { cwd: dir });
+    ok(shown.stdout.startsWith("https://hooks.example.test/…"), shown.stdout);
+    const listed = await runBernstein(["config", "list"], { cwd: dir });
+    ok(!listed.stdout.includes("SECRET-PATH"), "config list hides the hook's path");
     const unknown = await runBernstein(["notify", "test", "--channel", "sms"], { cwd: dir });
     strictEqual(unknown.code, 2);
     ok(unknown.stderr.includes("notify.unknown_channel"), unknown.stderr);

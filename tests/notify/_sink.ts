@@ -12,15 +12,34 @@ export interface Received {
 }
 
 /** How the sink answers one request: a status (with headers), or never (until the test ends). */
-export type Answer = { status: number; headers?: Record<string, string> } | "hang";
+export type Answer =
+  | { status: number; headers?: Record<string, string>; bodyBytes?: number }
+  | "hang";
 
 /** A running sink. */
 export interface Sink {
   url: string;
   received: Received[];
+  /** Bytes of lazy answer bodies handed to the connection so far. */
+  bodyBytesSent(): number;
   /** Resolves once `count` requests have arrived. */
   waitFor(count: number): Promise<Received[]>;
   close(): Promise<void>;
+}
+
+/** A body of `total` bytes made as it is read (64 KiB at a time); `onChunk` counts them. */
+function lazyBody(total: number, onChunk: (n: number) => void): ReadableStream<Uint8Array> {
+  const chunk = new Uint8Array(64 * 1024).fill(0x61);
+  let left = total;
+  return new ReadableStream({
+    pull(controller) {
+      if (left <= 0) return controller.close();
+      const n = Math.min(left, chunk.length);
+      left -= n;
+      onChunk(n);
+      controller.enqueue(chunk.subarray(0, n));
+    },
+  });
 }
 
 /** Starts a sink on 127.0.0.1; answers come from `answers` in order, then 200. */
@@ -28,6 +47,7 @@ export function startSink(answers: Answer[] = []): Sink {
   const received: Received[] = [];
   const waiters: { count: number; resolve: (r: Received[]) => void }[] = [];
   const hung: (() => void)[] = [];
+  const sent: number[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const body = new Uint8Array(await req.arrayBuffer());
     let json: unknown = undefined;
@@ -56,12 +76,19 @@ export function startSink(answers: Answer[] = []): Sink {
       return new Response("late", { status: 200 });
     }
     const empty = answer.status === 204 || answer.status === 304;
+    if (answer.bodyBytes !== undefined) {
+      return new Response(lazyBody(answer.bodyBytes, (n) => sent.push(n)), {
+        status: answer.status,
+        headers: answer.headers,
+      });
+    }
     return new Response(empty ? null : "ok", { status: answer.status, headers: answer.headers });
   });
   const addr = server.addr as Deno.NetAddr;
   return {
     url: `http://127.0.0.1:${addr.port}/hooks/T000/SECRETPATH`,
     received,
+    bodyBytesSent: () => sent.reduce((a, b) => a + b, 0),
     waitFor(count) {
       if (received.length >= count) return Promise.resolve([...received]);
       return new Promise((resolve) => waiters.push({ count, resolve }));

@@ -267,3 +267,18 @@ Deno.test("Slack and Discord presets: their shapes, agent text escaped, no menti
     }
   }
 });
+
+Deno.test("a receiver that answers with an endless body: the delivery counts, the body is not read", async () => {
+  const huge = 1024 * 1024 * 1024; // 1 GiB, made only as far as it is read
+  const t = setup([{ status: 200, bodyBytes: huge }]);
+  try {
+    t.manager.notify(notification("task.failed", "big"));
+    await t.sink.waitFor(1);
+    await t.attemptsDone(1);
+    await t.manager.drain(0);
+    deepStrictEqual(t.deliveries.map((d) => [d.outcome, d.status]), [["delivered", "HTTP 200"]]);
+    ok(t.sink.bodyBytesSent() < 64 * 1024 * 1024, `${t.sink.bodyBytesSent()} bytes were made`);
+  } finally {
+    await t.sink.close();
+  }
+});
