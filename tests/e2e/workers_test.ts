@@ -100,6 +100,7 @@ Deno.test("workers: a run's agents run on a worker that is listed, cordoned and 
       strictEqual(w.capacity, 2);
       deepStrictEqual(w.adapters.map((a: { name: string }) => a.name).includes("scripted"), true);
       const cordoned = await bern(repo, ["workers", "cordon", "w1", "--json"]);
+      strictEqual(cordoned.code, 0, cordoned.stderr);
       strictEqual(JSON.parse(cordoned.stdout).worker.state, "cordoned");
       strictEqual(
         JSON.parse((await bern(repo, ["workers", "uncordon", "w1", "--json"])).stdout).worker.state,
@@ -110,6 +111,7 @@ Deno.test("workers: a run's agents run on a worker that is listed, cordoned and 
       ok(unknown.stderr.includes("workers.not_found"), unknown.stderr);
       await run.waitFor((l) => l.includes('"task.spawned"') && l.includes("slow-two"));
       const drained = await bern(repo, ["workers", "drain", "w1", "--json"]);
+      strictEqual(drained.code, 0, drained.stderr);
       strictEqual(JSON.parse(drained.stdout).worker.state, "draining");
       await Deno.writeTextFile(join(dir, "go"), "");
       const status = await worker.done;
