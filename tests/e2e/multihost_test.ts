@@ -258,11 +258,8 @@ Deno.test({
         lines: [waitFor(join(dir, "go")), `@agent write t${i + 1}.txt t${i + 1}`],
       }));
       // An agent that finishes while its link is still coming back cannot report, and fails
-      // like any agent that cannot reach the task server: retries take it again.
-      const c = await cluster(dir, 2, plan(tasks), {
-        orchestrator: { stale_claim_timeout_s: 3 },
-        tasks: { default_max_retries: 2 },
-      });
+      // like any agent that cannot reach the task server: retries (the default, 2) take it again.
+      const c = await cluster(dir, 2, plan(tasks), { orchestrator: { stale_claim_timeout_s: 3 } });
       try {
         const run = startRun(c);
         await run.waitFor((l) => l.includes('"task.spawned"') && l.includes('"worker":"w1"'));
