@@ -48,6 +48,11 @@ export function adapterTable(): string {
         })`
         : "no",
       c.multimodal ? `\`${c.attachment_channel}\`` : "—",
+      c.document_types.length > 0
+        ? `${
+          c.document_types.map((t) => t.slice(t.indexOf("/") + 1)).join(", ")
+        } (${c.max_document_bytes})`
+        : "—",
       yes(c.resume),
       yes(c.cost_reporting),
       yes(c.token_reporting),
@@ -80,6 +85,7 @@ export function adapterTable(): string {
         "adapter",
         "images (max bytes; types)",
         "image channel",
+        "documents (max bytes)",
         "resume",
         "cost",
         "tokens",

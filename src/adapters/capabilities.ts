@@ -23,6 +23,13 @@ export interface Capabilities {
   max_attachment_bytes: number;
   /** Image MIME types its model API accepts (empty when not multimodal). */
   image_types: readonly ImageMime[];
+  /**
+   * Document types (PDF) it takes through the same channel (a `document` content block, an
+   * `@path` copy sent as inline data); empty when it has no document channel.
+   */
+  document_types: readonly DocumentMime[];
+  /** Largest single document its model API accepts, in bytes (0 when none). */
+  max_document_bytes: number;
   /** Can resume a previous session by id. */
   resume: boolean;
   /** Reports the cost of a run in its output. */
@@ -40,12 +47,17 @@ export interface Capabilities {
 /** The image types attachments can carry (what sniffing recognises). */
 export type ImageMime = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
 
+/** The document types attachments can carry (what sniffing recognises). */
+export type DocumentMime = "application/pdf";
+
 const MB = 1024 * 1024;
 const NO_IMAGES = {
   multimodal: false,
   attachment_channel: "prompt-text",
   max_attachment_bytes: 0,
   image_types: [],
+  document_types: [],
+  max_document_bytes: 0,
 } as const;
 
 /**
@@ -60,6 +72,9 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     attachment_channel: "content-block",
     max_attachment_bytes: 5 * MB,
     image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+    // A PDF goes as a `document` block: 32 MB per request, base64 4/3 larger.
+    document_types: ["application/pdf"],
+    max_document_bytes: 24 * MB,
     resume: true,
     cost_reporting: true,
     token_reporting: true,
@@ -75,6 +90,8 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     attachment_channel: "file-argument",
     max_attachment_bytes: 20 * MB,
     image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+    document_types: [],
+    max_document_bytes: 0,
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -90,6 +107,9 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     attachment_channel: "file-reference",
     max_attachment_bytes: 14 * MB,
     image_types: ["image/png", "image/jpeg", "image/webp"],
+    // The CLI sends an `@path` PDF as `inlineData` too, under the same request limit.
+    document_types: ["application/pdf"],
+    max_document_bytes: 14 * MB,
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -105,6 +125,8 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     attachment_channel: "file-reference",
     max_attachment_bytes: Math.floor(9.9 * MB),
     image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+    document_types: [],
+    max_document_bytes: 0,
     resume: true,
     cost_reporting: false,
     token_reporting: true,
@@ -120,6 +142,8 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     attachment_channel: "file-argument",
     max_attachment_bytes: 20 * MB,
     image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+    document_types: [],
+    max_document_bytes: 0,
     resume: true,
     cost_reporting: true,
     token_reporting: true,
@@ -211,6 +235,8 @@ export const SCRIPTED_TEST_MULTIMODAL: Capabilities = {
   attachment_channel: "prompt-text",
   max_attachment_bytes: 20 * MB,
   image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+  document_types: ["application/pdf"],
+  max_document_bytes: 20 * MB,
 };
 
 /** The adapter setting that registers the scripted test agent as multimodal (tests only). */

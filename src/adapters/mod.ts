@@ -30,6 +30,7 @@ export {
   capabilitiesFor,
   capabilitiesOf,
   CAPABILITY_TABLE,
+  type DocumentMime,
   type ImageMime,
   TEST_MULTIMODAL_SETTING,
 } from "./capabilities.ts";

@@ -3,7 +3,7 @@
 // task's list (a file declared twice is attached once).
 import type { BernsteinError } from "../errors/mod.ts";
 import type { AttachmentRow, RunWideEntry } from "./record.ts";
-import { screenAttachment, type Screened } from "./screen.ts";
+import { type AttachmentKind, screenAttachment, type Screened } from "./screen.ts";
 import { locateSource, readSource } from "./source.ts";
 import { type AttachmentSpec, rangeText } from "./spec.ts";
 import type { WireAttachment } from "./wire.ts";
@@ -29,7 +29,7 @@ export interface Item {
   /** What goes into the prompt. */
   wire: WireAttachment;
   /** Kind of the attached bytes. */
-  kind: "image" | "text";
+  kind: AttachmentKind;
   /** Whole or partial. */
   outcome: "attached" | "partial";
   /** Why it is partial. */

@@ -17,7 +17,7 @@ import {
   type TaskItems,
 } from "./_declared.ts";
 import { AttachmentError } from "./errors.ts";
-import { checkAdapterTakesImage, checkAttachmentCount } from "./limits.ts";
+import { checkAdapterTakesMedia, checkAttachmentCount } from "./limits.ts";
 import type { AttachmentRow } from "./record.ts";
 import { refuseNonDirectSpawn } from "./spawn_path.ts";
 import { parseAttachmentSpec } from "./spec.ts";
@@ -156,11 +156,11 @@ export async function gateDrafts(
     const field = taskField(draft);
     await collecting(problems, () => checkAttachmentCount(task.items.length, field, taskId));
     for (const item of task.items) {
-      if (item.kind !== "image") continue;
+      if (item.kind === "text") continue;
       await collecting(
         problems,
         () =>
-          checkAdapterTakesImage({ mime: item.wire.mime, size: item.wire.bytes.length }, {
+          checkAdapterTakesMedia({ mime: item.wire.mime, size: item.wire.bytes.length }, {
             field: item.field,
             path: item.path,
             taskId,

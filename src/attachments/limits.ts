@@ -1,5 +1,5 @@
-// What one task's attachments may be: how many, how much text, and which images an adapter
-// takes (from the one capability table). Pure checks that throw the field path first.
+// What one task's attachments may be: how many, how much text, and which images and documents
+// an adapter takes (from the one capability table). Pure checks that throw the field path first.
 import {
   ADAPTER_NAMES,
   type AdapterSettingsMap,
@@ -97,6 +97,56 @@ export function checkAdapterTakesImage(image: ImageFacts, to: ImageDestination):
       { location: to.field },
     );
   }
+}
+
+function documentTerms(caps: Capabilities): string {
+  const types = caps.document_types.map((t) => t.slice(t.indexOf("/") + 1)).join(", ");
+  return `${types} up to ${formatSize(caps.max_document_bytes)}`;
+}
+
+/** Adapters that take this document (type and size), with their terms, for messages. */
+export function adaptersTakingDocument(
+  document: ImageFacts,
+  settings: AdapterSettingsMap = {},
+): string {
+  const takers = ADAPTER_NAMES.map((name) => ({ name, caps: capabilitiesFor(name, settings) }))
+    .filter(({ caps }) =>
+      (caps.document_types as readonly string[]).includes(document.mime) &&
+      document.size <= caps.max_document_bytes
+    );
+  if (takers.length === 0) return "none (no adapter takes this document)";
+  return takers.map(({ name, caps }) => `${name} (${documentTerms(caps)})`).join(", ");
+}
+
+/**
+ * Refuses a document (PDF) its adapter has no channel for — {@linkcode AttachmentCapabilityError}
+ * naming the adapters that take it — or one over the adapter's size limit (`attach.invalid`).
+ */
+export function checkAdapterTakesDocument(document: ImageFacts, to: ImageDestination): void {
+  const caps = capabilitiesFor(to.adapter, to.settings);
+  if (!(caps.document_types as readonly string[]).includes(document.mime)) {
+    throw new AttachmentCapabilityError(
+      `${to.path} is a document (${document.mime}) but task ${to.taskId} runs on ` +
+        `'${to.adapter}', which cannot take documents; adapters that can: ${
+          adaptersTakingDocument(document, to.settings)
+        }`,
+      { location: to.field, hint: "give the task an adapter that takes PDFs (cli: …) or drop it" },
+    );
+  }
+  if (document.size > caps.max_document_bytes) {
+    throw new AttachmentError(
+      `file is ${formatSize(document.size)}, the limit for a document on ${to.adapter} is ${
+        formatSize(caps.max_document_bytes)
+      } (${to.path}, task ${to.taskId})`,
+      { location: to.field },
+    );
+  }
+}
+
+/** Checks an image or a document (by its MIME type) against the task's adapter. */
+export function checkAdapterTakesMedia(media: ImageFacts, to: ImageDestination): void {
+  if (media.mime.startsWith("image/")) checkAdapterTakesImage(media, to);
+  else checkAdapterTakesDocument(media, to);
 }
 
 /** Refuses more than {@linkcode MAX_ATTACHMENTS} attachments for one task. */

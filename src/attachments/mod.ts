@@ -47,8 +47,11 @@ export {
   WorktreeAccessDenied,
 } from "./errors.ts";
 export {
+  adaptersTakingDocument,
   adaptersTakingImage,
+  checkAdapterTakesDocument,
   checkAdapterTakesImage,
+  checkAdapterTakesMedia,
   checkAttachmentCount,
   formatSize,
   type ImageDestination,
@@ -82,7 +85,14 @@ export {
   type SpawnAttachmentSet,
   type SpawnInfo,
 } from "./spawn_provider.ts";
-export { codePointLength, screenAttachment, type Screened, type ScreenOptions } from "./screen.ts";
+export {
+  type AttachmentKind,
+  codePointLength,
+  screenAttachment,
+  type Screened,
+  type ScreenOptions,
+} from "./screen.ts";
+export { renderNotebook } from "./notebook.ts";
 export { sniffBytes, type SniffedKind } from "./sniff.ts";
 export {
   checkReadable,

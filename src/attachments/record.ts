@@ -7,6 +7,7 @@ import { z } from "zod";
 import { canonicalize, type JsonValue, parseJsonBytes } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+import type { AttachmentKind } from "./screen.ts";
 
 /**
  * What became of one declared attachment: attached whole, `partial` (cut, with the reason),
@@ -23,8 +24,8 @@ export interface AttachmentRow {
   field: string;
   /** Path as declared. */
   path: string;
-  /** `image` or `text`; null when not read. */
-  kind: "image" | "text" | null;
+  /** `image`, `document` or `text`; null when not read. */
+  kind: AttachmentKind | null;
   /** Sniffed MIME type; null when not read. */
   mime: string | null;
   /** Hex SHA-256 of the attached bytes; null when not attached. */
@@ -50,7 +51,7 @@ export interface RunWideEntry {
   /** Label of a text block (repo-relative path). */
   label: string | null;
   /** Sniffed kind. */
-  kind: "image" | "text" | null;
+  kind: AttachmentKind | null;
   /** MIME type. */
   mime: string | null;
   /** Digest of the bytes in CAS. */
@@ -97,7 +98,7 @@ export interface RunAttachmentRecord {
 
 const Digest = z.string().regex(/^[0-9a-f]{64}$/);
 const Outcome = z.enum(["attached", "partial", "unchanged", "not_attached"]);
-const Kind = z.enum(["image", "text"]).nullable();
+const Kind = z.enum(["image", "document", "text"]).nullable();
 
 const RecordSchema = z.object({
   v: z.literal(1),

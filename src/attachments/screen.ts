@@ -4,13 +4,17 @@
 import { sha256Hex } from "../crypto/mod.ts";
 import { AttachmentError } from "./errors.ts";
 import { MAX_TEXT_CHARS } from "./limits.ts";
+import { renderNotebook } from "./notebook.ts";
 import { sniffBytes } from "./sniff.ts";
 import { type AttachmentSpec, rangeText } from "./spec.ts";
 
+/** What an attachment is: media the CLI takes on its channel (image, document) or text. */
+export type AttachmentKind = "image" | "document" | "text";
+
 /** What a declared attachment becomes. */
 export interface Screened {
-  /** Image or text (binary files are refused). */
-  kind: "image" | "text";
+  /** Image, document (PDF) or text (binary files are refused). */
+  kind: AttachmentKind;
   /** Sniffed MIME type. */
   mime: string;
   /** The exact bytes that are encoded into the prompt. */
@@ -125,10 +129,11 @@ function screenText(bytes: Uint8Array, spec: AttachmentSpec, options: ScreenOpti
 }
 
 /**
- * Screens a declared attachment's file bytes: images (by their magic numbers) whole, UTF-8
- * text whole or as the declared line range, cut to whole lines when the rendering is over the
- * limit (outcome `partial` with the reason). Refuses binary files, a line range on an image and
- * a range past the end with `attach.invalid` and the field path.
+ * Screens a declared attachment's file bytes: images and PDFs (by their magic numbers) whole,
+ * UTF-8 text (a Jupyter notebook as its cells' text) whole or as the declared line range, cut
+ * to whole lines when the rendering is over the limit (outcome `partial` with the reason).
+ * Refuses binary files, a line range on an image or PDF and a range past the end with
+ * `attach.invalid` and the field path.
  */
 export function screenAttachment(
   bytes: Uint8Array,
@@ -138,19 +143,21 @@ export function screenAttachment(
   const sniffed = sniffBytes(bytes);
   if (sniffed.kind === "binary") {
     throw new AttachmentError(
-      `${options.shownPath} is neither an image (PNG, JPEG, GIF, WebP) nor UTF-8 text`,
+      `${options.shownPath} is neither an image (PNG, JPEG, GIF, WebP), a PDF nor UTF-8 text`,
       { location: options.field },
     );
   }
-  if (sniffed.kind === "image") {
+  if (sniffed.kind === "image" || sniffed.kind === "document") {
     if (spec.fromLine !== undefined) {
       throw new AttachmentError(
-        `${options.shownPath} is an image (${sniffed.mime}); a line range applies to text only`,
+        `${options.shownPath} is ${
+          sniffed.kind === "image" ? "an image" : "a document"
+        } (${sniffed.mime}); a line range applies to text only`,
         { location: options.field },
       );
     }
     return {
-      kind: "image",
+      kind: sniffed.kind,
       mime: sniffed.mime,
       bytes,
       sha256: sha256Hex(bytes),
@@ -158,5 +165,8 @@ export function screenAttachment(
       reason: null,
     };
   }
+  // A Jupyter notebook is attached as its cells' text (the rendering is the attested bytes).
+  const notebook = renderNotebook(utf8.decode(bytes));
+  if (notebook !== undefined) return screenText(encoder.encode(notebook), spec, options);
   return screenText(bytes, spec, options);
 }

@@ -1,6 +1,7 @@
 /** What the bytes of a file are, decided from the bytes (never the extension). */
 export type SniffedKind =
   | { kind: "image"; mime: "image/png" | "image/jpeg" | "image/gif" | "image/webp" }
+  | { kind: "document"; mime: "application/pdf" }
   | { kind: "text"; mime: "text/plain" }
   | { kind: "binary"; mime: "application/octet-stream" };
 
@@ -12,8 +13,8 @@ function startsWith(bytes: Uint8Array, prefix: readonly number[], at = 0): boole
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
- * Sniffs bytes: PNG, JPEG, GIF and WebP by their magic numbers; text when the bytes are valid
- * UTF-8 without NUL; anything else is binary.
+ * Sniffs bytes: PNG, JPEG, GIF and WebP by their magic numbers, PDF by `%PDF-`; text when the
+ * bytes are valid UTF-8 without NUL; anything else is binary.
  */
 export function sniffBytes(bytes: Uint8Array): SniffedKind {
   if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) {
@@ -30,6 +31,9 @@ export function sniffBytes(bytes: Uint8Array): SniffedKind {
     startsWith(bytes, [0x52, 0x49, 0x46, 0x46]) && startsWith(bytes, [0x57, 0x45, 0x42, 0x50], 8)
   ) {
     return { kind: "image", mime: "image/webp" };
+  }
+  if (startsWith(bytes, [0x25, 0x50, 0x44, 0x46, 0x2d])) {
+    return { kind: "document", mime: "application/pdf" };
   }
   if (bytes.includes(0)) return { kind: "binary", mime: "application/octet-stream" };
   try {

@@ -24,7 +24,7 @@ import {
 } from "./_declared.ts";
 import { attestAttachment, type Delivery, worktreeIdOf } from "./attest.ts";
 import { AttachmentUnreadableError } from "./errors.ts";
-import { checkAdapterTakesImage, checkAttachmentCount } from "./limits.ts";
+import { checkAdapterTakesMedia, checkAttachmentCount } from "./limits.ts";
 import type { AttachmentRow, RunAttachmentRecord, SpawnEntry } from "./record.ts";
 import type { AttachmentResolver } from "./resolver.ts";
 import { DEFAULT_DENY } from "./source.ts";
@@ -207,8 +207,8 @@ export class SpawnAttachmentProvider {
     }
     checkAttachmentCount(items.length, taskField(task), task.id);
     for (const item of items) {
-      if (item.kind !== "image") continue;
-      checkAdapterTakesImage({ mime: item.wire.mime, size: item.wire.bytes.length }, {
+      if (item.kind === "text") continue;
+      checkAdapterTakesMedia({ mime: item.wire.mime, size: item.wire.bytes.length }, {
         field: item.field,
         path: item.path,
         taskId: task.id,
@@ -265,11 +265,17 @@ export class SpawnAttachmentProvider {
         path: r.path,
         firstLine: r.firstLine,
       },
-      kind: r.mime.startsWith("image/") ? "image" : "text",
+      kind: kindOfMime(r.mime),
       outcome: "attached",
       reason: null,
     }));
   }
+}
+
+/** The kind of attested bytes, from their MIME type (text, image or document). */
+function kindOfMime(mime: string): Item["kind"] {
+  if (mime.startsWith("image/")) return "image";
+  return mime.startsWith("text/") ? "text" : "document";
 }
 
 /** A report row of a re-spawn: the same bytes as the earlier spawn (`unchanged`). */

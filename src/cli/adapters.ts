@@ -48,7 +48,7 @@ async function list(ctx: CommandContext): Promise<number> {
       adapters: reports as unknown as JsonValue,
       // The attachment seat's descriptor: limits for every adapter; images per adapter above.
       attachments: {
-        kinds: ["text", "image"],
+        kinds: ["text", "image", "document"],
         max_per_task: limits.MAX_ATTACHMENTS,
         max_text_chars: limits.MAX_TEXT_CHARS,
         max_read_bytes: limits.MAX_SOURCE_BYTES,
@@ -135,8 +135,9 @@ export const ADAPTERS_COMMANDS: CommandSpec[] = [
     description: "Versions are probed under tuning.agent.probe_timeout_s in a throwaway HOME.\n" +
       "JSON: {adapters: [{name, summary, binary, available, path, reason, version,\n" +
       "version_error, prompt, capabilities: {multimodal, attachment_channel,\n" +
-      "max_attachment_bytes, image_types, resume, cost_reporting, token_reporting,\n" +
-      "turn_reporting, max_turns, endpoints}}], attachments: {kinds, max_per_task,\n" +
+      "max_attachment_bytes, image_types, document_types, max_document_bytes, resume,\n" +
+      "cost_reporting, token_reporting, turn_reporting, max_turns, endpoints}}],\n" +
+      "attachments: {kinds, max_per_task,\n" +
       "max_text_chars, max_read_bytes}, auto_preference: [name], auto: name|null}.",
     json: true,
     run: list,

@@ -104,8 +104,9 @@ Deno.test("adapters list --json: every adapter, found or not, with version and c
     assert.equal(byName.gemini.capabilities.attachment_channel, "file-reference");
     assert.equal(byName.codex.capabilities.attachment_channel, "file-argument");
     assert.equal(byName.aider.capabilities.multimodal, false);
+    assert.deepEqual(byName.gemini.capabilities.document_types, ["application/pdf"]);
     assert.deepEqual(body.attachments, {
-      kinds: ["text", "image"],
+      kinds: ["text", "image", "document"],
       max_per_task: 20,
       max_text_chars: 100_000,
       max_read_bytes: 64 * 1024 * 1024,

@@ -489,7 +489,7 @@ Deno.test("attachment errors are refused at the door with the field path first",
       ],
       [
         ["--attach", "blob.bin"],
-        "error[attach.invalid]: run.attach[0]: blob.bin is neither an image (PNG, JPEG, GIF, WebP) nor UTF-8 text",
+        "error[attach.invalid]: run.attach[0]: blob.bin is neither an image (PNG, JPEG, GIF, WebP), a PDF nor UTF-8 text",
         undefined,
       ],
       [
@@ -510,7 +510,7 @@ Deno.test("attachment errors are refused at the door with the field path first",
       ],
       [
         [],
-        "error[attach.invalid]: stages[0].steps[0].attachments[0]: blob.bin is neither an image (PNG, JPEG, GIF, WebP) nor UTF-8 text",
+        "error[attach.invalid]: stages[0].steps[0].attachments[0]: blob.bin is neither an image (PNG, JPEG, GIF, WebP), a PDF nor UTF-8 text",
         "[blob.bin]",
       ],
     ];
@@ -619,7 +619,7 @@ Deno.test("run and --dry-run check plan attachments as a spawn would and list ev
         "  [attach.invalid] stages[0].steps[0].attachments[2]: src/app.ts has 4 line(s); " +
         "the range 9- starts past its end",
         "  [attach.invalid] stages[0].steps[0].attachments[3]: blob.bin is neither an image " +
-        "(PNG, JPEG, GIF, WebP) nor UTF-8 text",
+        "(PNG, JPEG, GIF, WebP), a PDF nor UTF-8 text",
         "  [attach.adapter_not_multimodal] stages[0].steps[1].attachments[0]: shot.png is an " +
         "image (image/png) but task 1.2-two runs on 'scripted', which cannot take images; " +
         "adapters that can: claude (png, jpeg, gif, webp up to 5 MB), codex (png, jpeg, gif, " +

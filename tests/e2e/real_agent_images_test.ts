@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/crypto/mod.ts";
+import { makePdf } from "../_helpers/pdf.ts";
 import { makePng } from "../_helpers/png.ts";
 import { git, withTempDir } from "../_helpers/temp.ts";
 import {
@@ -30,8 +31,20 @@ const CHANNELS: Readonly<Record<string, { via: string; delivery: string }>> = {
   opencode: { via: "image_url", delivery: "file-argument" },
 };
 
-async function imageRun(cli: RealCli): Promise<void> {
-  const png = await makePng(96, 64, cli.name.length);
+/** The file a run attaches: where it lies in the project, its bytes and MIME type. */
+interface Attached {
+  /** Repo-relative path. */
+  path: string;
+  /** Bytes. */
+  bytes: Uint8Array;
+  /** MIME type the API must see. */
+  mime: string;
+  /** How the API must receive it (per CLI). */
+  via: Readonly<Record<string, string>>;
+}
+
+async function imageRun(cli: RealCli, file: Attached): Promise<void> {
+  const png = file.bytes;
   const digest = sha256Hex(png);
   await withTempDir(async (dir) => {
     const server = startModelServer();
@@ -44,7 +57,7 @@ async function imageRun(cli: RealCli): Promise<void> {
           role: "backend",
           files: ["seen.txt"],
           expect: ["seen.txt"],
-          attachments: ["shots/screen.png"],
+          attachments: [file.path],
           description: [
             "Look at the attached screenshot and write what you see to seen.txt.",
             "@model write seen.txt a gradient",
@@ -55,7 +68,7 @@ async function imageRun(cli: RealCli): Promise<void> {
         sentinel,
         prepare: async (root) => {
           await Deno.mkdir(join(root, "shots"));
-          await Deno.writeFile(join(root, "shots", "screen.png"), png);
+          await Deno.writeFile(join(root, file.path), png);
         },
       });
       console.log(`real ${cli.name} ${cli.pin.version} image run: ${run.seconds}s`);
@@ -73,7 +86,7 @@ async function imageRun(cli: RealCli): Promise<void> {
         // Every turn of the conversation carries the image as an image, byte for byte.
         assert.deepEqual(
           (turn.media ?? []).map((m) => [m.via, m.mime, m.sha256, m.size]),
-          [[expected.via, "image/png", digest, png.length]],
+          [[file.via[cli.name], file.mime, digest, png.length]],
           `turn ${turn.turn}`,
         );
       }
@@ -91,11 +104,12 @@ async function imageRun(cli: RealCli): Promise<void> {
       assert.equal(attach.length, 1);
       const details = attach[0].details as Record<string, unknown>;
       assert.equal(details.sha256, digest);
-      assert.equal(details.mime, "image/png");
+      assert.equal(details.mime, file.mime);
       assert.equal(details.worker_id, session);
       assert.equal(details.delivery, expected.delivery);
       if (expected.delivery !== "content-block") {
-        assert.equal(details.delivery_path, `.sdd/runtime/attachments/${digest}.png`);
+        const ext = file.path.slice(file.path.lastIndexOf(".") + 1);
+        assert.equal(details.delivery_path, `.sdd/runtime/attachments/${digest}.${ext}`);
       }
       const cas = await Deno.readFile(join(run.root, ".sdd", "cas", digest.slice(0, 2), digest));
       assert.equal(sha256Hex(cas), digest);
@@ -118,6 +132,30 @@ for (const cli of REAL_CLIS.filter((c) => c.name in CHANNELS)) {
     name: `real ${cli.name} ${cli.pin.version}: an attached PNG reaches the API as an image ` +
       `(${CHANNELS[cli.name].via}), its bytes hash to the attested digest${skipReason(cli)}`,
     ignore: cli.exe === undefined,
-    fn: () => imageRun(cli),
+    fn: async () =>
+      imageRun(cli, {
+        path: "shots/screen.png",
+        bytes: await makePng(96, 64, cli.name.length),
+        mime: "image/png",
+        via: Object.fromEntries(Object.entries(CHANNELS).map(([n, c]) => [n, c.via])),
+      }),
+  });
+}
+
+/** How each CLI with a document channel must deliver a PDF. */
+const PDF_VIA: Readonly<Record<string, string>> = { claude: "document", gemini: "inlineData" };
+
+for (const cli of REAL_CLIS.filter((c) => c.name in PDF_VIA)) {
+  Deno.test({
+    name: `real ${cli.name} ${cli.pin.version}: an attached PDF reaches the API as a document ` +
+      `(${PDF_VIA[cli.name]}), its bytes hash to the attested digest${skipReason(cli)}`,
+    ignore: cli.exe === undefined,
+    fn: () =>
+      imageRun(cli, {
+        path: "shots/spec.pdf",
+        bytes: makePdf(`The ${cli.name} spec: totals are rounded half to even.`),
+        mime: "application/pdf",
+        via: PDF_VIA,
+      }),
   });
 }
