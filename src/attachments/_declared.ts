@@ -4,6 +4,7 @@
 import type { BernsteinError } from "../errors/mod.ts";
 import type { AttachmentRow, RunWideEntry } from "./record.ts";
 import { type AttachmentKind, screenAttachment, type Screened } from "./screen.ts";
+import { listFolder } from "./folder.ts";
 import { locateSource, readSource } from "./source.ts";
 import { type AttachmentSpec, rangeText } from "./spec.ts";
 import type { WireAttachment } from "./wire.ts";
@@ -66,6 +67,26 @@ function wireOf(screened: Screened, label: string): WireAttachment {
   return wire;
 }
 
+/** How a folder is named in messages and its block's `path` (`docs/`, `./` for the root). */
+function folderLabel(rel: string): string {
+  return rel === "" ? "./" : `${rel}/`;
+}
+
+/** A folder as its listing, screened as text (a cut listing is partial, with the reason). */
+async function screenFolder(
+  real: string,
+  rel: string,
+  d: Declared,
+  deny: readonly string[],
+): Promise<Screened> {
+  const listing = await listFolder(real, rel, deny);
+  const shownPath = folderLabel(rel);
+  const screened = screenAttachment(listing.bytes, d.spec, { field: d.field, shownPath });
+  if (listing.reason === null) return screened;
+  const reason = [listing.reason, screened.reason].filter((r) => r !== null).join("; ");
+  return { ...screened, outcome: "partial", reason };
+}
+
 /**
  * Locates, reads and screens one declaration. The path policy gives `denied` or `unreadable`;
  * a file that cannot be attached at all (binary, over the read limit, a bad range) throws
@@ -77,8 +98,12 @@ export async function screenDeclared(
 ): Promise<ScreenResult> {
   const found = await locateSource(d.spec.path, options);
   if (found.status !== "ok") return found;
-  const bytes = await readSource(found.real, d.field);
-  const screened = screenAttachment(bytes, d.spec, { field: d.field, shownPath: found.rel });
+  const screened = found.folder
+    ? await screenFolder(found.real, found.rel, d, options.deny)
+    : screenAttachment(await readSource(found.real, d.field), d.spec, {
+      field: d.field,
+      shownPath: found.rel,
+    });
   return {
     status: "ok",
     real: found.real,
@@ -86,7 +111,7 @@ export async function screenDeclared(
       field: d.field,
       path: d.path,
       key: `${found.real}\0${rangeKey(d.spec)}`,
-      wire: wireOf(screened, found.rel),
+      wire: wireOf(screened, found.folder ? folderLabel(found.rel) : found.rel),
       kind: screened.kind,
       outcome: screened.outcome,
       reason: screened.reason,

@@ -92,6 +92,7 @@ export {
   type Screened,
   type ScreenOptions,
 } from "./screen.ts";
+export { type FolderListing, listFolder, MAX_LISTING_ENTRIES } from "./folder.ts";
 export { renderNotebook } from "./notebook.ts";
 export { sniffBytes, type SniffedKind } from "./sniff.ts";
 export {

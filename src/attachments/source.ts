@@ -22,12 +22,15 @@ export const DEFAULT_DENY: readonly string[] = [
   "**/.netrc",
 ];
 
-/** bernstein's own state (keys, audit, CAS) and git internals: never attached, whatever the config. */
-const ALWAYS_DENIED: readonly string[] = [".sdd", ".sdd/**", ".git", ".git/**"];
+/**
+ * bernstein's own state (keys, audit, CAS) and git internals (of nested repositories too):
+ * never attached, whatever the config.
+ */
+const ALWAYS_DENIED: readonly string[] = [".sdd", ".sdd/**", "**/.git", "**/.git/**"];
 
-/** Where a declared path leads. */
+/** Where a declared path leads (`folder`: a directory, attached as its listing). */
 export type SourceDecision =
-  | { status: "ok"; real: string; rel: string; size: number }
+  | { status: "ok"; real: string; rel: string; size: number; folder?: true }
   | { status: "denied"; reason: string }
   | { status: "unreadable"; reason: string };
 
@@ -58,7 +61,8 @@ function describeFsError(error: unknown): string {
   return (error as Error).message;
 }
 
-function deniedBy(rel: string, deny: readonly string[]): string | undefined {
+/** Why the path policy withholds a repo-relative path, or undefined when it does not. */
+export function deniedBy(rel: string, deny: readonly string[]): string | undefined {
   for (const pattern of ALWAYS_DENIED) {
     if (compileGlob(pattern).test(rel)) {
       return "bernstein state and git internals are never attached";
@@ -88,7 +92,9 @@ export async function locateSource(
   } catch (error) {
     return { status: "unreadable", reason: describeFsError(error) };
   }
-  if (!info.isFile) return { status: "unreadable", reason: "not a regular file" };
+  if (!info.isFile && !info.isDirectory) {
+    return { status: "unreadable", reason: "not a regular file or folder" };
+  }
   const root = resolve(options.root);
   const realRoot = await Deno.realPath(root);
   if (!inside(realRoot, real)) {
@@ -105,14 +111,27 @@ export async function locateSource(
   const asDeclared = inside(root, lexical) ? posix(relative(root, lexical)) : rel;
   const denied = deniedBy(rel, deny) ?? deniedBy(asDeclared, deny);
   if (denied !== undefined) return { status: "denied", reason: denied };
-  return { status: "ok", real, rel, size: info.size };
+  return {
+    status: "ok",
+    real,
+    rel,
+    size: info.size,
+    ...(info.isDirectory ? { folder: true } : {}),
+  };
 }
 
-/** Checks that a file exists and can be opened for reading (the `--attach` parse-time check). */
+/**
+ * Checks that a file exists and can be opened for reading, or a folder listed (the `--attach`
+ * parse-time check).
+ */
 export async function checkReadable(path: string): Promise<string | undefined> {
   try {
     const info = await Deno.stat(path);
-    if (!info.isFile) return "not a regular file";
+    if (info.isDirectory) {
+      for await (const _ of Deno.readDir(path)) break;
+      return undefined;
+    }
+    if (!info.isFile) return "not a regular file or folder";
     const file = await Deno.open(path, { read: true });
     file.close();
     return undefined;

@@ -1,14 +1,18 @@
 // Kinds beyond text and images: a PDF goes whole to the CLIs with a document channel (claude's
 // `document` block, gemini's `@path` inline data) and is refused for the others naming those
-// that take it; a Jupyter notebook is attached as its cells' text.
+// that take it; a Jupyter notebook is attached as its cells' text; a folder as its listing.
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import { join } from "node:path";
 import { CAPABILITY_TABLE, getAdapter } from "../../src/adapters/mod.ts";
 import { mapEnv } from "../../src/io/mod.ts";
 import {
   adaptersTakingDocument,
   checkAdapterTakesMedia,
   composeForChannel,
+  listFolder,
+  MAX_LISTING_ENTRIES,
   renderNotebook,
+  RunAttachments,
   screenAttachment,
   sniffBytes,
 } from "../../src/attachments/mod.ts";
@@ -16,6 +20,7 @@ import { toBase64 } from "../../src/canonical/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import type { BernsteinError } from "../../src/errors/mod.ts";
 import { makePdf } from "../_helpers/pdf.ts";
+import { withTempDir } from "../_helpers/temp.ts";
 
 const MB = 1024 * 1024;
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -131,4 +136,65 @@ Deno.test("a Jupyter notebook is attached as its cells' text, outputs left out",
     strictEqual(renderNotebook(other), undefined, other);
     strictEqual(dec(screenAttachment(enc(other), { path: "a.json" }, opts).bytes), other);
   }
+});
+
+Deno.test("a folder is attached as its listing: path order, sizes, links not followed, withheld names left out", async () => {
+  await withTempDir(async (dir) => {
+    const root = join(dir, "p");
+    const outside = join(dir, "outside");
+    await Deno.mkdir(join(root, "docs", "sub"), { recursive: true });
+    await Deno.mkdir(join(root, "docs", ".git"), { recursive: true });
+    await Deno.mkdir(outside);
+    await Deno.writeTextFile(join(outside, "secret.txt"), "not for agents\n");
+    await Deno.writeTextFile(join(root, "docs", "b.md"), "12345");
+    await Deno.writeTextFile(join(root, "docs", "sub", "a.txt"), "1");
+    await Deno.writeTextFile(join(root, "docs", ".env"), "TOKEN=x\n");
+    await Deno.writeTextFile(join(root, "docs", ".git", "config"), "[core]\n");
+    await Deno.symlink(outside, join(root, "docs", "out"));
+    const listing = await listFolder(join(root, "docs"), "docs");
+    strictEqual(listing.reason, null);
+    strictEqual(
+      dec(listing.bytes),
+      "# folder docs/: 2 file(s), 1 folder(s), 6 bytes; 2 withheld by the path policy " +
+        "(a listing; contents not attached)\n" +
+        "           5  docs/b.md\n" +
+        "           -  docs/out -> (link, not followed)\n" +
+        "           -  docs/sub/\n" +
+        "           1  docs/sub/a.txt\n",
+    );
+    strictEqual(dec(listing.bytes).includes("secret"), false, "the link is not entered");
+    // Through the gate, as a plan step declares them: text rows, the cut one partial.
+    await Deno.mkdir(join(root, "many"));
+    for (let i = 0; i < MAX_LISTING_ENTRIES + 5; i++) {
+      await Deno.writeTextFile(join(root, "many", `f${String(i).padStart(4, "0")}`), "");
+    }
+    await Deno.mkdir(join(root, ".sdd", "keys"), { recursive: true });
+    const run = await RunAttachments.fromCommandLine(["docs"], { cwd: root, warn: () => {} });
+    await run.gate({
+      project: { root, sdd: join(root, ".sdd") },
+      config: {},
+      drafts: [{
+        id: "t1",
+        title: "t1",
+        role: "backend",
+        attachments: ["many", ".sdd"],
+        metadata: { field: "stages[0].steps[0]" },
+      }],
+      adapters: { t1: "scripted" },
+      spawnPath: "direct-subprocess",
+    });
+    const rows = run.rows();
+    deepStrictEqual(rows.map((r) => [r.field, r.kind, r.outcome]), [
+      ["run.attach[0]", "text", "attached"],
+      ["stages[0].steps[0].attachments[0]", "text", "partial"],
+      ["stages[0].steps[0].attachments[1]", null, "not_attached"],
+    ]);
+    strictEqual(rows[0].sha256, sha256Hex(listing.bytes), "the listing is the attested bytes");
+    strictEqual(
+      rows[1].reason,
+      `many/ has more than ${MAX_LISTING_ENTRIES} entries; the listing shows the first ${MAX_LISTING_ENTRIES}`,
+    );
+    // bernstein's state is never listed, even asked for directly.
+    strictEqual(rows[2].reason, "bernstein state and git internals are never attached");
+  });
 });

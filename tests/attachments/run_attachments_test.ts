@@ -193,7 +193,8 @@ Deno.test("the provider stamps the task and reuses a task's attested blocks on a
 Deno.test("the gate lists every problem of every task at once, in plan order, as one exit-2 error", async () => {
   await withTempDir(async (dir) => {
     const { root, sdd } = await project(dir);
-    await Deno.mkdir(join(root, "folder"));
+    // A FIFO is neither a file nor a folder (a folder is attached as its listing).
+    await new Deno.Command("mkfifo", { args: [join(root, "pipe")] }).output();
     await Deno.writeFile(join(root, "blob.bin"), new Uint8Array([0, 1, 2, 0xff]));
     const run = await RunAttachments.fromCommandLine([], { cwd: root, warn: () => {} });
     const drafts = [
@@ -201,7 +202,7 @@ Deno.test("the gate lists every problem of every task at once, in plan order, as
         id: "t1",
         title: "t1",
         role: "backend",
-        attachments: ["gone.txt", "folder", "notes.txt:9-", "blob.bin", "a.ts:0-3"],
+        attachments: ["gone.txt", "pipe", "notes.txt:9-", "blob.bin", "a.ts:0-3"],
         metadata: { field: "stages[0].steps[0]" },
       },
       {
@@ -238,7 +239,7 @@ Deno.test("the gate lists every problem of every task at once, in plan order, as
     );
     strictEqual(
       lines[2],
-      "  [attach.invalid] stages[0].steps[0].attachments[1]: folder: not a regular file",
+      "  [attach.invalid] stages[0].steps[0].attachments[1]: pipe: not a regular file or folder",
     );
     ok(lines[3].endsWith("notes.txt has 2 line(s); the range 9- starts past its end"), lines[3]);
     ok(lines[4].includes("blob.bin is neither an image"), lines[4]);

@@ -80,19 +80,23 @@ Deno.test("files the run may not read are denied with the reason", async () => {
   });
 });
 
-Deno.test("missing files and folders are unreadable, not denied", async () => {
+Deno.test("missing files and special files are unreadable, not denied; a folder is located", async () => {
   await withTempDir(async (dir) => {
     const root = await project(dir);
     deepStrictEqual(await locateSource("nope.png", { root, base: root }), {
       status: "unreadable",
       reason: "no such file",
     });
-    deepStrictEqual(await locateSource("src", { root, base: root }), {
+    await new Deno.Command("mkfifo", { args: [join(root, "pipe")] }).output();
+    deepStrictEqual(await locateSource("pipe", { root, base: root }), {
       status: "unreadable",
-      reason: "not a regular file",
+      reason: "not a regular file or folder",
     });
+    const src = await locateSource("src", { root, base: root });
+    strictEqual(src.status === "ok" && src.folder === true && src.rel === "src", true);
     strictEqual(await checkReadable(join(root, "nope.png")), "no such file");
-    strictEqual(await checkReadable(join(root, "src")), "not a regular file");
+    strictEqual(await checkReadable(join(root, "pipe")), "not a regular file or folder");
+    strictEqual(await checkReadable(join(root, "src")), undefined);
     strictEqual(await checkReadable(join(root, "src", "app.ts")), undefined);
   });
 });

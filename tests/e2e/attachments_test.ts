@@ -463,6 +463,7 @@ Deno.test("attachment errors are refused at the door with the field path first",
   await withTempDir(async (dir) => {
     const fx = await fixture(dir);
     await Deno.writeFile(join(fx.root, "blob.bin"), new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1]));
+    await new Deno.Command("mkfifo", { args: [join(fx.root, "pipe")] }).output();
     const step = (attachments: string) =>
       plan(["      - title: a", "        description: x", `        attachments: ${attachments}`]);
     const many = `[${Array.from({ length: 21 }, () => "shot.png").join(", ")}]`;
@@ -473,8 +474,8 @@ Deno.test("attachment errors are refused at the door with the field path first",
         undefined,
       ],
       [
-        ["--attach", "src"],
-        "error[attach.invalid]: run.attach[0]: src: not a regular file",
+        ["--attach", "pipe"],
+        "error[attach.invalid]: run.attach[0]: pipe: not a regular file or folder",
         undefined,
       ],
       [
@@ -593,7 +594,8 @@ Deno.test("a plan attachment gone by the time its agent spawns aborts that spawn
 Deno.test("run and --dry-run check plan attachments as a spawn would and list every problem (exit 2)", async () => {
   await withTempDir(async (dir) => {
     const fx = await fixture(dir, { multimodal: false });
-    await Deno.mkdir(join(fx.root, "docs"));
+    // A FIFO: neither a file nor a folder (a folder is attached as its listing).
+    await new Deno.Command("mkfifo", { args: [join(fx.root, "docs")] }).output();
     await Deno.writeFile(join(fx.root, "blob.bin"), new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0]));
     await Deno.writeTextFile(join(fx.root, ".env"), "TOKEN=secret\n");
     await Deno.writeTextFile(
@@ -615,7 +617,7 @@ Deno.test("run and --dry-run check plan attachments as a spawn would and list ev
       deepStrictEqual(lines.slice(start), [
         "error[attach.invalid]: 5 attachment problems; nothing was started:",
         "  [attach.invalid] stages[0].steps[0].attachments[0]: gone.txt: no such file",
-        "  [attach.invalid] stages[0].steps[0].attachments[1]: docs: not a regular file",
+        "  [attach.invalid] stages[0].steps[0].attachments[1]: docs: not a regular file or folder",
         "  [attach.invalid] stages[0].steps[0].attachments[2]: src/app.ts has 4 line(s); " +
         "the range 9- starts past its end",
         "  [attach.invalid] stages[0].steps[0].attachments[3]: blob.bin is neither an image " +
