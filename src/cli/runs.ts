@@ -60,38 +60,68 @@ async function verify(ctx: CommandContext, runId: string): Promise<number> {
   return 1;
 }
 
+/**
+ * Writes the scorecard of a run that has none, from its ledger; true when written. A missing
+ * ledger is `runs.scorecard_missing`, a ledger that does not verify `ledger.chain_broken`.
+ */
+async function buildScorecard(ctx: CommandContext, runId: string): Promise<boolean> {
+  const ledger = await import("../ledger/mod.ts");
+  const { paths } = await project(ctx);
+  let read;
+  try {
+    read = await ledger.readLedger(paths.sdd, runId);
+  } catch {
+    read = undefined;
+  }
+  if (read === undefined || read.rows.length === 0) {
+    throw new ledger.LedgerError(
+      "runs.scorecard_missing",
+      `run '${runId}' has no scorecard under .sdd/runs/${runId}/scorecard/ and no ledger to ` +
+        "build one from",
+      { hint: "check the id with 'bernstein runs list'" },
+    );
+  }
+  await ledger.writeScorecard(paths.sdd, runId);
+  return true;
+}
+
 async function scorecard(ctx: CommandContext): Promise<number> {
   const ledger = await import("../ledger/mod.ts");
   const runId = ledger.checkRunId(stringArg(ctx, "run-id") ?? "");
   if (booleanFlag(ctx, "verify")) return await verify(ctx, runId);
   const { paths, rel } = await project(ctx);
-  const stored = await ledger.findScorecard(paths.sdd, runId);
-  if (stored === undefined) {
-    let hasLedger = true;
-    try {
-      await ledger.readLedger(paths.sdd, runId);
-    } catch {
-      hasLedger = false;
-    }
-    throw new ledger.LedgerError(
-      "runs.scorecard_missing",
-      `run '${runId}' has no scorecard under .sdd/runs/${runId}/scorecard/`,
-      {
-        hint: hasLedger
-          ? "its ledger exists: the run has not finished, or ended before writing a scorecard"
-          : "no ledger either: check the id with 'bernstein runs list'",
-      },
-    );
-  }
+  let stored = await ledger.findScorecard(paths.sdd, runId);
+  // The design's idempotent mode: a run that wrote none (interrupted, or killed before its
+  // end) gets its scorecard built now from its ledger, which must verify.
+  const built = stored === undefined ? await buildScorecard(ctx, runId) : false;
+  if (built) stored = await ledger.findScorecard(paths.sdd, runId);
+  if (stored === undefined) throw new Error("unreachable: a built scorecard is on disk");
   if (stored.problem !== undefined || stored.content === null) {
     throw new ledger.LedgerError("runs.scorecard_invalid", stored.problem ?? "unreadable", {
       location: rel(stored.path),
     });
   }
   const c = stored.content;
+  // No run.closed after the last start: the run was interrupted (outcome wedged).
+  const evidence = c.evidence;
+  const interrupted = typeof evidence === "object" && evidence !== null &&
+    !Array.isArray(evidence) && "closed_reason" in evidence && evidence.closed_reason === null;
   if (ctx.json) {
-    ctx.out.json({ artifact: rel(stored.path), sha256: stored.recordedSha256, content: c });
+    // The shape of a stored scorecard is unchanged; one built now says so.
+    ctx.out.json({
+      artifact: rel(stored.path),
+      sha256: stored.recordedSha256,
+      ...(built ? { built, interrupted } : {}),
+      content: c,
+    });
     return 0;
+  }
+  if (built) {
+    ctx.out.line(
+      `built now: run '${runId}' had no scorecard${
+        interrupted ? "; it was interrupted (its ledger has no run.closed)" : ""
+      }`,
+    );
   }
   const { alignColumns } = await import("./output.ts");
   const show = (v: JsonValue | undefined) =>
@@ -288,10 +318,12 @@ export const RUNS_COMMANDS: CommandSpec[] = [
     description:
       "The scorecard lives at .sdd/runs/<run-id>/scorecard/<sha256>.json and is derived only\n" +
       "from the work ledger .sdd/runtime/ledger/<run-id>/000000.jsonl (FORMATS.md §6).\n" +
+      "A run that wrote none (interrupted, killed) gets it built now from its ledger, which\n" +
+      "must verify; the output says so and whether the run was interrupted.\n" +
       "--verify recomputes it from the ledger: exit 0 on a match, 1 naming the diverging\n" +
-      "fields (or the missing/broken ledger or artefact).\n" +
-      "JSON: {artifact, sha256, content}; with --verify: {ok, artifact_sha256,\n" +
-      "recomputed_sha256, description, artifact_path}.",
+      "fields (or the missing/broken ledger or artefact); it never writes.\n" +
+      "JSON: {artifact, sha256, content} (+ built: true, interrupted when built now);\n" +
+      "with --verify: {ok, artifact_sha256, recomputed_sha256, description, artifact_path}.",
     args: [{ name: "run-id", required: true, help: "Run id, e.g. brave-otter-3fa9c2." }],
     flags: [{
       name: "verify",

@@ -107,7 +107,7 @@ Deno.test("runs scorecard: a missing ledger or artefact is exit 1 with a clear m
       ),
       none.stderr,
     );
-    ok(none.stderr.includes("no ledger either"), none.stderr);
+    ok(none.stderr.includes("and no ledger to build one from"), none.stderr);
     await makeRun(sdd, "r1", Date.UTC(2026, 0, 1), EVENTS.slice(0, 2));
     const noCard = await runBernstein(["runs", "scorecard", "r1", "--verify"], { cwd: dir });
     strictEqual(noCard.code, 1);
@@ -169,5 +169,45 @@ Deno.test("runs list shows runs newest first with outcome and ledger state", asy
     strictEqual(lines.length, 4);
     ok(/^new-run-000002\s+2026-01-02T00:00:00Z\s+-\s+BROKEN at line 3$/.test(lines[1]), lines[1]);
     ok(/^old-run-000001\s+2026-01-01T00:00:00Z\s+merged\s+5 rows$/.test(lines[2]), lines[2]);
+  });
+});
+
+Deno.test("runs scorecard builds the missing scorecard of an interrupted run from its ledger, once", async () => {
+  await withTempDir(async (dir) => {
+    const sdd = join(dir, ".sdd");
+    // Started a task, never closed: what a killed run leaves.
+    await makeRun(sdd, "r2", Date.UTC(2026, 0, 2), EVENTS.slice(0, 3));
+    const first = await runBernstein(["runs", "scorecard", "r2", "--json"], { cwd: dir });
+    strictEqual(first.code, 0, first.stderr);
+    const doc = JSON.parse(first.stdout);
+    strictEqual(doc.built, true);
+    strictEqual(doc.interrupted, true);
+    strictEqual(doc.content.outcome, "wedged");
+    deepStrictEqual(doc.content.evidence.unfinished, ["1.1-a"]);
+    // Idempotent: the second call finds it, builds nothing, and --verify matches.
+    const again = await runBernstein(["runs", "scorecard", "r2", "--json"], { cwd: dir });
+    strictEqual(JSON.parse(again.stdout).built, undefined, "a stored one: the usual shape");
+    strictEqual(JSON.parse(again.stdout).sha256, doc.sha256);
+    const verify = await runBernstein(["runs", "scorecard", "r2", "--verify"], { cwd: dir });
+    strictEqual(verify.code, 0, verify.stderr);
+    // The human form says what happened.
+    await Deno.remove(join(scorecardDir(sdd, "r2")), { recursive: true });
+    const human = await runBernstein(["runs", "scorecard", "r2"], { cwd: dir });
+    strictEqual(human.code, 0, human.stderr);
+    ok(
+      human.stdout.startsWith(
+        "built now: run 'r2' had no scorecard; it was interrupted (its ledger has no run.closed)\n",
+      ),
+      human.stdout,
+    );
+    // A ledger that does not verify builds nothing.
+    await makeRun(sdd, "r3", Date.UTC(2026, 0, 3), EVENTS);
+    const path = join(sdd, "runtime", "ledger", "r3", "000000.jsonl");
+    const text = await Deno.readTextFile(path);
+    await Deno.writeTextFile(path, text.replace('"quiescent"', '"tampered"'));
+    const broken = await runBernstein(["runs", "scorecard", "r3"], { cwd: dir });
+    strictEqual(broken.code, 1);
+    ok(broken.stderr.startsWith("error[ledger.chain_broken]:"), broken.stderr);
+    strictEqual(await Deno.stat(scorecardDir(sdd, "r3")).then(() => true, () => false), false);
   });
 });
