@@ -189,3 +189,11 @@ export {
   syncGithubBacklog,
   TOKEN_VARIABLES,
 } from "./github_backlog.ts";
+export {
+  type FactNotice,
+  notificationOfFact,
+  type RunEndInput,
+  runEndNotice,
+  RunNotifier,
+  type RunNotifierParts,
+} from "./run_notify.ts";

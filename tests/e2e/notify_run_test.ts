@@ -135,3 +135,43 @@ stages:
     await sink.close();
   }
 });
+
+Deno.test("a webhook that never answers does not hold the run: at the drain deadline its deliveries are dropped and counted", async () => {
+  const sink = startSink(["hang", "hang", "hang"]);
+  try {
+    await withTempDir(async (root) => {
+      const dir = join(root, "repo");
+      await Deno.mkdir(dir);
+      await prepareRepo(
+        dir,
+        `cli: scripted
+stages:
+  - name: work
+    steps:
+      - title: Write a file
+        files: [a.txt]
+        description: |
+          @agent write a.txt x
+`,
+        {
+          notify: { webhook: { url: sink.url, events: ["run.started", "run.completed"] } },
+          // An attempt may take ten minutes; the end of the run waits one second for them.
+          tuning: { notify: { timeout_s: 600, drain_timeout_s: 1 } },
+        },
+      );
+      const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+      const summary = summaryOf(run);
+      strictEqual(summary.health, "HEALTHY", run.stderr);
+      deepStrictEqual(
+        (summary.notifications as { channel: string; delivered: number; dropped: number }[])
+          .map((n) => [n.channel, n.delivered, n.dropped]),
+        [["webhook", 0, 2]],
+      );
+      ok(run.stdout.includes("dropped"), "the live view warns about the dropped notifications");
+      const audit = (await bern(dir, ["audit", "show", "--json"])).stdout;
+      strictEqual(audit.split('"notify.dropped"').length - 1, 2, audit.slice(0, 2000));
+    });
+  } finally {
+    await sink.close();
+  }
+});
