@@ -5,6 +5,7 @@ import { AGENTS_COMMANDS } from "./agents.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
 import { COMPLIANCE_COMMANDS } from "./compliance.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
+import { CONN_COMMANDS } from "./conn.ts";
 import { CTX_COMMANDS } from "./ctx.ts";
 import { DASHBOARD_COMMANDS } from "./dashboard.ts";
 import { DEMO_COMMANDS } from "./demo.ts";
@@ -42,6 +43,10 @@ export const GROUPS: readonly GroupSpec[] = [
   },
   { name: "approvals", summary: "Answer the tool calls a running run parked for approval." },
   {
+    name: "conn",
+    summary: "Connection documents: signed secret references, resolved and audited on the chain.",
+  },
+  {
     name: "ctx",
     summary: "Operating contexts: named configuration layers, activated atomically.",
   },
@@ -78,6 +83,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...VAR_COMMANDS,
   ...NOTIFY_COMMANDS,
   ...CTX_COMMANDS,
+  ...CONN_COMMANDS,
   ...AUDIT_COMMANDS,
   ...LINEAGE_COMMANDS,
   ...COMPLIANCE_COMMANDS,

@@ -42,6 +42,7 @@ export {
   type VariablePin,
 } from "./pins.ts";
 export {
+  type ConnectionHistory,
   type Divergence,
   explainDivergence,
   type FleetChainEvent,
@@ -75,3 +76,22 @@ export {
   type RunConfigRecord,
   runConfigRecord,
 } from "./run_config.ts";
+export {
+  CONNECTION_SCHEMA,
+  connectionDefaults,
+  type ConnectionDocument,
+  ConnectionStore,
+  type ConnectionView,
+  documentHash,
+  type MintedSecret,
+  parseSecretRef,
+  type SecretRef,
+  secretRefText,
+} from "./connections.ts";
+export {
+  ensureInstallIdentity,
+  INSTALL_KEY_FILE,
+  INSTALL_PUBLIC_KEY_FILE,
+  type InstallIdentity,
+  readInstallIdentity,
+} from "./identity.ts";

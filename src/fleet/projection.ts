@@ -3,7 +3,17 @@
 // per name, each write's old hash equal to the previous write's new hash, each read naming a
 // write that existed at its position with the value that write stored.
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
-import { CONTEXT_ACTIVATE, CONTEXT_CREATE, VAR_READ, VAR_SET, VAR_UNSET } from "./events.ts";
+import {
+  CONN_CREATE,
+  CONN_REFUSE,
+  CONN_RESOLVE,
+  CONN_ROTATE,
+  CONTEXT_ACTIVATE,
+  CONTEXT_CREATE,
+  VAR_READ,
+  VAR_SET,
+  VAR_UNSET,
+} from "./events.ts";
 
 /** One authenticated fleet record of the chain, with where it is. */
 export interface FleetChainEvent {
@@ -67,6 +77,38 @@ export interface VariableHistory {
   reads: VariableRead[];
 }
 
+/** A connection, from the chain: its versions, resolutions and refusals. */
+export interface ConnectionHistory {
+  /** The name. */
+  name: string;
+  /** Every version (create, then rotations), in chain order. */
+  versions: {
+    version: number;
+    document_hash: string;
+    actor: string;
+    timestamp: string;
+    where: string;
+  }[];
+  /** Every resolution for a task. */
+  resolutions: {
+    task_id: string;
+    run_id: string;
+    version: number;
+    document_hash: string;
+    token_id: string;
+    timestamp: string;
+    where: string;
+  }[];
+  /** Every refusal. */
+  refusals: {
+    task_id: string;
+    document_hash: string;
+    reason: string;
+    timestamp: string;
+    where: string;
+  }[];
+}
+
 /** A semantic violation of the fleet records, with its chain position. */
 export interface FleetViolation {
   /** `<segment>:<line>`. */
@@ -81,6 +123,8 @@ export interface FleetViolation {
 export interface FleetProjection {
   /** Variables by name (sorted when listed). */
   variables: Map<string, VariableHistory>;
+  /** Connections by name. */
+  connections: Map<string, ConnectionHistory>;
   /** Contexts by name: every settings hash created for it, in chain order. */
   contexts: Map<string, string[]>;
   /** Semantic violations, in chain order. */
@@ -199,6 +243,96 @@ function addRead(p: FleetProjection, e: FleetChainEvent): void {
   });
 }
 
+const CONN_EVENTS = new Set([CONN_CREATE, CONN_ROTATE, CONN_RESOLVE, CONN_REFUSE]);
+
+function intOf(v: JsonValue | undefined): number | undefined {
+  return typeof v === "number" && Number.isSafeInteger(v) ? v : undefined;
+}
+
+function addConnection(p: FleetProjection, e: FleetChainEvent): void {
+  const d = e.details;
+  const name = text(d, "name");
+  if (name === undefined) {
+    p.violations.push({
+      where: e.where,
+      code: "fleet.malformed",
+      message: `${e.event_type} without name`,
+    });
+    return;
+  }
+  let h = p.connections.get(name);
+  const fail = (code: string, message: string) =>
+    p.violations.push({ where: e.where, code, message: `connection '${name}': ${message}` });
+  if (e.event_type === CONN_CREATE || e.event_type === CONN_ROTATE) {
+    const hash = text(d, e.event_type === CONN_CREATE ? "document_hash" : "new_document_hash");
+    const version = intOf(d.version);
+    if (hash === undefined || version === undefined) {
+      return void fail("fleet.malformed", `${e.event_type} without its hash and version`);
+    }
+    const last = h?.versions.at(-1);
+    if (e.event_type === CONN_CREATE && (h?.versions.length ?? 0) > 0) {
+      fail("fleet.conn_lineage", "created twice");
+    }
+    if (e.event_type === CONN_ROTATE) {
+      if (last === undefined) fail("fleet.conn_lineage", "rotated before it was created");
+      else if (text(d, "old_document_hash") !== last.document_hash) {
+        fail(
+          "fleet.conn_lineage",
+          `rotation ${version} does not start from version ${last.version}'s document`,
+        );
+      }
+    }
+    const expected = (last?.version ?? 0) + 1;
+    if (version !== expected) {
+      fail("fleet.conn_lineage", `version ${version}, expected ${expected}`);
+    }
+    if (h === undefined) {
+      h = { name, versions: [], resolutions: [], refusals: [] };
+      p.connections.set(name, h);
+    }
+    h.versions.push({
+      version,
+      document_hash: hash,
+      actor: e.actor,
+      timestamp: e.timestamp,
+      where: e.where,
+    });
+    return;
+  }
+  const hash = text(d, "document_hash") ?? "";
+  if (hash !== "" && !(h?.versions.some((v) => v.document_hash === hash) ?? false)) {
+    fail(
+      "fleet.conn_unknown_document",
+      `a ${
+        e.event_type === CONN_RESOLVE ? "resolution" : "refusal"
+      } names document ${hash}, which no earlier create or rotation recorded`,
+    );
+  }
+  if (h === undefined) {
+    h = { name, versions: [], resolutions: [], refusals: [] };
+    p.connections.set(name, h);
+  }
+  if (e.event_type === CONN_RESOLVE) {
+    h.resolutions.push({
+      task_id: text(d, "task_id") ?? "",
+      run_id: text(d, "run_id") ?? "",
+      version: intOf(d.version) ?? 0,
+      document_hash: hash,
+      token_id: text(d, "token_id") ?? "",
+      timestamp: e.timestamp,
+      where: e.where,
+    });
+  } else {
+    h.refusals.push({
+      task_id: text(d, "task_id") ?? "",
+      document_hash: hash,
+      reason: text(d, "reason") ?? "",
+      timestamp: e.timestamp,
+      where: e.where,
+    });
+  }
+}
+
 function addContext(p: FleetProjection, e: FleetChainEvent): void {
   const name = e.details.name;
   const hash = text(e.details, "settings_hash");
@@ -235,11 +369,17 @@ function addContext(p: FleetProjection, e: FleetChainEvent): void {
  * ```
  */
 export function projectFleet(events: readonly FleetChainEvent[]): FleetProjection {
-  const p: FleetProjection = { variables: new Map(), contexts: new Map(), violations: [] };
+  const p: FleetProjection = {
+    variables: new Map(),
+    connections: new Map(),
+    contexts: new Map(),
+    violations: [],
+  };
   for (const e of events) {
     if (e.event_type === VAR_SET || e.event_type === VAR_UNSET) addWrite(p, e);
     else if (e.event_type === VAR_READ) addRead(p, e);
     else if (e.event_type === CONTEXT_CREATE || e.event_type === CONTEXT_ACTIVATE) addContext(p, e);
+    else if (CONN_EVENTS.has(e.event_type)) addConnection(p, e);
   }
   return p;
 }

@@ -10,6 +10,7 @@ import { findProject, loadConfig } from "../config/mod.ts";
 import { KeyMissingError } from "../errors/mod.ts";
 import { type EnvReader, outputText, runProcess, systemClock } from "../io/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
+import { readInstallIdentity } from "../fleet/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import { storageDoctor } from "../storage/mod.ts";
 import { checkConfig } from "./config_checks.ts";
@@ -191,6 +192,29 @@ async function auditKeyCheck(env: EnvReader): Promise<DoctorCheck> {
   }
 }
 
+/** The install identity that signs connection documents (docs/FLEET.md): its fingerprint. */
+async function installIdentityCheck(cwd: string): Promise<DoctorCheck> {
+  try {
+    const { sdd } = await findProject(cwd);
+    const id = await readInstallIdentity(sdd);
+    return {
+      name: "install identity",
+      status: "OK",
+      detail: `fingerprint (SHA-256) ${id.fingerprint}`,
+    };
+  } catch (error) {
+    const missing = error instanceof KeyMissingError;
+    return {
+      name: "install identity",
+      status: missing ? "WARN" : "FAIL",
+      detail: (error as Error).message,
+      hint: missing
+        ? "'bernstein init' creates it (it signs this install's connection documents)"
+        : (error as { hint?: string }).hint,
+    };
+  }
+}
+
 async function portCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
   let port = 0;
   try {
@@ -363,6 +387,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     await diskCheck(options.cwd, options.env),
     ...await configCheck(options.cwd, options.env),
     await auditKeyCheck(options.env),
+    await installIdentityCheck(options.cwd),
     await stateCheck(options.cwd),
     ...await storageChecks(options.cwd, options.env),
     await portCheck(options.cwd, options.env),

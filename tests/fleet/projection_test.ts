@@ -84,3 +84,36 @@ Deno.test("divergence names the writes between two reads' positions", () => {
   deepStrictEqual(d.writes.map((w) => w.ordinal), [1, 2]);
   strictEqual(explainDivergence(h, h.reads[0], h.reads[0]).same, true);
 });
+
+Deno.test("connection references: rotations chain, resolutions name a document the chain created", () => {
+  const p = projectFleet([
+    ev("fleet.conn_create", { name: "c", document_hash: H("a"), version: 1 }),
+    ev("fleet.conn_resolve", { name: "c", document_hash: H("a"), version: 1, task_id: "t1" }),
+    ev("fleet.conn_rotate", {
+      name: "c",
+      old_document_hash: H("a"),
+      new_document_hash: H("b"),
+      version: 2,
+    }),
+    ev("fleet.conn_resolve", { name: "c", document_hash: H("b"), version: 2, task_id: "t2" }),
+  ]);
+  deepStrictEqual(p.violations, []);
+  deepStrictEqual(p.connections.get("c")?.resolutions.map((r) => r.task_id), ["t1", "t2"]);
+  const bad = projectFleet([
+    ev("fleet.conn_resolve", { name: "c", document_hash: H("z"), version: 1 }),
+    ev("fleet.conn_create", { name: "c", document_hash: H("a"), version: 1 }),
+    ev("fleet.conn_rotate", {
+      name: "c",
+      old_document_hash: H("x"),
+      new_document_hash: H("b"),
+      version: 3,
+    }),
+    ev("fleet.conn_refuse", { name: "c", document_hash: H("y"), reason: "r" }),
+  ]);
+  deepStrictEqual(bad.violations.map((v) => v.code), [
+    "fleet.conn_unknown_document",
+    "fleet.conn_lineage",
+    "fleet.conn_lineage",
+    "fleet.conn_unknown_document",
+  ]);
+});
