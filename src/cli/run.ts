@@ -140,6 +140,13 @@ interface SummaryView {
   scorecard: { path: string; outcome: string | null };
   checkpoints?: { log: string; size: number; root: string; line: number }[];
   recovered?: string[];
+  notifications?: {
+    channel: string;
+    target: string;
+    delivered: number;
+    failed: number;
+    dropped: number;
+  }[];
   path: string;
 }
 
@@ -178,6 +185,13 @@ function printSummary(ctx: CommandContext, s: SummaryView): void {
       `  signed   ${c.log} checkpoint: ${c.size} ${
         c.log === "audit" ? "line(s)" : "entr(y/ies)"
       }, root ${c.root.slice(0, 16)}… (checkpoints.jsonl:${c.line})`,
+    );
+  }
+  for (const n of s.notifications ?? []) {
+    const bad = n.failed + n.dropped > 0;
+    ctx.out.line(
+      `  notified ${n.channel} → ${n.target}: ${n.delivered} delivered` +
+        (bad ? ctx.out.style("yellow", `, ${n.failed} failed, ${n.dropped} dropped`) : ""),
     );
   }
   ctx.out.line(`  summary  ${s.path}`);

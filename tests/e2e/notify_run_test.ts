@@ -159,15 +159,24 @@ stages:
           tuning: { notify: { timeout_s: 600, drain_timeout_s: 1 } },
         },
       );
-      const run = await bern(dir, ["run", "plan.yaml", "--json"]);
-      const summary = summaryOf(run);
-      strictEqual(summary.health, "HEALTHY", run.stderr);
+      const run = await bern(dir, ["run", "plan.yaml"]);
+      strictEqual(run.code, 0, run.stderr);
+      const runs = [...Deno.readDirSync(join(dir, ".sdd", "runs"))].filter((e) => e.isDirectory);
+      const summary = JSON.parse(
+        await Deno.readTextFile(join(dir, ".sdd", "runs", runs[0].name, "summary.json")),
+      );
+      strictEqual(summary.health, "HEALTHY");
       deepStrictEqual(
         (summary.notifications as { channel: string; delivered: number; dropped: number }[])
           .map((n) => [n.channel, n.delivered, n.dropped]),
         [["webhook", 0, 2]],
       );
-      ok(run.stdout.includes("dropped"), "the live view warns about the dropped notifications");
+      ok(
+        /notified webhook → http:\/\/127\.0\.0\.1:\d+\/…: 0 delivered, 0 failed, 2 dropped/
+          .test(run.stdout),
+        run.stdout,
+      );
+      ok(/notification run\.\w+ to webhook dropped/.test(run.stdout + run.stderr), "warned");
       const audit = (await bern(dir, ["audit", "show", "--json"])).stdout;
       strictEqual(audit.split('"notify.dropped"').length - 1, 2, audit.slice(0, 2000));
     });
