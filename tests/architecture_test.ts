@@ -101,6 +101,7 @@ const RANK: Record<string, number> = {
   ledger: 4,
   plan: 4,
   policy: 4,
+  providers: 4,
   sandbox: 4,
   tasks: 5,
   adapters: 5,

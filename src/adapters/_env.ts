@@ -35,6 +35,27 @@ export function childEnv(
   });
 }
 
+/**
+ * Adapters that also give an endpoint profile's `timeout` to their CLI (claude `API_TIMEOUT_MS`
+ * and `CLAUDE_STREAM_IDLE_TIMEOUT_MS`, codex `stream_idle_timeout_ms`, qwen
+ * `model.generationConfig.timeout`, opencode/ollama provider `options.timeout`, aider
+ * `--timeout`). The run's watchdog enforces it for every CLI (an agent silent that long is
+ * stopped): a CLI setting does not always end a stream that hangs after its headers.
+ */
+export const ENDPOINT_TIMEOUT_NATIVE: readonly string[] = [
+  "claude",
+  "codex",
+  "qwen",
+  "opencode",
+  "ollama",
+  "aider",
+];
+
+/** The endpoint's timeout in milliseconds, when it sets one. */
+export function endpointTimeoutMs(endpoint: EndpointProfile | undefined): number | undefined {
+  return endpoint?.timeout === undefined ? undefined : Math.round(endpoint.timeout * 1000);
+}
+
 /** Refuses an endpoint whose API the CLI cannot speak. */
 export function requireEndpointApi(
   adapter: string,

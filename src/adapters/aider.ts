@@ -49,6 +49,7 @@ function build(input: InvocationInput): Invocation {
     "--analytics-disable",
   ];
   if (model !== undefined) argv.push("--model", model);
+  if (input.endpoint?.timeout !== undefined) argv.push("--timeout", String(input.endpoint.timeout));
   argv.push(...extraArgs(input));
   return {
     argv,
@@ -128,6 +129,7 @@ export const aider: Adapter = {
     { flag: "--no-show-model-warnings" },
     { flag: "--analytics-disable" },
     { flag: "--model" },
+    { flag: "--timeout" },
   ],
   build,
   parser,

@@ -2,7 +2,7 @@
 // stream-json user message with image blocks when attachments carry images) and stream-json
 // output whose final `result` event carries turns, usage and cost.
 import { join } from "node:path";
-import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { childEnv, endpointKey, endpointTimeoutMs, requireEndpointApi } from "./_env.ts";
 import { blockMedia, refuseMedia, streamJsonUserMessage } from "./_media.ts";
 import { executable, extraArgs, resolveModel } from "./_options.ts";
 import { preToolUseGroup } from "./_policy_hook.ts";
@@ -67,6 +67,12 @@ function build(input: InvocationInput): Invocation {
     own.ANTHROPIC_BASE_URL = input.endpoint.base_url;
     own.ANTHROPIC_API_KEY = endpointKey(input, input.endpoint);
     own.CLAUDE_CODE_MAX_RETRIES = "0";
+    const timeoutMs = endpointTimeoutMs(input.endpoint);
+    if (timeoutMs !== undefined) {
+      // The whole request, and a stream that stops mid-answer (a hung server sends headers).
+      own.API_TIMEOUT_MS = String(timeoutMs);
+      own.CLAUDE_STREAM_IDLE_TIMEOUT_MS = String(timeoutMs);
+    }
   }
   const argv = [
     executable(input, claude.binary),

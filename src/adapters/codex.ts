@@ -1,7 +1,7 @@
 // OpenAI Codex CLI (`@openai/codex`): `codex exec --json … -` with the prompt on stdin and
 // JSONL events; configuration (endpoint provider, analytics off) goes in $CODEX_HOME/config.toml.
 import { join } from "node:path";
-import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { childEnv, endpointKey, endpointTimeoutMs, requireEndpointApi } from "./_env.ts";
 import { clip, jsonObject, num, obj, str } from "./_json.ts";
 import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
@@ -33,7 +33,7 @@ function tomlString(value: string): string {
 
 /** The generated `$CODEX_HOME/config.toml` (analytics, update checks, apps and plugins off). */
 export function codexConfigToml(
-  input: { model?: string; endpoint?: { name: string; base_url: string } },
+  input: { model?: string; endpoint?: { name: string; base_url: string; timeout?: number } },
 ): string {
   const lines = [
     "# Written by bernstein for one agent spawn; regenerated on every spawn.",
@@ -63,6 +63,8 @@ export function codexConfigToml(
       "request_max_retries = 0",
       "stream_max_retries = 0",
     );
+    const timeoutMs = endpointTimeoutMs(input.endpoint);
+    if (timeoutMs !== undefined) lines.push(`stream_idle_timeout_ms = ${timeoutMs}`);
   }
   return lines.join("\n") + "\n";
 }

@@ -21,7 +21,7 @@
  *
  * @module
  */
-export { BASE_ENV as BASE_AGENT_ENV } from "./_env.ts";
+export { BASE_ENV as BASE_AGENT_ENV, ENDPOINT_TIMEOUT_NATIVE } from "./_env.ts";
 export { aider } from "./aider.ts";
 export { amp } from "./amp.ts";
 export {

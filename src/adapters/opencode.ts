@@ -4,7 +4,7 @@
 // the ones that stop its start-up npm install in its config folder under the spawn's HOME
 // (and, with a tool-call policy, the policy plugin).
 import { join } from "node:path";
-import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { childEnv, endpointKey, endpointTimeoutMs, requireEndpointApi } from "./_env.ts";
 import { clip, jsonObject, num, obj, str } from "./_json.ts";
 import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
@@ -145,6 +145,9 @@ export function opencodeConfig(
         options: {
           baseURL: input.endpoint.base_url,
           apiKey: `{env:${OPENCODE_ENDPOINT_KEY_ENV}}`,
+          ...(input.endpoint.timeout !== undefined
+            ? { timeout: endpointTimeoutMs(input.endpoint) }
+            : {}),
         },
         models,
       },

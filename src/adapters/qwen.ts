@@ -1,7 +1,7 @@
 // Qwen Code (`@qwen-code/qwen-code`): `qwen --auth-type openai -o stream-json --yolo
 // --max-session-turns N PROMPT`; OpenAI-compatible endpoint through OPENAI_BASE_URL/KEY.
 import { join } from "node:path";
-import { childEnv, endpointKey, requireEndpointApi } from "./_env.ts";
+import { childEnv, endpointKey, endpointTimeoutMs, requireEndpointApi } from "./_env.ts";
 import { jsonFile } from "./_json.ts";
 import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { executable, extraArgs, noteUnsupported, resolveModel } from "./_options.ts";
@@ -21,13 +21,14 @@ const PROVIDER_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"] as co
  * a 429 for minutes without printing anything, and the run loop sees only its deadline.
  */
 export function qwenSettings(
-  input: { no_retries?: boolean; images?: boolean } = {},
+  input: { no_retries?: boolean; images?: boolean; timeout_ms?: number } = {},
 ): Record<string, unknown> {
   const generation: Record<string, unknown> = {
     ...(input.no_retries ? { maxRetries: 0 } : {}),
     // Qwen Code sends an image file only to a model it believes takes images (by name); a spawn
     // with image attachments declares the modality, so `@path` images reach the endpoint.
     ...(input.images ? { modalities: { image: true } } : {}),
+    ...(input.timeout_ms !== undefined ? { timeout: input.timeout_ms } : {}),
   };
   return {
     privacy: { usageStatisticsEnabled: false },
@@ -92,9 +93,11 @@ function build(input: InvocationInput): Invocation {
   if (copies.length > 0) notes.push(`${copies.length} attachment(s) as @path file references`);
   const files = [{
     path: ".qwen/settings.json",
-    content: jsonFile(
-      qwenSettings({ no_retries: input.endpoint !== undefined, images: copies.length > 0 }),
-    ),
+    content: jsonFile(qwenSettings({
+      no_retries: input.endpoint !== undefined,
+      images: copies.length > 0,
+      timeout_ms: endpointTimeoutMs(input.endpoint),
+    })),
     mode: 0o600,
   }];
   if (input.tool_policy !== undefined) {

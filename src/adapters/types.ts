@@ -60,6 +60,13 @@ export interface EndpointProfile {
   api_key_env?: string;
   /** Model served there; used when the task names no concrete model. */
   model?: string;
+  /** Free-form engine label (recorded in certification receipts). */
+  engine?: string;
+  /**
+   * Request timeout in seconds: given to the CLI where it has a setting
+   * ({@linkcode ENDPOINT_TIMEOUT_NATIVE}), else enforced by the run's watchdog.
+   */
+  timeout?: number;
 }
 
 /**

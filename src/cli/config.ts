@@ -173,12 +173,15 @@ async function storageRefusal(
 
 async function validate(ctx: CommandContext): Promise<number> {
   const cfg = await configModule();
-  const { checkConfig } = await import("../orchestrator/mod.ts");
+  const { certificationProblems, checkConfig } = await import("../orchestrator/mod.ts");
   const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
-  // What the schema cannot see (adapter names, endpoints, addresses) is checked here too.
-  const problems = loaded.config === undefined
-    ? loaded.problems
-    : [...loaded.problems, ...checkConfig({ config: loaded.config, locate: loaded.locate })];
+  // What the schema cannot see (adapter names, endpoints, addresses, endpoint certification
+  // receipts) is checked here too.
+  const problems = loaded.config === undefined ? loaded.problems : [
+    ...loaded.problems,
+    ...checkConfig({ config: loaded.config, locate: loaded.locate }),
+    ...await certificationProblems(loaded.config, loaded.locate, loaded.project.sdd, Date.now()),
+  ];
   const errors = problems.filter((p) => p.severity === "error");
   const refusal = errors.length === 0 ? await storageRefusal(loaded) : undefined;
   if (refusal !== undefined) {

@@ -99,6 +99,16 @@ export const DEFAULT_TUNING: Tuning = {
     max_rule_file_bytes: 1024 * 1024,
     max_hook_input_bytes: 1024 * 1024,
   },
+  providers: {
+    // A month: engines and quantisations change under an endpoint; re-certify regularly.
+    receipt_max_age_days: 30,
+    request_timeout_s: 120,
+    latency_requests: 5,
+    // 32k tokens: what merge-critical work on a real repository needs at least.
+    context_probe_max_tokens: 32768,
+    // A models list or a HEAD answers in milliseconds; a server silent for 5 s is not healthy.
+    probe_timeout_s: 5,
+  },
 };
 
 /** Task scopes, smallest first. */

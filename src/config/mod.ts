@@ -69,6 +69,8 @@ export {
   AdapterSettingsSchema,
   type Config,
   ConfigSchema,
+  CONFORMANCE_LEVELS,
+  type ConformanceLevel,
   EFFORTS,
   NOTIFY_EVENTS,
   TOP_LEVEL_KEYS,

@@ -287,6 +287,38 @@ function nearestLocation(
   return "effective configuration";
 }
 
+/**
+ * `fallback_model` is the design's deprecated sugar for a one-rung ladder: it keeps working
+ * (and, like the ladder, escalates only on evidence) with a note; both on one role is an error.
+ */
+function ladderProblems(
+  config: Config,
+  locate: (dotted: string) => string | undefined,
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [role, policy] of Object.entries(config.role_model_policy ?? {})) {
+    if (policy.fallback_model === undefined) continue;
+    const key = `role_model_policy.${role}.fallback_model`;
+    if (policy.ladder !== undefined) {
+      problems.push({
+        severity: "error",
+        code: "config.invalid_value",
+        message: `${key}: ladder and fallback_model are mutually exclusive; keep the ladder`,
+        location: locate(key) ?? "effective configuration",
+      });
+      continue;
+    }
+    problems.push({
+      severity: "warning",
+      code: "config.deprecated",
+      message: `${key} is deprecated: write ladder: [{model: ${policy.fallback_model}}] ` +
+        "(it escalates on evidence only, like the ladder)",
+      location: locate(key),
+    });
+  }
+  return problems;
+}
+
 /** Checks that need the merged values (clamps, cross-key rules), after the schema passed. */
 function wholeConfigChecks(
   config: Config,
@@ -304,6 +336,7 @@ function wholeConfigChecks(
       location: locate("tuning.slo.error_budget_min_failures"),
     });
   }
+  problems.push(...ladderProblems(config, locate));
   for (const [name, settings] of Object.entries(config.adapters ?? {})) {
     if (name !== "scripted" && settings.test_multimodal !== undefined) {
       problems.push({

@@ -185,6 +185,23 @@ export const TuningSchema = z.object({
       "Largest hook input (one tool call) accepted; a larger one is denied.",
     ),
   }).strict(),
+  providers: z.object({
+    receipt_max_age_days: positive.describe(
+      "An endpoint certification receipt older than this is stale (re-run its doctor command).",
+    ),
+    request_timeout_s: positive.describe(
+      "Deadline of each conformance request when the endpoint profile sets no timeout.",
+    ),
+    latency_requests: positiveInt.describe(
+      "Requests `doctor --endpoint` times for the latency percentiles.",
+    ),
+    context_probe_max_tokens: positiveInt.describe(
+      "Largest prompt (in tokens, ~4 characters each) sent to check a claimed context length.",
+    ),
+    probe_timeout_s: positive.describe(
+      "Deadline of one health probe of a provider_availability chain element.",
+    ),
+  }).strict(),
 }).strict();
 
 /** Every tunable, as `tuning:` holds it after defaults are applied. */
@@ -223,17 +240,32 @@ export const LocalEndpointSchema = z.object({
   api: z.enum(["openai-chat", "openai-responses", "anthropic", "gemini"]).optional().describe(
     "Wire protocol of the server.",
   ),
-  api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional().describe(
-    "NAME of the variable holding the key (never the key itself).",
-  ),
+  api_key_env: z.string().regex(
+    /^[A-Z_][A-Z0-9_]{0,63}$/,
+    "must be the NAME of an environment variable (A-Z, 0-9, _), never the key itself",
+  ).refine((name) => !looksLikeKey(name), {
+    message: "looks like a literal key; give the NAME of the variable that holds it",
+  }).optional().describe("NAME of the variable holding the key (a literal key is refused)."),
   model: z.string().min(1).optional().describe("Model served."),
   engine: z.string().min(1).optional().describe(
-    "Free-form label of the serving engine (ollama, vllm, …).",
+    "Free-form label of the serving engine (ollama, vllm, …), recorded in the certification " +
+      "receipt; a receipt for another engine is stale.",
   ),
-  timeout: positive.optional().describe("Request timeout in seconds."),
+  timeout: positive.optional().describe(
+    "Request timeout in seconds, given to the agent CLI (or enforced by the watchdog).",
+  ),
 }).strict();
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+/**
+ * An upper-case "name" that is really a key: a long run of characters with many digits
+ * (variable names are words; keys are random).
+ */
+function looksLikeKey(name: string): boolean {
+  const digits = name.replace(/[^0-9]/g, "").length;
+  return name.length >= 20 && digits >= 6 && !name.includes("_");
+}
 
 /**
  * `adapters.<name>`: per-adapter settings. Common: `binary` (executable name or path instead
@@ -302,12 +334,19 @@ export const CatalogSchema = z.object({
   ),
 }).strict();
 
-const CONFORMANCE = ["basic", "advanced", "expert"] as const;
+/** Conformance levels of a provider, weakest first (src/providers grades them). */
+export const CONFORMANCE_LEVELS = ["basic", "advanced", "expert"] as const;
+/** One conformance level. */
+export type ConformanceLevel = typeof CONFORMANCE_LEVELS[number];
+const CONFORMANCE = CONFORMANCE_LEVELS;
 
 const ChainElement = z.object({
   adapter: z.string().min(1).describe("Adapter of this element."),
   model: z.string().min(1).optional().describe("Model of this element."),
   conformance: z.enum(CONFORMANCE).describe("Capability level of this element."),
+  endpoint: z.string().min(1).optional().describe(
+    "local_endpoints profile this element talks to (its probe asks that server).",
+  ),
 }).strict();
 
 /** `provider_availability:` — per-role fallback chains with conformance floors. */

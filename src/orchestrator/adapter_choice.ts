@@ -1,7 +1,9 @@
 /**
  * Which adapter and model run a task: the adapter by precedence (task, `--cli`, role policy,
- * plan, configuration), cached per run, and the model and effort of an attempt, escalated on
- * retries by the role's ladder or fallback model.
+ * plan, configuration), cached per run, and the model and effort of an attempt: the rung of
+ * the role's ladder (or deprecated fallback model) the task has reached. A task moves up a
+ * rung only on evidence that a bigger model would help (src/providers `nextRung`); the rung
+ * lives in the task's `metadata.ladder_step`, so a resumed run keeps it.
  */
 import {
   cliForRole,
@@ -11,6 +13,7 @@ import {
   type ScriptedRuntime,
 } from "../adapters/mod.ts";
 import type { Config } from "../config/mod.ts";
+import { type EscalationDecision, nextRung, type Rung } from "../providers/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 
 /**
@@ -104,9 +107,38 @@ export interface ModelChoice {
   cli?: string;
 }
 
-/** Model and effort for an attempt: the role's ladder escalates on retries. */
+type RolePolicy = NonNullable<Config["role_model_policy"]>[string];
+
+/** The rungs above a role's own model: its `ladder`, else `[fallback_model]`, else none. */
+export function ladderOf(policy: RolePolicy | undefined): Rung[] {
+  if (policy?.ladder && policy.ladder.length > 0) return policy.ladder;
+  if (policy?.fallback_model) return [{ model: policy.fallback_model }];
+  return [];
+}
+
+/** The ladder rung a task has reached (`metadata.ladder_step`; 0 = the role's own model). */
+export function ladderStepOf(task: Pick<Task, "metadata">): number {
+  const step = task.metadata?.ladder_step;
+  return typeof step === "number" && Number.isInteger(step) && step > 0 ? step : 0;
+}
+
+/**
+ * The rung of a failed task's next attempt, or undefined when its role has no ladder: one up
+ * only on evidence (gate, signals, max turns, the agent's own failure).
+ */
+export function escalationFor(
+  config: () => Pick<Config, "role_model_policy">,
+): (task: Task, code: string, reason: string) => EscalationDecision | undefined {
+  return (task, code, reason) => {
+    const ladder = ladderOf(config().role_model_policy?.[task.role]);
+    if (ladder.length === 0) return undefined;
+    return nextRung(ladderStepOf(task), ladder.length, { code, reason });
+  };
+}
+
+/** Model and effort for an attempt: the rung of the role's ladder the task has reached. */
 export function modelForAttempt(
-  task: Pick<Task, "role" | "model" | "effort" | "retry_count">,
+  task: Pick<Task, "role" | "model" | "effort" | "retry_count" | "metadata">,
   config: Pick<Config, "role_model_policy">,
   modelOverride: string | undefined,
 ): ModelChoice {
@@ -116,12 +148,9 @@ export function modelForAttempt(
     effort: task.effort ?? policy?.effort,
     cli: undefined,
   };
-  if (task.retry_count > 0 && policy?.ladder && policy.ladder.length > 0) {
-    const step = policy.ladder[Math.min(task.retry_count, policy.ladder.length) - 1];
-    return { model: step.model ?? base.model, effort: step.effort ?? base.effort, cli: step.cli };
-  }
-  if (task.retry_count > 0 && policy?.fallback_model) {
-    return { ...base, model: policy.fallback_model };
-  }
-  return base;
+  const ladder = ladderOf(policy);
+  const step = ladderStepOf(task);
+  if (step === 0 || ladder.length === 0) return base;
+  const rung = ladder[Math.min(step, ladder.length) - 1];
+  return { model: rung.model ?? base.model, effort: rung.effort ?? base.effort, cli: rung.cli };
 }

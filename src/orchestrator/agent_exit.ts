@@ -125,8 +125,9 @@ export class AgentExits {
   async #settle(s: RunningSession, task: Task, exit: AgentExit): Promise<Task | undefined> {
     if (task.status !== "in_progress" && task.status !== "claimed") return task;
     const { result, timedOut } = exit;
-    // An agent stopped at its deadline failed, even if it exited cleanly on the signal.
-    if (result.ok && !timedOut) {
+    // An agent stopped at its deadline (or by the endpoint watchdog) failed, even if it exited
+    // cleanly on the signal (gemini does).
+    if (result.ok && !timedOut && s.stopReason === undefined) {
       return await this.#deps.store.transition(task.id, "done", {
         actor: "orchestrator",
         reason: "agent exited 0",
@@ -134,9 +135,10 @@ export class AgentExits {
       });
     }
     const deadlineS = s.deadlineS ?? agentDeadlineSeconds(this.#deps.config.tuning, task.scope);
-    const reason = timedOut
-      ? `deadline: killed after ${deadlineS}s (scope ${task.scope})`
-      : result.error ?? `agent exited ${result.exit_code}`;
+    const reason = s.stopReason ??
+      (timedOut
+        ? `deadline: killed after ${deadlineS}s (scope ${task.scope})`
+        : result.error ?? `agent exited ${result.exit_code}`);
     await this.#deps.sessions.finish(s, "failed");
     await this.#deps.retries.failTask(
       task,

@@ -7,7 +7,12 @@
  * token and goes to the retry policy.
  */
 import { join } from "node:path";
-import { endpointForRole, type ResolvedCli, unenforcedNote } from "../adapters/mod.ts";
+import {
+  endpointForRole,
+  type EndpointProfile,
+  type ResolvedCli,
+  unenforcedNote,
+} from "../adapters/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { agentDeadlineCapSeconds } from "../config/mod.ts";
 import { mentionsVariables, pinTaskVariables } from "../fleet/mod.ts";
@@ -17,6 +22,7 @@ import { DIRECT_SUBPROCESS } from "./agent_session.ts";
 import { runTagOf, sessionId } from "./agent_session.ts";
 import { processStartTime } from "./session.ts";
 import type { Execution, ExecutionRequest, Executor } from "./executor.ts";
+import type { ProviderRouter } from "./provider_routing.ts";
 import type { MergeQueue } from "./merge_queue.ts";
 import { describeSignal } from "./planning.ts";
 import { catalogPreamble } from "./catalogs.ts";
@@ -44,6 +50,8 @@ export interface DispatchDeps {
   retries: Retries;
   /** Owner of the base commit (HEAD between merges). */
   merges: MergeQueue;
+  /** provider_availability routing (absent: no chains declared). */
+  providers?: ProviderRouter;
 }
 
 /** A pin as task metadata (plain JSON). */
@@ -56,6 +64,29 @@ interface Attempt {
   session: string;
   choice: ModelChoice;
   cli: ResolvedCli;
+  /** The endpoint profile the agent talks to (the chain element's, else the role's). */
+  endpoint?: EndpointProfile;
+}
+
+const TIER_NAMES = ["haiku", "sonnet", "opus"];
+
+/**
+ * The model an attempt really uses, for records: as the adapters resolve it, an endpoint's
+ * model replaces no model or a tier name (so a local model never shows as `default`).
+ */
+export function attemptModel(
+  asked: string | undefined,
+  endpoint: EndpointProfile | undefined,
+): string | undefined {
+  if (endpoint?.model === undefined) return asked;
+  return asked === undefined || TIER_NAMES.includes(asked) ? endpoint.model : asked;
+}
+
+/** Which provider served an attempt: the endpoint profile (with its URL), else the CLI's own. */
+export function providerOf(adapter: string, endpoint: EndpointProfile | undefined): string {
+  return endpoint === undefined
+    ? `${adapter} (its own provider)`
+    : `endpoint ${endpoint.name} (${endpoint.base_url})`;
 }
 
 /** The lineage identity of an attempt's agent. */
@@ -107,8 +138,13 @@ export class Dispatcher {
     const attempt = task.retry_count + 1;
     // The run id's hex tail plus the resume count: unique per run and per resume.
     const session = this.#fresh(sessionId(task.id, attempt, runTagOf(ctx.runId, ctx.runAttempt)));
-    const choice = modelForAttempt(task, ctx.config, ctx.modelOverride);
+    const routed = await this.#route(task);
+    if (routed === "refused") return undefined;
+    const choice = { ...modelForAttempt(task, ctx.config, ctx.modelOverride), ...routed?.choice };
     try {
+      const endpoint = routed !== undefined
+        ? routed.endpoint
+        : endpointForRole(ctx.config, task.role);
       const cli = await adapters.resolve({ ...task, cli: choice.cli ?? task.cli });
       if (ctx.policy?.refusesUnenforced && !enforces(cli.adapter)) {
         await retries.failTask(
@@ -118,11 +154,53 @@ export class Dispatcher {
         );
         return undefined;
       }
-      return { task, attempt, session, choice, cli };
+      return {
+        task,
+        attempt,
+        session,
+        choice: { ...choice, model: attemptModel(choice.model, endpoint) },
+        cli,
+        ...(endpoint ? { endpoint } : {}),
+      };
     } catch (error) {
       await retries.failTask(task, `adapter: ${(error as Error).message}`, "infra-error");
       return undefined;
     }
+  }
+
+  /**
+   * provider_availability: the chain element a task of a role with a chain runs on (audited
+   * as `routing.receipt`); "refused" when no element is healthy (the task fails loudly);
+   * undefined when the role has no chain or the task names its own adapter.
+   */
+  async #route(
+    task: Task,
+  ): Promise<{ choice: ModelChoice; endpoint?: EndpointProfile } | "refused" | undefined> {
+    const { ctx, providers, recorder, retries } = this.#deps;
+    if (providers === undefined || task.cli) return undefined;
+    const decision = await providers.route(task.id, task.role);
+    if (decision === undefined) return undefined;
+    await recorder.record({ kind: "routing.receipt", taskId: task.id, decision });
+    if (decision.chosen === null) {
+      const probes = decision.chain.map((e, i) =>
+        `${e.adapter}${e.model ? "/" + e.model : ""}: ${decision.probes[i].status}` +
+        (decision.excluded.includes(i) ? " (failed this task)" : "")
+      ).join("; ");
+      await retries.failTask(
+        task,
+        `no healthy provider for role ${task.role} (chain ${decision.chain_name}: ${probes})`,
+        "provider-unavailable",
+      );
+      return "refused";
+    }
+    const element = decision.chain[decision.chosen];
+    const profile = element.endpoint === undefined
+      ? undefined
+      : ctx.config.local_endpoints?.[element.endpoint];
+    return {
+      choice: { cli: element.adapter, ...(element.model ? { model: element.model } : {}) },
+      ...(profile && element.endpoint ? { endpoint: { name: element.endpoint, ...profile } } : {}),
+    };
   }
 
   /** `base`, or `base-d2`, `base-d3` … when an earlier dispatch used it (claim released). */
@@ -193,6 +271,7 @@ export class Dispatcher {
       branch: execution.branch,
       baseSha: execution.baseSha,
       state: "running",
+      ...this.#watchdogTimeout(a),
     };
     sessions.add(session);
     retries.spawned(a.task.id);
@@ -245,6 +324,16 @@ export class Dispatcher {
     return pinned.pinnedNow ? { task, pins: pinned.pins.map((p) => ({ ...p })) } : { task };
   }
 
+  /**
+   * The endpoint's request timeout is the watchdog's to enforce for every CLI: the settings
+   * some CLIs take (ENDPOINT_TIMEOUT_NATIVE) do not end a stream that hangs after its headers
+   * (claude 2.1.332 waited 90 s on a 3 s API_TIMEOUT_MS), so silence for that long ends it.
+   */
+  #watchdogTimeout(a: Attempt): Pick<RunningSession, "endpointTimeoutS"> {
+    const timeout = a.endpoint?.timeout;
+    return timeout === undefined ? {} : { endpointTimeoutS: timeout };
+  }
+
   async #attachments(a: Attempt): Promise<SpawnAttachments | undefined> {
     const { ctx } = this.#deps;
     if (!ctx.attachments) return undefined;
@@ -293,7 +382,7 @@ export class Dispatcher {
       model: a.choice.model,
       effort: a.choice.effort,
       maxTurns: tuning.agent.max_turns,
-      endpoint: endpointForRole(ctx.config, a.task.role),
+      endpoint: a.endpoint,
       settings: ctx.config.adapters?.[a.cli.adapter.name],
       ...composed(attachments, body),
       env: {
@@ -351,6 +440,7 @@ export class Dispatcher {
       session: a.session,
       adapter: a.cli.adapter.name,
       model: a.choice.model ?? null,
+      provider: providerOf(a.cli.adapter.name, a.endpoint),
       attempt: a.attempt,
       pid: execution.pid,
       argv0: execution.argv0,

@@ -14,6 +14,7 @@ import { readInstallIdentity } from "../fleet/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import { storageDoctor } from "../storage/mod.ts";
 import { checkConfig } from "./config_checks.ts";
+import { certificationProblems } from "./endpoint_certification.ts";
 import { Git } from "./git.ts";
 import { notifyDoctor } from "./notify_check.ts";
 import { githubDoctor } from "./github_backlog.ts";
@@ -140,9 +141,11 @@ async function diskCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
 async function configCheck(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
   try {
     const loaded = await loadConfig({ cwd, env });
-    const problems = loaded.config === undefined
-      ? loaded.problems
-      : [...loaded.problems, ...checkConfig({ config: loaded.config, locate: loaded.locate })];
+    const problems = loaded.config === undefined ? loaded.problems : [
+      ...loaded.problems,
+      ...checkConfig({ config: loaded.config, locate: loaded.locate }),
+      ...await certificationProblems(loaded.config, loaded.locate, loaded.project.sdd, Date.now()),
+    ];
     const errors = problems.filter((p) => p.severity === "error");
     const warnings = problems.filter((p) => p.severity === "warning");
     const lines: DoctorCheck[] = [];

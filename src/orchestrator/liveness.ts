@@ -58,6 +58,10 @@ export class Liveness {
       const beat = beats.get(s.session);
       const beatAge = beat ? ctx.clock.nowMs() - Date.parse(beat.last_heartbeat_at) : Infinity;
       const outputAge = ctx.clock.monotonicMs() - s.execution.lastOutputMs();
+      if (s.endpointTimeoutS !== undefined && outputAge > s.endpointTimeoutS * 1000) {
+        await this.#endpointTimeout(s, s.endpointTimeoutS);
+        continue;
+      }
       if (outputAge > thresholdMs && beatAge > thresholdMs) {
         await this.#stop(s, outputAge);
         continue;
@@ -73,6 +77,18 @@ export class Liveness {
         });
       }
     }
+  }
+
+  /**
+   * The endpoint's request timeout: nothing came back for that long, so the request is given
+   * up (a provider failure: it fails over, never escalates).
+   */
+  async #endpointTimeout(s: RunningSession, timeoutS: number): Promise<void> {
+    if (s.stopReason !== undefined) return;
+    s.stopReason = `endpoint timeout: no answer from the model for ${timeoutS}s ` +
+      "(local_endpoints timeout); request timed out";
+    await this.#deps.recorder.warn(`${s.task.id}: ${s.stopReason}`);
+    void s.execution?.terminate(this.#deps.ctx.config.tuning.agent.kill_grace_s * 1000);
   }
 
   async #stop(s: RunningSession, silentMs: number): Promise<void> {

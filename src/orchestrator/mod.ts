@@ -157,6 +157,19 @@ export { processAlive, readSession, sessionPath, type SessionRecord } from "./se
 export { type SelfCommand, selfCommand, verifyCommand } from "./self_command.ts";
 export { checkConfig, type CheckedConfig } from "./config_checks.ts";
 export {
+  certificationProblems,
+  certifyEndpoint,
+  type CertifyOutcome,
+  type CertifyRequest,
+  gatedEndpointUses,
+} from "./endpoint_certification.ts";
+export {
+  type DrillRole,
+  probeElement,
+  ProviderRouter,
+  runFailoverDrill,
+} from "./provider_routing.ts";
+export {
   applyReloadable,
   changedKeys,
   configHash,

@@ -11,6 +11,7 @@ import type { AuditEventInput, AuditSink } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { LedgerEntryInput } from "../ledger/mod.ts";
 import type { PolicyCounts, PolicyDecision } from "../policy/mod.ts";
+import type { RouteDecision } from "../providers/mod.ts";
 import type { AgentExit } from "./executor.ts";
 import type { GateResult } from "./gates.ts";
 import type { RunEvent, RunReporter } from "./reporter.ts";
@@ -53,6 +54,8 @@ export type RunFact =
     session: string;
     adapter: string;
     model: string | null;
+    /** Which provider serves it (an endpoint profile, or the CLI's own). */
+    provider?: string;
     attempt: number;
     pid: number;
     argv0: string;
@@ -130,6 +133,24 @@ export type RunFact =
   }
   | { kind: "task.skipped"; taskId: string; reason: string }
   | { kind: "task.retry"; taskId: string; attempt: number; delayS: number; rateLimited: boolean }
+  | {
+    kind: "model.escalated";
+    taskId: string;
+    /** Ladder rung of the failed attempt (0 = the role's own model). */
+    fromStep: number;
+    /** Rung of the next attempt. */
+    toStep: number;
+    /** The failure code that is the evidence (gate-failed, signals-unmet, max-turns, …). */
+    evidence: string;
+    /** The failure's first line. */
+    detail: string;
+  }
+  | {
+    kind: "routing.receipt";
+    taskId: string;
+    /** The decision (src/providers `decideRoute`), hash included. */
+    decision: RouteDecision;
+  }
   | { kind: "task.abandoned"; taskId: string; reason: string; detail?: string }
   | { kind: "gate.result"; taskId: string; session: string; gate: GateResult }
   | { kind: "gate.failed"; taskId: string; gate: string; reason: string }
@@ -238,6 +259,43 @@ function warning(message: string): RunEvent {
   return { type: "run.warning", message };
 }
 
+/** A routing decision: the audit chain's `routing.receipt`, and one progress line. */
+function routingRecords(fact: Extract<RunFact, { kind: "routing.receipt" }>): FactRecords {
+  const d = fact.decision;
+  const chosen = d.chosen === null ? null : d.chain[d.chosen];
+  return {
+    audit: orchestratorEvent("routing.receipt", "task", fact.taskId, {
+      role: d.role,
+      chain_name: d.chain_name,
+      chain: d.chain.map((e) => ({
+        adapter: e.adapter,
+        model: e.model ?? null,
+        conformance: e.conformance,
+        endpoint: e.endpoint ?? null,
+      })),
+      probes: d.probes.map((p) => ({
+        status: p.status,
+        healthy: p.healthy,
+        kind: p.kind,
+        detail: p.detail,
+        ms: p.ms,
+      })),
+      excluded: d.excluded,
+      chosen: d.chosen,
+      reason: d.reason,
+      decision_hash: d.hash,
+    }),
+    progress: d.reason === "primary_healthy" ? undefined : {
+      type: "provider.routed",
+      task_id: fact.taskId,
+      role: d.role,
+      reason: d.reason,
+      adapter: chosen?.adapter ?? null,
+      model: chosen?.model ?? null,
+    },
+  };
+}
+
 /** The records of a run-level fact (start, resume, plan, end). */
 function runRecords(fact: RunFact): FactRecords | undefined {
   switch (fact.kind) {
@@ -332,6 +390,7 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           task_id: fact.taskId,
           adapter: fact.adapter,
           model: fact.model,
+          ...(fact.provider === undefined ? {} : { provider: fact.provider }),
           pid: fact.pid,
           argv0: fact.argv0,
           prompt_channel: fact.promptChannel,
@@ -347,6 +406,7 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
             session: fact.session,
             adapter: fact.adapter,
             model: fact.model,
+            ...(fact.provider === undefined ? {} : { provider: fact.provider }),
             attempt: fact.attempt,
           },
         },
@@ -356,6 +416,7 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           session: fact.session,
           adapter: fact.adapter,
           model: fact.model,
+          ...(fact.provider === undefined ? {} : { provider: fact.provider }),
           attempt: fact.attempt,
           ...(fact.worker === undefined ? {} : { worker: fact.worker }),
         },
@@ -529,6 +590,23 @@ function taskRecords(fact: RunFact, usage: TaskUsage | undefined): FactRecords |
           reason: `${fact.status}: ${fact.reason}`,
         },
       };
+    case "model.escalated":
+      return {
+        audit: orchestratorEvent("model.escalated", "task", fact.taskId, {
+          from_step: fact.fromStep,
+          to_step: fact.toStep,
+          evidence: fact.evidence,
+          detail: fact.detail,
+        }),
+        progress: {
+          type: "model.escalated",
+          task_id: fact.taskId,
+          to_step: fact.toStep,
+          evidence: fact.evidence,
+        },
+      };
+    case "routing.receipt":
+      return routingRecords(fact);
     case "task.retry":
       return {
         progress: {

@@ -87,6 +87,14 @@ function describe(e: RunEvent): string | undefined {
       }), receipt ${s("receipt_hash").slice(0, 23)}…`;
     case "task.skipped":
       return `· ${s("task_id")} skipped: ${s("reason")}`;
+    case "model.escalated":
+      return `⇧ ${s("task_id")} escalates to ladder rung ${s("to_step")} (evidence: ${
+        s("evidence")
+      })`;
+    case "provider.routed":
+      return e.reason === "no_healthy_provider"
+        ? `✗ ${s("task_id")} no healthy provider for role ${s("role")}`
+        : `⇄ ${s("task_id")} fails over to ${s("adapter")}${e.model ? "/" + s("model") : ""}`;
     case "merge.refused":
       return `✗ ${s("task_id")} merge refused: ${s("reason")} (branch ${s("branch")} kept)`;
     case "gate.failed":

@@ -6,6 +6,7 @@
  * A task whose dependency can never finish fails at once.
  */
 import type { Config } from "../config/mod.ts";
+import type { EscalationDecision } from "../providers/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import type { Clock } from "../io/mod.ts";
 import { CLAIMED_STATUSES, type Task, type TaskStore } from "../tasks/mod.ts";
@@ -29,6 +30,11 @@ export interface RetryDeps {
   recorder: Recorder;
   /** True once the operator asked the run to stop (no more retries). */
   isStopping: () => boolean;
+  /**
+   * The ladder rung of a failed task's retry (undefined: its role has no ladder). Only
+   * evidence moves it up; see src/providers `nextRung`.
+   */
+  escalation?: (task: Task, code: string, reason: string) => EscalationDecision | undefined;
 }
 
 /** First line of a reason, at most 500 characters (ledger detail, terminal reason). */
@@ -178,14 +184,16 @@ export class Retries {
       final: !retry,
     });
     if (retry) {
-      await this.#retry(task, reason, code === "rate-limited");
+      await this.#retry(task, reason, code);
     } else {
       this.#final.add(task.id);
     }
   }
 
-  async #retry(task: Task, reason: string, rateLimited: boolean): Promise<void> {
+  async #retry(task: Task, reason: string, code: string): Promise<void> {
     const { store, clock, config, recorder } = this.#deps;
+    const rateLimited = code === "rate-limited";
+    const rung = this.#deps.escalation?.(task, code, reason);
     this.#failureContext.set(task.id, `The previous attempt failed: ${reason.slice(0, 4000)}`);
     // A rate-limited attempt waits at least the cooldown: the normal backoff would hit it again.
     const delay = retryDelayMs(task.retry_count + 1, config.tuning.spawn, rateLimited);
@@ -193,7 +201,18 @@ export class Retries {
     await store.transition(task.id, "open", {
       actor: "orchestrator",
       reason: `retry ${task.retry_count + 1} of ${task.max_retries}: ${shortReason(reason)}`,
+      ...(rung?.escalated ? { metadata: { ladder_step: rung.step } } : {}),
     });
+    if (rung?.escalated) {
+      await recorder.record({
+        kind: "model.escalated",
+        taskId: task.id,
+        fromStep: rung.step - 1,
+        toStep: rung.step,
+        evidence: code,
+        detail: shortReason(reason),
+      });
+    }
     await recorder.record({
       kind: "task.retry",
       taskId: task.id,

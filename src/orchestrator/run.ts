@@ -48,6 +48,7 @@ import { RunCheckpoints } from "./checkpoints.ts";
 import { recordRunConfig, runConfigRecord } from "../fleet/mod.ts";
 import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/store/mod.ts";
 import { checkConfig } from "./config_checks.ts";
+import { certificationProblems } from "./endpoint_certification.ts";
 import { ConfigWatch } from "./config_reload.ts";
 import { readSession, type SessionRecord, writeSession } from "./session.ts";
 import { enforces, RunPolicy } from "./run_policy.ts";
@@ -257,6 +258,10 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
     : await requireConfig({ cwd: deps.cwd, env: deps.env, flags, planDefaults });
   for (const w of warnings) deps.warn(w);
   refuseBadConfig(checkConfig({ config, locate: loaded.locate }));
+  // Merge-critical roles on endpoint profiles: their receipts must verify now, at the start.
+  refuseBadConfig(
+    await certificationProblems(config, loaded.locate, project.sdd, deps.clock.nowMs()),
+  );
   // Catalog roles fill what role_model_policy leaves unset (the policy always wins).
   const catalog = await loadCatalogs(project.root, config.catalogs);
   for (const p of catalog.problems) if (p.severity === "warning") deps.warn(p);

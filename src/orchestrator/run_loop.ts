@@ -11,7 +11,7 @@ import type { ResolvedCli } from "../adapters/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import type { LiveAgent } from "../report/mod.ts";
 import { type Task, TaskStoreLockLostError } from "../tasks/mod.ts";
-import { AdapterResolver } from "./adapter_choice.ts";
+import { AdapterResolver, escalationFor } from "./adapter_choice.ts";
 import { applyReloadable } from "./config_reload.ts";
 import { AgentExits } from "./agent_exit.ts";
 import { Completion } from "./completion.ts";
@@ -22,6 +22,7 @@ import { MergeQueue } from "./merge_queue.ts";
 import { emptyOutcome, type RunOutcome } from "./outcome.ts";
 import { Recorder, tallyOutcome } from "./recorder.ts";
 import { Retries } from "./retries.ts";
+import { failoverListener, routerFor } from "./provider_routing.ts";
 import { RecoveryRouter } from "./routing.ts";
 import type { AttachmentProvider, RunContext } from "./run_context.ts";
 import type { SessionFile } from "./run_state.ts";
@@ -103,7 +104,11 @@ export class RunLoop {
       config: ctx.config,
       recorder,
       isStopping: () => this.#stopping.requested,
+      escalation: escalationFor(() => ctx.config),
     });
+    // provider_availability chains: probes before dispatch, failover on provider errors.
+    const providers = routerFor(ctx);
+    if (providers !== undefined) recorder.on(failoverListener(providers));
     this.#router = new RecoveryRouter({
       runId: ctx.runId,
       root: ctx.root,
@@ -152,6 +157,7 @@ export class RunLoop {
       sessions,
       retries,
       merges,
+      providers,
     });
     this.#liveness = new Liveness({ ctx, recorder, sessions, spawning: () => this.#spawning });
     this.#stopping = new Stopping({

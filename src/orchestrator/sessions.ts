@@ -40,6 +40,13 @@ export interface RunningSession {
   progressSinceMs?: number;
   /** The run's liveness check stopped it at its deadline. */
   deadlineHit?: boolean;
+  /**
+   * Its endpoint profile's request timeout (s) when its CLI cannot take one: the watchdog
+   * stops it after that long without output (a request that never came back).
+   */
+  endpointTimeoutS?: number;
+  /** Why the run stopped it, when the watchdog did (the attempt's failure reason). */
+  stopReason?: string;
 }
 
 /** The live sessions of a run, by session id. */

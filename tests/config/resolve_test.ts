@@ -265,3 +265,28 @@ Deno.test("attachments.deny takes a list of globs", () => {
   });
   strictEqual(bad.config, undefined);
 });
+
+Deno.test("fallback_model still loads with a deprecation note pointing at the ladder; both at once is an error", () => {
+  const sugar = resolveConfig({
+    layers: [yaml("bernstein.yaml", "role_model_policy:\n  backend:\n    fallback_model: big\n")],
+    env: mapEnv({}),
+  });
+  ok(sugar.config);
+  deepStrictEqual(sugar.problems.map((p) => [p.severity, p.code, p.location]), [
+    ["warning", "config.deprecated", "bernstein.yaml:3:5"],
+  ]);
+  ok(sugar.problems[0].message.includes("ladder: [{model: big}]"), sugar.problems[0].message);
+  const both = resolveConfig({
+    layers: [
+      yaml(
+        "bernstein.yaml",
+        "role_model_policy:\n  backend:\n    fallback_model: big\n    ladder: [{model: huge}]\n",
+      ),
+    ],
+    env: mapEnv({}),
+  });
+  deepStrictEqual(both.problems.map((p) => [p.severity, p.code]), [[
+    "error",
+    "config.invalid_value",
+  ]]);
+});

@@ -15,7 +15,23 @@ import { REPO_ROOT } from "../_helpers/cli.ts";
 const HELD_AS: Readonly<Record<string, { names: readonly string[]; files: RegExp }>> = {
   "role_model_policy.*": { names: ["policy"], files: /^src\/orchestrator\// },
   "role_model_policy.*.ladder.*": { names: ["step"], files: /^src\/orchestrator\// },
-  "local_endpoints.*": { names: ["endpoint"], files: /^src\/adapters\// },
+  "local_endpoints.*": {
+    names: ["endpoint", "profile"],
+    files: /^src\/(adapters\/|orchestrator\/endpoint_certification\.ts$)/,
+  },
+  "provider_availability": { names: ["pa"], files: /^src\/orchestrator\/provider_routing\.ts$/ },
+  "provider_availability.roles.*": {
+    names: ["spec"],
+    files: /^src\/orchestrator\/provider_routing\.ts$/,
+  },
+  "provider_availability.roles.*.chain.*": {
+    names: ["e", "element"],
+    files: /^src\/(orchestrator|providers)\//,
+  },
+  "tuning.providers": {
+    names: ["tuning"],
+    files: /^src\/orchestrator\/endpoint_certification\.ts$/,
+  },
   "adapters.*": { names: ["settings", "scripted"], files: /^src\/adapters\// },
   "adapters.*.models": { names: ["m"], files: /^src\/adapters\/generic\.ts$/ },
   "quality_gates.tests": { names: ["gate"], files: /^src\/orchestrator\// },

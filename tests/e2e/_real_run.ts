@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { PINNED_CLIS, type PinnedCli } from "../../scripts/install_agent_clis.ts";
 import { type CliRun, runBernstein } from "../_helpers/cli.ts";
+import { certifyProfilesForTest } from "../_helpers/endpoint_receipts.ts";
 import { agentClisBin, pinnedStatus } from "../_helpers/real_cli.ts";
 import { git, makeRepo } from "../_helpers/temp.ts";
 import type { ApiName, EgressSentinel, ModelServer } from "./model_servers/mod.ts";
@@ -98,6 +99,8 @@ export interface RunTuning {
   backoff_max_s?: number;
   /** Least delay before retrying a rate-limited attempt. */
   cooldown_s?: number;
+  /** Request timeout of every endpoint profile (`local_endpoints.*.timeout`). */
+  endpoint_timeout_s?: number;
   /** Extra configuration merged at the top level. */
   extra?: Record<string, unknown>;
 }
@@ -149,6 +152,7 @@ export function runConfig(
       api: cli.api,
       model: "fake-model",
       api_key_env: MODEL_KEY_ENV,
+      ...(t.endpoint_timeout_s !== undefined ? { timeout: t.endpoint_timeout_s } : {}),
     };
     // The operator's way to give agents a proxy: exact names through adapters.<cli>.env.
     adapters[s.cli] = { env: Object.keys(options.sentinel.env()) };
@@ -237,6 +241,11 @@ export async function runReal(dir: string, options: RealRunOptions): Promise<Rea
     sentinel: options.sentinel,
     tuning: options.tuning,
   });
+  // Every role here is merge-critical: its endpoint profile needs a certification receipt.
+  await certifyProfilesForTest(
+    root,
+    config.local_endpoints as Record<string, { base_url: string; model?: string }>,
+  );
   const env: Record<string, string> = {
     PATH: `${agentClisBin()}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
     HOME: home,

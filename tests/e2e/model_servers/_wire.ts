@@ -47,6 +47,14 @@ export interface ParsedRequest {
   stream: boolean;
   /** Media parts of user messages, in order. */
   media: MediaPart[];
+  /** The tool the client forces (`tool_choice` naming one tool), if any. */
+  forcedTool?: string;
+}
+
+/** The tool a `tool_choice`-like value forces: its `name`, or its `function.name`. */
+export function forcedToolOf(choice: unknown): string | undefined {
+  const c = recordOf(choice);
+  return textOf(c.name) ?? textOf(recordOf(c.function).name);
 }
 
 /** How to answer. */

@@ -3,6 +3,7 @@ import {
   allStrings,
   type ApiCodec,
   contentText,
+  forcedToolOf,
   json,
   listOf,
   type MediaPart,
@@ -55,6 +56,9 @@ function parse(body: Record<string, unknown>): ParsedRequest {
     toolResults,
     stream: body.stream === true,
     media,
+    forcedTool: recordOf(body.tool_choice).type === "tool"
+      ? forcedToolOf(body.tool_choice)
+      : undefined,
   };
 }
 

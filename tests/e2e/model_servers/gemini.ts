@@ -18,6 +18,13 @@ import {
 } from "./_wire.ts";
 import type { OfferedTool } from "./tools.ts";
 
+/** `toolConfig.functionCallingConfig` in mode ANY with one allowed function forces it. */
+function forced(body: Record<string, unknown>): string | undefined {
+  const config = recordOf(recordOf(body.toolConfig).functionCallingConfig);
+  const allowed = listOf(config.allowedFunctionNames);
+  return config.mode === "ANY" && allowed.length === 1 ? textOf(allowed[0]) : undefined;
+}
+
 function parse(body: Record<string, unknown>, pathname: string): ParsedRequest {
   const tools: OfferedTool[] = [];
   for (const t of listOf(body.tools)) {
@@ -57,6 +64,7 @@ function parse(body: Record<string, unknown>, pathname: string): ParsedRequest {
     toolResults,
     stream: pathname.includes(":streamGenerateContent"),
     media,
+    forcedTool: forced(body),
   };
 }
 

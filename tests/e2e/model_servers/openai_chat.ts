@@ -5,6 +5,7 @@ import {
   type ApiCodec,
   contentText,
   dataUrlPart,
+  forcedToolOf,
   json,
   listOf,
   type MediaPart,
@@ -50,6 +51,7 @@ function parse(body: Record<string, unknown>): ParsedRequest {
     toolResults,
     stream: body.stream === true,
     media,
+    forcedTool: forcedToolOf(body.tool_choice),
   };
 }
 

@@ -4,6 +4,7 @@ import {
   type ApiCodec,
   contentText,
   dataUrlPart,
+  forcedToolOf,
   json,
   listOf,
   type MediaPart,
@@ -44,7 +45,15 @@ function parse(body: Record<string, unknown>): ParsedRequest {
       }
     }
   }
-  return { tools, userTexts, texts: allStrings(body), toolResults, stream: true, media };
+  return {
+    tools,
+    userTexts,
+    texts: allStrings(body),
+    toolResults,
+    stream: true,
+    media,
+    forcedTool: forcedToolOf(body.tool_choice),
+  };
 }
 
 function response(item: Record<string, unknown>, usage: Usage, ctx: ReplyContext): Response {

@@ -68,6 +68,16 @@ export interface ModelServerOptions {
   cwd?: string;
   /** Model name reported in answers. */
   model?: string;
+  /**
+   * A model fit for `bernstein doctor --endpoint` (its conformance subset): `tools: obey`
+   * answers a request forcing a tool with a call of that tool (every argument 2), `ignore`
+   * answers it with text (a model whose tool calling is broken); a prompt asking for JSON gets
+   * `{"status":"ok"}`; `contextTokens` is claimed by the model list and record, and a longer
+   * request (about 4 characters a token) is refused with 400.
+   */
+  conformance?: { tools: "obey" | "ignore"; contextTokens?: number };
+  /** Every request (model calls, model lists, probes) answered with this HTTP status. */
+  failAll?: number;
 }
 
 /** A running model server. */
@@ -139,6 +149,11 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
     }
   }
 
+  /** A request whose last user text asks for a JSON answer. */
+  function asksJson(parsed: ParsedRequest): boolean {
+    return /\bJSON\b/.test(parsed.userTexts.at(-1) ?? "");
+  }
+
   function scriptFor(parsed: ParsedRequest): ModelScript {
     for (const text of parsed.userTexts) {
       const lines = scriptLines(text);
@@ -193,6 +208,40 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
     }
   }
 
+  function conformanceTooLong(raw: string): string | undefined {
+    const limit = options.conformance?.contextTokens;
+    if (limit === undefined || raw.length <= limit * 4) return undefined;
+    return `context length exceeded: about ${Math.ceil(raw.length / 4)} tokens, limit ${limit}`;
+  }
+
+  /** The conformance persona's answer to a request forcing a tool (else undefined). */
+  function personaAnswer(
+    codec: ApiCodec,
+    parsed: ParsedRequest,
+    log: LoggedRequest,
+  ): Response | undefined {
+    const c = options.conformance;
+    if (c === undefined || parsed.forcedTool === undefined || parsed.toolResults > 0) {
+      return undefined;
+    }
+    const tool = parsed.tools.find((t) => t.name === parsed.forcedTool);
+    const ctx = { model, turn: 0, stream: parsed.stream };
+    log.kind = "turn";
+    log.turn = 0;
+    if (c.tools === "ignore" || tool === undefined) {
+      log.answer = "say (forced tool ignored)";
+      log.usage = TEXT_USAGE;
+      return codec.text("I would rather answer in text.", TEXT_USAGE, ctx);
+    }
+    log.answer = `call ${tool.name} (forced)`;
+    log.usage = CALL_USAGE;
+    return codec.call(
+      { name: tool.name, args: Object.fromEntries(tool.props.map((p) => [p, 2])) },
+      CALL_USAGE,
+      ctx,
+    );
+  }
+
   function actionCall(
     action: ModelAction,
     parsed: ParsedRequest,
@@ -230,6 +279,17 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
     const stream = parsed.stream;
     if (parsed.media.length > 0) log.media = parsed.media;
     checkDelivered(parsed, log);
+    const tooLong = conformanceTooLong(raw);
+    if (tooLong !== undefined) {
+      log.answer = "400 (context length exceeded)";
+      return codec.error(400, tooLong);
+    }
+    if (parsed.tools.length === 0 && options.conformance && asksJson(parsed)) {
+      log.kind = "side";
+      log.answer = "side: json";
+      log.usage = SIDE_USAGE;
+      return codec.text('{"status":"ok"}', SIDE_USAGE, { model, turn: 0, stream });
+    }
     if (parsed.tools.length === 0) {
       // Side requests (opencode's title, gemini/qwen's next-speaker check) get a plain text.
       log.kind = "side";
@@ -247,6 +307,8 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
       log.answer = "500 (script error)";
       return codec.error(500, (error as Error).message);
     }
+    const persona = personaAnswer(codec, parsed, log);
+    if (persona !== undefined) return persona;
     const turn = parsed.toolResults;
     const cwd = findCwd(parsed.texts) ?? options.cwd;
     log.kind = "turn";
@@ -311,6 +373,10 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
       answer: "",
     };
     requests.push(log);
+    if (options.failAll !== undefined) {
+      log.answer = `fail ${options.failAll} (every request)`;
+      return json({ error: { message: `scripted failure ${options.failAll}` } }, options.failAll);
+    }
     if (!LOOPBACK.some((h) => host === `${h}:${port}`)) {
       problems.push(`#${log.seq} request for another host: ${host} ${req.method} ${path}`);
       log.answer = "421 (not this host)";
@@ -320,9 +386,27 @@ export function startModelServer(options: ModelServerOptions = {}): ModelServer 
       log.answer = "200 (probe)";
       return new Response(null, { status: 200 });
     }
+    const claim = options.conformance?.contextTokens;
     if (req.method === "GET" && url.pathname.endsWith("/models")) {
       log.answer = "model list";
-      return json({ object: "list", data: [{ id: model, object: "model", owned_by: "test" }] });
+      return json({
+        object: "list",
+        data: [{
+          id: model,
+          object: "model",
+          owned_by: "test",
+          ...(claim !== undefined ? { context_length: claim } : {}),
+        }],
+      });
+    }
+    if (req.method === "GET" && /\/models\/[^/:]+$/.test(url.pathname)) {
+      // The model's own record (Anthropic /v1/models/<id>, Gemini /v1beta/models/<id>).
+      log.answer = "model record";
+      return json({
+        id: model,
+        name: `models/${model}`,
+        ...(claim !== undefined ? { max_input_tokens: claim, inputTokenLimit: claim } : {}),
+      });
     }
     if (url.pathname.endsWith("/messages/count_tokens")) {
       log.answer = "token count";

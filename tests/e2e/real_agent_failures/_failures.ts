@@ -290,6 +290,42 @@ export function defineFailureTests(cli: RealCli): void {
   });
 
   Deno.test({
+    name: `real ${name}: a hung model with a local_endpoints timeout → the request is given up ` +
+      `at the timeout (a provider failure, not the deadline), never escalated; the retry ` +
+      `merges${why}`,
+    ignore,
+    async fn() {
+      // The deadline is far away: only the endpoint timeout can end the hung attempt early.
+      await withRun({
+        steps: oneStep(cli.name, "Write after a timeout", [
+          "@model hang times=1",
+          "@model write out.txt after the timeout",
+          "@model say wrote out.txt",
+        ]),
+        tuning: {
+          max_retries: 2,
+          deadline_s: 600,
+          // Long enough for a CLI to start and answer on a loaded machine, far below the deadline.
+          endpoint_timeout_s: 30,
+        },
+      }, async (run, server) => {
+        const taskId = "1.1-write-after-a-timeout";
+        assert.equal(run.summary?.health, "HEALTHY", context(run));
+        assert.equal(server.turns().filter((t) => t.answer === "hang").length, 1);
+        const failed = await rowsOf(run, "task.failed", taskId);
+        assert.ok(failed.length >= 1, context(run));
+        for (const f of failed) {
+          assert.notEqual(f.reason, "deadline", `the deadline did not end it: ${f.detail}`);
+          assert.match(String(f.detail), /timeout|timed out/i, String(f.detail));
+        }
+        // A timed-out request is not evidence for a bigger model.
+        assert.equal(run.events.filter((e) => e.type === "model.escalated").length, 0);
+        assert.equal((await rowsOf(run, "task.completed", taskId))[0]?.merged, true);
+      });
+    },
+  });
+
+  Deno.test({
     name: cli.turnLimit
       ? `real ${name}: a model that keeps calling tools past the turn limit fails the task ` +
         `(max-turns)${why}`
