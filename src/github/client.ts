@@ -8,6 +8,7 @@
  * size cap. Time comes from the injected clock.
  */
 import { z } from "zod";
+import { concatBytes } from "../canonical/mod.ts";
 import type { Clock } from "../io/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import type { Issue } from "./item.ts";
@@ -388,12 +389,6 @@ export class GitHubClient {
       }
       chunks.push(value);
     }
-    const bytes = new Uint8Array(total);
-    let at = 0;
-    for (const c of chunks) {
-      bytes.set(c, at);
-      at += c.length;
-    }
-    return new TextDecoder().decode(bytes);
+    return new TextDecoder().decode(concatBytes(chunks, total));
   }
 }

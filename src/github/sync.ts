@@ -7,7 +7,7 @@
  * failed listing changes nothing.
  */
 import { join } from "node:path";
-import { pathExists, writeFileAtomic } from "../io/mod.ts";
+import { pathExists, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
 import type { GitHubClient } from "./client.ts";
 import { type Issue, issueNumberOf, itemId, itemText, syncedUrl } from "./item.ts";
 import { normalLabel } from "./labels.ts";
@@ -52,12 +52,8 @@ export interface SyncReport {
 }
 
 async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
+  const bytes = await readFileIfExists(path);
+  return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
 }
 
 async function syncedIds(dir: string): Promise<string[]> {

@@ -10,6 +10,7 @@
 import type { AuditEventInput, AuditSink } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { LedgerEntryInput } from "../ledger/mod.ts";
+import type { Delivery } from "../notify/mod.ts";
 import type { PolicyCounts, PolicyDecision } from "../policy/mod.ts";
 import type { RouteDecision } from "../providers/mod.ts";
 import type { AgentExit } from "./executor.ts";
@@ -212,15 +213,7 @@ export type RunFact =
     kind: "notify.delivery";
     /** Where the channel goes (printable, never a secret). */
     target: string;
-    delivery: {
-      channel: string;
-      id: string;
-      event: string;
-      outcome: "delivered" | "failed" | "dropped";
-      attempts: number;
-      status: string | null;
-      error: string | null;
-    };
+    delivery: Delivery;
   }
   | {
     kind: "policy.parked";
