@@ -23,6 +23,7 @@ const env = mapEnv({ PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/none
 interface Setup {
   t: TestServer;
   pool: WorkerPool;
+  clock: FakeClock;
   audit: MemoryAuditSink;
   token: (name: string) => Promise<string>;
   base: string;
@@ -38,6 +39,7 @@ async function setUp(dir: string): Promise<Setup> {
   const tokens = await WorkerTokens.open(sdd);
   const projectGit = new Git(repo, { env, transport: ["file"] });
   const late: { pool?: WorkerPool } = {};
+  const clock = new FakeClock();
   const remote = await GitRemote.open(t.runtimeDir, projectGit, env, {
     worker: (token) => tokens.authenticate(token),
     pushRefs: (w) => late.pool?.pushRefs(w) ?? [],
@@ -50,7 +52,7 @@ async function setUp(dir: string): Promise<Setup> {
     remote,
     store: t.store,
     audit,
-    clock: new FakeClock(),
+    clock,
     localSlots: 0,
     agentServerUrl: "http://127.0.0.1:9",
     heartbeatIntervalS: 1,
@@ -65,6 +67,7 @@ async function setUp(dir: string): Promise<Setup> {
   return {
     t,
     pool,
+    clock,
     audit,
     repo,
     base: t.server.url,
@@ -292,5 +295,63 @@ Deno.test("worker pool: a worker that registers again gives back the claims of t
     assert.equal(task?.status, "open", "released, not failed");
     assert.equal(task?.assigned_agent, null);
     assert.equal(task?.retry_count, 0, "no retry spent");
+  });
+});
+
+Deno.test("worker pool: starts made at once never take more slots than the workers have", async () => {
+  await withSetup(async ({ t, pool, token, repo }) => {
+    const w1 = await token("w1");
+    await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w1") });
+    const base = (await git(repo, "rev-parse", "HEAD")).trim();
+    // Three at once on a worker with 2 slots: each start publishes the base commit (git work)
+    // before it queues; the slot is taken before that, so the third finds none.
+    const starts = ["a", "b", "c"].map((x) => pool.start(request(`t1-${x}1-0a1b2c`, base)));
+    let refused: { code?: string } | undefined;
+    starts[2].catch((e) => (refused = e));
+    // Every start ends queued (a held poll returns at each: the fake clock never ends its wait)
+    // or refused.
+    const sessions: string[] = [];
+    while (sessions.length + (refused === undefined ? 0 : 1) < 3) {
+      const poll = await t.call("POST", "/workers/w1/poll", {
+        token: w1,
+        body: { free: 5, wait_ms: 1000 },
+      });
+      const reply = poll.json as unknown as { assignments: { session: string }[] };
+      sessions.push(...reply.assignments.map((a) => a.session));
+    }
+    assert.deepEqual(sessions.sort(), ["t1-a1-0a1b2c", "t1-b1-0a1b2c"]);
+    assert.equal(refused?.code, "workers.no_slot");
+    for (const s of starts.slice(0, 2)) s.catch(() => {}); // ended by close()
+  });
+});
+
+Deno.test("worker pool: a worker silent past the timeout is lost; its sessions' claims go back at once", async () => {
+  await withSetup(async ({ t, pool, clock, token, repo }) => {
+    const w1 = await token("w1");
+    await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w1") });
+    await t.store.create({ id: "t1", title: "Task one", role: "dev" }, { actor: "test" });
+    await t.store.claim("t1", { agent: "t1-a1-0a1b2c", expectedVersion: 1, actor: "orchestrator" });
+    const base = (await git(repo, "rev-parse", "HEAD")).trim();
+    const started = pool.start(request("t1-a1-0a1b2c", base));
+    await t.call("POST", "/workers/w1/poll", { token: w1, body: { free: 1, wait_ms: 0 } });
+    await t.call("POST", "/workers/w1/sessions/t1-a1-0a1b2c/started", {
+      token: w1,
+      body: { pid: 7, argv0: "deno", prompt_channel: "stdin", notes: [] },
+    });
+    const execution = await started;
+    clock.advance(61_000); // lostAfterS is 60
+    assert.equal(pool.list()[0].state, "lost");
+    const exit = await execution.exit;
+    assert.equal(exit.result.ok, false);
+    assert.match(exit.result.error ?? "", /was lost/);
+    const task = await t.store.get("t1");
+    assert.equal(task?.status, "open", "released at once, not left to the store's expiry");
+    assert.equal(task?.retry_count, 0, "no retry spent");
+    // What it reports later is refused: it does not hold the session any more.
+    const late = await t.call("POST", "/workers/w1/heartbeat", {
+      token: w1,
+      body: { sessions: [] },
+    });
+    assert.equal(late.status, 409);
   });
 });
