@@ -21,7 +21,10 @@ const tasks = await store.createMany(
 );
 const write = tasks.slice(0, 100).map((t) => t.id);
 for (const id of write) await store.claim(id, { agent: "bench", expectedVersion: 1 });
-const tokens = await TokenRegistry.open(runtimeDir, { random: systemRandom });
+const tokens = await TokenRegistry.open(runtimeDir, {
+  random: systemRandom,
+  operatorTokenPath: join(Deno.args[0], "state", "auth.token"),
+});
 const server = await startTaskServer({
   store,
   holds: await openHoldStore(undefined, { clock: systemClock, random: systemRandom }),

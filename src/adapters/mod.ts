@@ -47,6 +47,7 @@ export {
   type VersionResult,
 } from "./contract.ts";
 export { cursor } from "./cursor.ts";
+export { agentEgress, type EgressInput, PROVIDER_HOSTS } from "./egress.ts";
 export { AdapterError } from "./errors.ts";
 export { gemini, geminiSettings } from "./gemini.ts";
 export { generic, GENERIC_ENDPOINT_ENV, genericAdapter } from "./generic.ts";

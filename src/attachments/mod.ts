@@ -103,6 +103,11 @@ export {
   readSource,
   type SourceDecision,
 } from "./source.ts";
-export { DIRECT_SPAWN, refuseNonDirectSpawn, type SpawnPath } from "./spawn_path.ts";
+export {
+  ATTACHMENT_SPAWN_PATHS,
+  DIRECT_SPAWN,
+  refuseNonDirectSpawn,
+  type SpawnPath,
+} from "./spawn_path.ts";
 export { type AttachmentSpec, parseAttachmentSpec, rangeText } from "./spec.ts";
 export { composePrompt, encodeAttachmentBlock, numberLines, type WireAttachment } from "./wire.ts";

@@ -1,9 +1,10 @@
 import { AttachmentSpawnPathError } from "./errors.ts";
 
 /**
- * How an agent process can be started. This codebase has only the direct subprocess
- * (`startAgent`: `Deno.Command` in a git worktree); the other kinds name paths that do not
- * exist yet, so that adding one cannot silently carry (or drop) attachments.
+ * How an agent process can be started: directly (`startAgent`: `Deno.Command` in a git
+ * worktree), or in the sandbox, which wraps that same command line (bwrap or sandbox-exec
+ * around it, the same stdin); the other kinds name paths that do not exist yet, so that adding
+ * one cannot silently carry (or drop) attachments.
  */
 export type SpawnPath =
   | "direct-subprocess"
@@ -12,18 +13,25 @@ export type SpawnPath =
   | "runtime-bridge"
   | "in-process";
 
-/** The one spawn path that carries attachments. */
+/** The direct spawn path. */
 export const DIRECT_SPAWN: SpawnPath = "direct-subprocess";
 
+/** Spawn paths with an attachment slot: they start the adapter's own command line and stdin. */
+export const ATTACHMENT_SPAWN_PATHS: readonly SpawnPath[] = ["direct-subprocess", "sandbox"];
+
 /**
- * The single isolation check: attachments travel only on the direct-subprocess spawn path;
- * any other path with attachments is refused up front.
+ * The single isolation check: attachments travel only on spawn paths that carry the adapter's
+ * own command line (direct subprocess, sandbox); any other path with attachments is refused.
  */
 export function refuseNonDirectSpawn(path: string, attachmentCount: number): void {
-  if (attachmentCount === 0 || path === DIRECT_SPAWN) return;
+  if (attachmentCount === 0 || (ATTACHMENT_SPAWN_PATHS as readonly string[]).includes(path)) {
+    return;
+  }
   throw new AttachmentSpawnPathError(
     `the run has ${attachmentCount} attachment(s), but agents would start through the '${path}' ` +
-      `spawn path; only the '${DIRECT_SPAWN}' path carries attachments`,
-    { hint: "run without attachments, or on the direct subprocess path" },
+      `spawn path; only ${
+        ATTACHMENT_SPAWN_PATHS.map((p) => `'${p}'`).join(" and ")
+      } carry attachments`,
+    { hint: "run without attachments, or on the direct subprocess or sandbox path" },
   );
 }

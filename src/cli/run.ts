@@ -8,6 +8,15 @@ const RUN_EXIT = "Exit codes: 0 the run is HEALTHY (every task merged or had not
   "2 usage error or refused up front (default branch, unknown adapter, bad plan), or the manager\n" +
   "created no task in time (diagnostic in .sdd/runs/<run-id>/manager_stalled.json).";
 
+function isolationFlag(
+  value: string | undefined,
+  Usage: new (code: string, message: string) => Error,
+): "auto" | "sandbox" | "none" | undefined {
+  if (value === undefined) return undefined;
+  if (value === "auto" || value === "sandbox" || value === "none") return value;
+  throw new Usage("cli.bad_flag", `--isolation must be auto, sandbox or none, got '${value}'`);
+}
+
 async function run(ctx: CommandContext): Promise<number> {
   const orchestrator = await import("../orchestrator/mod.ts");
   const io = await import("../io/mod.ts");
@@ -30,6 +39,7 @@ async function run(ctx: CommandContext): Promise<number> {
     planOnly: booleanFlag(ctx, "plan-only"),
     fresh: booleanFlag(ctx, "fresh"),
     attachCount: attach.length,
+    isolation: isolationFlag(stringFlag(ctx, "isolation"), UsageError),
   };
   // A shared store that cannot be reached refuses the run (and the dry run) before anything
   // starts: one line naming the URL's key, its layer and host:port, exit 2.
@@ -76,7 +86,11 @@ async function run(ctx: CommandContext): Promise<number> {
         source: report.planned.source as unknown as JsonValue,
         tasks: rows as unknown as JsonValue,
         ...(report.kind === "dry-run"
-          ? { branch: report.branch, attachments: attached as unknown as JsonValue }
+          ? {
+            branch: report.branch,
+            attachments: attached as unknown as JsonValue,
+            isolation: report.isolation as unknown as JsonValue,
+          }
           : {}),
       });
       return 0;
@@ -95,6 +109,12 @@ async function run(ctx: CommandContext): Promise<number> {
     }
     if (report.kind === "dry-run") {
       printAttachments(ctx, attached);
+      const iso = report.isolation;
+      ctx.out.line(
+        `agents would run ${
+          iso.isolation === "sandbox" ? `in the sandbox (${iso.backend})` : "WITHOUT a sandbox"
+        } (isolation: ${iso.requested})`,
+      );
       ctx.out.line(`merges would go into '${report.branch}'; nothing was started`);
     }
     return 0;
@@ -148,6 +168,7 @@ interface SummaryView {
     dropped: number;
   }[];
   path: string;
+  isolation?: { in_force: string; backend: string | null; agents: Record<string, unknown> };
 }
 
 function printSummary(ctx: CommandContext, s: SummaryView): void {
@@ -157,6 +178,16 @@ function printSummary(ctx: CommandContext, s: SummaryView): void {
   const counts = Object.entries(s.tasks).filter(([k]) => k !== "total").map(([k, v]) => `${v} ${k}`)
     .join(" · ");
   ctx.out.line(`  tasks    ${s.tasks.total} total · ${counts}`);
+  if (s.isolation !== undefined) {
+    const n = Object.keys(s.isolation.agents).length;
+    ctx.out.line(
+      `  isolation ${
+        s.isolation.in_force === "sandbox"
+          ? `sandbox (${s.isolation.backend})`
+          : "NONE (no sandbox)"
+      } for ${n} agent(s)`,
+    );
+  }
   for (const m of s.merges) {
     ctx.out.line(`  merged   ${m.task_id} (${m.files.length} file(s)) into ${s.branch}`);
   }
@@ -458,6 +489,12 @@ export const RUN_COMMANDS: CommandSpec[] = [
         name: "fresh",
         type: "boolean",
         help: "Start over instead of resuming an interrupted run.",
+      },
+      {
+        name: "isolation",
+        type: "string",
+        valueName: "MODE",
+        help: "auto (sandbox where it works), sandbox (required) or none; overrides config.",
       },
       {
         name: "wait",

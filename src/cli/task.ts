@@ -9,8 +9,9 @@ import { numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
 const ENV_HELP =
   "Server: $BERNSTEIN_SERVER_URL, else .sdd/runtime/server.port in this folder or\n" +
   "above (agents run in .sdd/worktrees/<session>/). Token: $BERNSTEIN_TASK_TOKEN, else the\n" +
-  "file named by $BERNSTEIN_TASK_TOKEN_FILE (mode 0600), else the operator token\n" +
-  ".sdd/runtime/auth.token. While the server refuses connections the command retries\n" +
+  "file named by $BERNSTEIN_TASK_TOKEN_FILE (mode 0600), else the project's operator token\n" +
+  "(beside the audit key: <key folder>/projects/<id>/auth.token, outside the project).\n" +
+  "While the server refuses connections the command retries\n" +
   "(tuning.server.client_connect_attempts, delays doubling from client_retry_base_ms);\n" +
   "any answer is final.";
 

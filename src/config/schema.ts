@@ -557,6 +557,8 @@ export const ConfigSchema = z.object({
     read_only: z.array(z.string().min(1).regex(/^\//, "must be an absolute path")).describe(
       "More absolute paths agents see read-only (tools outside the system folders).",
     ),
+    writable: z.array(z.string().min(1).regex(/^\//, "must be an absolute path")).optional()
+      .describe("More absolute paths agents may write (shared caches); never inside .sdd."),
   }).strict().optional(),
   quality_gates: z.object({
     run_config: z.boolean().describe("Refuse diffs that touch bernstein's own configuration."),

@@ -17,8 +17,15 @@ import {
   writeInvocationFiles,
 } from "../adapters/mod.ts";
 import type { SpawnPath } from "../attachments/mod.ts";
+import type { JsonObject } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
-import { type EnvReader, type ProcessHandle, resolveInside, spawnProcess } from "../io/mod.ts";
+import {
+  type EnvReader,
+  type ProcessHandle,
+  resolveInside,
+  spawnProcess,
+  writeFileAtomic,
+} from "../io/mod.ts";
 import type { Git } from "./git.ts";
 
 /** Everything needed to start one agent on one task. */
@@ -43,8 +50,13 @@ export interface AgentLaunch {
   prompt: string;
   /** Attachment bytes for the CLI's own channel (content blocks, or worktree copies). */
   media?: readonly PromptMedia[];
-  /** Extra environment for the agent (server URL, token, task id, PATH with the shim). */
+  /** Extra environment for the agent (server URL, task id, PATH with the shim). */
   extraEnv: Record<string, string>;
+  /**
+   * The session's task-server token: written to a file in the agent's private HOME (mode
+   * 0600), named by `BERNSTEIN_TASK_TOKEN_FILE`; never in the environment.
+   */
+  token?: string;
   /** Wall-clock deadline in milliseconds. */
   deadlineMs: number;
   /** Grace between SIGTERM and SIGKILL. */
@@ -75,8 +87,10 @@ export interface AgentProcess {
   logPath: string;
   /** The process. */
   handle: ProcessHandle;
-  /** What the adapter built. */
+  /** What ran: the adapter's command line after the spawn path wrapped it. */
   invocation: Invocation;
+  /** How the agent was isolated (the spawn path's record). */
+  isolation: JsonObject;
   /** Monotonic time (ms) of the last output, for liveness. */
   lastOutputMs: number;
   /** Last progress text seen. */
@@ -135,26 +149,52 @@ export async function writeBernsteinShim(
   return bin;
 }
 
+/** Where and what a spawn path wraps. */
+export interface SpawnPlace {
+  /** Session id. */
+  session: string;
+  /** The worktree (the agent's working directory). */
+  worktree: string;
+  /** The private HOME. */
+  home: string;
+  /** Adapter name (its provider hosts, when it has no endpoint). */
+  adapter: string;
+  /** The role's endpoint profile. */
+  endpoint?: EndpointProfile;
+}
+
+/** A wrapped command line, what it isolates, and what to release when the agent ends. */
+export interface WrappedInvocation {
+  /** The invocation to start (same stdin: attachments travel inside the prompt unchanged). */
+  invocation: Invocation;
+  /** What the agent could reach: recorded in the session file and `agent.spawned`. */
+  isolation: JsonObject;
+  /** Called once the agent's process ended (closes its network channel). */
+  release?: () => Promise<void>;
+}
+
 /**
  * How an agent's command line is started: the seam a sandbox or container wraps. `wrap` gets
  * the adapter's invocation and returns the one to run (argv, env, cwd, stdin); the direct
  * subprocess returns it unchanged.
  */
 export interface SpawnPathWrapper {
-  /** The path's name (attachments travel only on `direct-subprocess`). */
+  /** The path's name (attachments travel on paths that wrap the same command line). */
   readonly name: SpawnPath;
   /** The invocation to start in place of the adapter's. */
-  wrap(
-    invocation: Invocation,
-    where: { session: string; worktree: string; home: string },
-  ): Promise<Invocation>;
+  wrap(invocation: Invocation, where: SpawnPlace): Promise<WrappedInvocation>;
 }
 
-/** The agent's command line as the adapter built it, started directly. */
+/** The agent's command line as the adapter built it, started directly (no isolation). */
 export const DIRECT_SUBPROCESS: SpawnPathWrapper = {
   name: "direct-subprocess",
-  wrap: (invocation) => Promise.resolve(invocation),
+  wrap: (invocation) => Promise.resolve({ invocation, isolation: { isolation: "none" } }),
 };
+
+/** Where a session's task-server token is written inside its private HOME. */
+export function taskTokenPath(home: string): string {
+  return join(home, ".bernstein", "task.token");
+}
 
 /** Options of {@linkcode startAgent}. */
 export interface StartAgentOptions {
@@ -235,6 +275,13 @@ async function launchInWorktree(
   const { worktree, home, logPath } = prepared;
   const shimDir = await writeBernsteinShim(home, options.selfCommand, options.selfEnv);
   const path = `${shimDir}:${options.env.get("PATH") ?? "/usr/bin:/bin"}`;
+  const tokenEnv: Record<string, string> = {};
+  if (launch.token !== undefined) {
+    const tokenPath = taskTokenPath(home);
+    await Deno.mkdir(join(tokenPath, ".."), { recursive: true, mode: 0o700 });
+    await writeFileAtomic(tokenPath, launch.token, { mode: 0o600 });
+    tokenEnv.BERNSTEIN_TASK_TOKEN_FILE = tokenPath;
+  }
   const built = launch.adapter.build({
     prompt: launch.prompt,
     ...(launch.media !== undefined && launch.media.length > 0 ? { media: launch.media } : {}),
@@ -245,18 +292,24 @@ async function launchInWorktree(
     home,
     endpoint: launch.endpoint,
     env: options.env,
-    extra_env: { ...launch.extraEnv, PATH: path },
+    extra_env: { ...launch.extraEnv, ...tokenEnv, PATH: path },
     is_root: launch.isRoot,
     settings: launch.settings,
     executable: launch.executable,
     ...(launch.toolPolicy !== undefined ? { tool_policy: launch.toolPolicy } : {}),
   });
   await writeInvocationFiles(built, home);
-  const invocation = await (options.spawnPath ?? DIRECT_SUBPROCESS).wrap(built, {
+  const wrapped = await (options.spawnPath ?? DIRECT_SUBPROCESS).wrap(built, {
     session: launch.session,
     worktree,
     home,
+    adapter: launch.adapter.name,
+    endpoint: launch.endpoint,
   });
+  const invocation = wrapped.invocation;
+  const release = async () => {
+    await wrapped.release?.().catch(() => {});
+  };
   const log = await Deno.open(logPath, { create: true, append: true, mode: 0o600 });
   const parser = launch.adapter.parser();
   const decoder = new TextDecoder();
@@ -269,6 +322,7 @@ async function launchInWorktree(
     home,
     logPath,
     invocation,
+    isolation: wrapped.isolation,
     lastOutputMs: options.now(),
     lastText: "",
   };
@@ -309,17 +363,20 @@ async function launchInWorktree(
     });
   } catch (error) {
     log.close();
+    await release();
     throw error;
   }
   agent.handle = handle;
-  agent.result = handle.done.then((exit) => {
+  agent.result = handle.done.then(async (exit) => {
     if (pending !== "") feed(pending);
     log.close();
+    await release();
     const stderr = new TextDecoder().decode(exit.stderr).slice(-4000);
     const result = parser.finish({ code: exit.code, timed_out: exit.timedOut, stderr });
     return { result, timedOut: exit.timedOut, signal: exit.signal };
-  }, (error) => {
+  }, async (error) => {
     log.close();
+    await release();
     throw error;
   });
   return agent as AgentProcess;

@@ -1,16 +1,22 @@
 /**
  * Completion and gates: what happens to a task whose agent finished (`done`). Its worktree is
  * committed under the agent's identity, its completion signals are checked (unmet: the task
- * fails, the branch is kept), then the quality gates run on the changed paths (`run_config`,
- * then `tests` and `lint` while the earlier ones pass; a failed gate is a refused merge). Work
- * that passes goes to the merge queue; a task that changed nothing closes without a merge.
+ * fails, the branch is kept), then the gates run on the change: the built-in ones always
+ * (`git_state`: the repository's .git as the run found it; `git_safety`: no symlink escape,
+ * .git path, local submodule, git hook or config; `secrets` unless switched off), then
+ * `run_config`, then `tests` and `lint` while the earlier ones pass; a failed gate is a refused
+ * merge. Commands of signals and gates run the agent's code, so they run in its isolation.
+ * Work that passes goes to the merge queue; a task that changed nothing closes without a merge.
  */
 import type { Config } from "../config/mod.ts";
 import type { EnvReader } from "../io/mod.ts";
 import type { Task, TaskStore } from "../tasks/mod.ts";
 import { evaluateCompletionSignals, worktreeEdges } from "./completion_signals.ts";
-import { commandGate, type GateResult, runConfigGate } from "./gates.ts";
-import type { ChangedPath, Git } from "./git.ts";
+import { commandGate, type CommandIsolator, type GateResult, runConfigGate } from "./gates.ts";
+import type { DiffEntry, Git } from "./git.ts";
+import { gitStateGate, type GitStateSnapshot } from "./git_guard.ts";
+import { type BlobReader, gitSafetyGate } from "./merge_safety.ts";
+import { type Secret, secretsGate } from "./secrets_gate.ts";
 import { type MergeQueue, removeWorktree } from "./merge_queue.ts";
 import type { Recorder } from "./recorder.ts";
 import type { Retries } from "./retries.ts";
@@ -34,6 +40,14 @@ export interface CompletionDeps {
   retries: Retries;
   /** Where passing work goes. */
   merges: MergeQueue;
+  /** Runs a session's signal and gate commands in its isolation (default: directly). */
+  isolate?: (s: RunningSession) => CommandIsolator;
+  /** The run's secrets, for the `secrets` gate. */
+  secrets?: () => Promise<readonly Secret[]>;
+  /** The repository's git state when the run started, for the `git_state` gate. */
+  gitState?: GitStateSnapshot;
+  /** The repository's git folder (its config names hook folders and included files). */
+  gitDir?: string;
 }
 
 /** Checks finished work and hands it to the merge queue (or fails it). */
@@ -59,7 +73,7 @@ export class Completion {
       );
       return;
     }
-    const changes = await this.#deps.git.changedPaths(s.baseSha, s.branch);
+    const changes = await this.#deps.git.diffEntries(s.baseSha, s.branch);
     const failed = await this.#runGates(s, task, changes);
     if (failed !== undefined) {
       await this.#refuseGate(s, task, failed, costUsd);
@@ -87,20 +101,46 @@ export class Completion {
   async #unmetSignals(s: RunningSession, task: Task): Promise<string | undefined> {
     const signals = await evaluateCompletionSignals(
       task.completion_signals,
-      worktreeEdges(s.worktree, { env: this.#deps.env }),
+      worktreeEdges(s.worktree, { env: this.#deps.env, isolate: this.#deps.isolate?.(s) }),
     );
     if (signals.met) return undefined;
     return signals.results.filter((r) => !r.met).map((r) => r.reason).join("; ");
+  }
+
+  /** The built-in gates: the repository's git state, the change's git safety, secrets. */
+  async #builtinGates(s: RunningSession, changes: DiffEntry[]): Promise<GateResult[]> {
+    const { config, git } = this.#deps;
+    const gates: GateResult[] = [];
+    if (this.#deps.gitState !== undefined) gates.push(await gitStateGate(this.#deps.gitState));
+    const read: BlobReader = (path, side) =>
+      git.readBlob(side === "new" ? s.branch : s.baseSha, path);
+    const repo = this.#deps.gitDir === undefined
+      ? { included: [] }
+      : await git.repoConfigPaths(this.#deps.gitDir);
+    gates.push(
+      await gitSafetyGate({
+        entries: changes,
+        read,
+        hooksPath: repo.hooksPath,
+        includedConfig: repo.included,
+      }),
+    );
+    if (config.quality_gates.secrets !== false && this.#deps.secrets !== undefined) {
+      gates.push(
+        await secretsGate({ entries: changes, read, secrets: await this.#deps.secrets() }),
+      );
+    }
+    return gates;
   }
 
   /** Runs and records the gates; the first that failed, if any. */
   async #runGates(
     s: RunningSession,
     task: Task,
-    changes: ChangedPath[],
+    changes: DiffEntry[],
   ): Promise<GateResult | undefined> {
     const { config, env, recorder } = this.#deps;
-    const gates: GateResult[] = [];
+    const gates: GateResult[] = await this.#builtinGates(s, changes);
     if (config.quality_gates.run_config) gates.push(runConfigGate(changes));
     const timeoutS = config.tuning.gates.timeout_s;
     for (const name of ["tests", "lint"] as const) {
@@ -113,6 +153,7 @@ export class Completion {
             cwd: s.worktree,
             timeoutS: gate.timeout_s ?? timeoutS,
             env,
+            isolate: this.#deps.isolate?.(s),
           }),
         );
       }

@@ -2,6 +2,7 @@
 // signal is a pure function of what was observed; observing (file system, processes) goes
 // through an injected `SignalEdges`, whose real implementation confines every path to the
 // worktree (no `..`, no symlink escapes) and runs commands with an env allowlist and deadline.
+import type { CommandIsolator } from "./gates.ts";
 import { join } from "node:path";
 import { compareCodePoints } from "../canonical/mod.ts";
 import { DEFAULT_TUNING } from "../config/mod.ts";
@@ -267,6 +268,8 @@ export interface WorktreeEdgeOptions {
   maxGlobEntries?: number;
   /** Most bytes of command output kept for the report (default 4 KiB, the tail). */
   maxOutputBytes?: number;
+  /** Runs commands in the agent's isolation (default: directly). */
+  isolate?: CommandIsolator;
 }
 
 function refusal(error: unknown): string | undefined {
@@ -389,8 +392,18 @@ export function worktreeEdges(worktree: string, options: WorktreeEdgeOptions): S
         argv[0] = at;
       }
       const env = buildChildEnv(options.envAllowlist ?? DEFAULT_SIGNAL_ENV, options.env);
+      let release: (() => Promise<void>) | undefined;
       try {
-        const result = await runProcess(argv, { cwd: worktree, env, timeoutMs, killGraceMs: 1000 });
+        const run = options.isolate
+          ? await options.isolate(argv, { cwd: worktree, env })
+          : { argv, env };
+        release = "release" in run ? run.release : undefined;
+        const result = await runProcess(run.argv, {
+          cwd: worktree,
+          env: run.env,
+          timeoutMs,
+          killGraceMs: 1000,
+        });
         const all = new Uint8Array(result.stdout.length + result.stderr.length);
         all.set(result.stdout);
         all.set(result.stderr, result.stdout.length);
@@ -404,6 +417,8 @@ export function worktreeEdges(worktree: string, options: WorktreeEdgeOptions): S
       } catch (error) {
         if (error instanceof SpawnError) return { started: false, reason: error.message };
         throw error;
+      } finally {
+        await release?.().catch(() => {});
       }
     },
   };

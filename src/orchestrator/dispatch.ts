@@ -387,12 +387,12 @@ export class Dispatcher {
       ...composed(attachments, body),
       env: {
         BERNSTEIN_SERVER_URL: ctx.server.url,
-        BERNSTEIN_TASK_TOKEN: token,
         BERNSTEIN_TASK_ID: a.task.id,
         BERNSTEIN_AGENT_ID: a.session,
       },
       // The process's own timer is only the backstop; liveness enforces the extensible one.
       deadlineMs: agentDeadlineCapSeconds(tuning, a.task.scope) * 1000,
+      token,
       killGraceMs: tuning.agent.kill_grace_s * 1000,
       isRoot: ctx.isRoot,
       baseSha: await merges.head(),
@@ -430,6 +430,7 @@ export class Dispatcher {
       started_at: new Date(this.#deps.ctx.clock.nowMs()).toISOString(),
       state: "running",
       attachment_digests: attachments?.digests ?? [],
+      isolation: execution.isolation,
     };
   }
 
@@ -450,6 +451,7 @@ export class Dispatcher {
         ? [...execution.notes, unenforcedNote(a.cli.adapter.name)]
         : execution.notes,
       worker: execution.host,
+      isolation: execution.isolation,
     });
   }
 }

@@ -6,7 +6,8 @@ import {
   isAdapterName,
   systemPathLookup,
 } from "../adapters/mod.ts";
-import { findProject, loadConfig } from "../config/mod.ts";
+import { findProject, isWithin, loadConfig } from "../config/mod.ts";
+import { decideIsolation, probeSandbox, type SandboxProbe } from "../sandbox/mod.ts";
 import { KeyMissingError } from "../errors/mod.ts";
 import { type EnvReader, outputText, runProcess, systemClock } from "../io/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
@@ -42,6 +43,8 @@ export interface DoctorOptions {
   env: EnvReader;
   /** Extra checks contributed by other parts (adapters, storage), run after the built-in ones. */
   extraChecks?: (() => Promise<DoctorCheck[]>)[];
+  /** Probes the sandbox (tests fake a machine without one). */
+  probeSandbox?: () => Promise<SandboxProbe>;
 }
 
 const MIN_GIT = [2, 25];
@@ -171,12 +174,21 @@ async function configCheck(cwd: string, env: EnvReader): Promise<DoctorCheck[]> 
   }
 }
 
-async function auditKeyCheck(env: EnvReader): Promise<DoctorCheck> {
+async function auditKeyCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
   let path: string;
   try {
     path = resolveAuditKeyPath(env).path;
+    const root = (await findProject(cwd)).root;
+    if (isWithin(root, path)) {
+      return {
+        name: "audit key",
+        status: "FAIL",
+        detail: `${path} is inside the project ${root}: any agent's worktree can reach it`,
+        hint: "move it out of the project and point BERNSTEIN_AUDIT_KEY_PATH at it",
+      };
+    }
     await readAuditKey(path);
-    return { name: "audit key", status: "OK", detail: `${path} (mode 0600)` };
+    return { name: "audit key", status: "OK", detail: `${path} (mode 0600, outside the project)` };
   } catch (error) {
     if (error instanceof KeyMissingError) {
       return {
@@ -378,6 +390,45 @@ async function notifyChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]>
   ];
 }
 
+/** The isolation agents would get here: the configured mode against what this machine can do. */
+async function isolationCheck(options: DoctorOptions): Promise<DoctorCheck> {
+  let requested: "auto" | "sandbox" | "none" = "auto";
+  try {
+    requested = (await loadConfig({ cwd: options.cwd, env: options.env })).config?.isolation ??
+      "auto";
+  } catch {
+    // Reported by the config check.
+  }
+  const probe = await (options.probeSandbox ?? probeSandbox)();
+  try {
+    const decision = decideIsolation(requested, probe);
+    if (decision.isolation === "sandbox") {
+      const version = probe.available && probe.version ? ` ${probe.version}` : "";
+      return {
+        name: "isolation",
+        status: "OK",
+        detail:
+          `agents run in the sandbox (${decision.backend}${version}; isolation: ${requested})`,
+      };
+    }
+    return {
+      name: "isolation",
+      status: "WARN",
+      detail: decision.reason ?? "agents run without a sandbox",
+      hint: requested === "none"
+        ? "set isolation: auto to use the sandbox where it works"
+        : "install bubblewrap (Linux) to sandbox agents",
+    };
+  } catch (error) {
+    return {
+      name: "isolation",
+      status: "FAIL",
+      detail: (error as Error).message,
+      hint: (error as { hint?: string }).hint,
+    };
+  }
+}
+
 /** Runs every check; the caller prints them and exits 1 when any is FAIL. */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [
@@ -389,8 +440,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     ...await gitChecks(options.cwd, options.env),
     await diskCheck(options.cwd, options.env),
     ...await configCheck(options.cwd, options.env),
-    await auditKeyCheck(options.env),
+    await auditKeyCheck(options.cwd, options.env),
     await installIdentityCheck(options.cwd),
+    await isolationCheck(options),
     await stateCheck(options.cwd),
     ...await storageChecks(options.cwd, options.env),
     await portCheck(options.cwd, options.env),

@@ -15,6 +15,7 @@ import type {
   ResolvedCli,
   ToolPolicyHook,
 } from "../adapters/mod.ts";
+import type { JsonObject } from "../canonical/mod.ts";
 import type { Clock } from "../io/mod.ts";
 import type { ExternalSigner } from "../lineage/store/mod.ts";
 import { type AgentProcess, startAgent, type StartAgentOptions } from "./agent_session.ts";
@@ -60,8 +61,10 @@ export interface ExecutionRequest {
   prompt: string;
   /** Attachment bytes for the CLI's own channel (images as content blocks or `@path` copies). */
   media?: readonly PromptMedia[];
-  /** Variables the agent gets besides its adapter's allowlist (server URL, token, task id). */
+  /** Variables the agent gets besides its adapter's allowlist (server URL, task id). */
   env: Record<string, string>;
+  /** The session's task-server token (reaches the agent as a file in its private HOME). */
+  token?: string;
   /** Wall-clock deadline (ms). */
   deadlineMs: number;
   /** Grace between SIGTERM and SIGKILL (ms). */
@@ -94,6 +97,8 @@ export interface Execution {
   readonly promptChannel: string;
   /** What the adapter could not honour or chose (root permission mode, ignored effort). */
   readonly notes: readonly string[];
+  /** How the agent is isolated (`{isolation: "none"}` or the sandbox's record). */
+  readonly isolation: JsonObject;
   /** Monotonic time (ms) of the last output, for liveness. */
   lastOutputMs(): number;
   /** Last progress text seen. */
@@ -146,6 +151,7 @@ export function processExecutor(options: ProcessExecutorOptions): Executor {
         prompt: request.prompt,
         ...(request.media !== undefined ? { media: request.media } : {}),
         extraEnv: request.env,
+        token: request.token,
         deadlineMs: request.deadlineMs,
         killGraceMs: request.killGraceMs,
         isRoot: request.isRoot,
@@ -169,6 +175,7 @@ function executionOf(session: string, agent: AgentProcess): Execution {
     argv0: agent.invocation.argv[0],
     promptChannel: agent.invocation.prompt_channel,
     notes: agent.invocation.notes,
+    isolation: agent.isolation,
     lastOutputMs: () => agent.lastOutputMs,
     lastText: () => agent.lastText,
     terminate: (graceMs) => agent.handle.terminate(graceMs),

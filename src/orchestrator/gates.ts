@@ -39,6 +39,16 @@ export function runConfigGate(changes: readonly ChangedPath[]): GateResult {
   };
 }
 
+/**
+ * Runs a command in the agent's isolation: takes the argv, working folder and environment and
+ * returns what to start instead (inside the sandbox, or unchanged), and what to release after.
+ * Gate and signal commands run code the agent wrote, so they get the agent's isolation.
+ */
+export type CommandIsolator = (
+  argv: readonly string[],
+  where: { cwd: string; env: Record<string, string> },
+) => Promise<{ argv: string[]; env: Record<string, string>; release?: () => Promise<void> }>;
+
 /** Options for {@linkcode commandGate}. */
 export interface CommandGateOptions {
   /** Gate name (`tests`, `lint`). */
@@ -53,6 +63,8 @@ export interface CommandGateOptions {
   env: EnvReader;
   /** Bytes of output kept in the result (tail). */
   keepBytes?: number;
+  /** Runs the command in the agent's isolation (default: directly). */
+  isolate?: CommandIsolator;
 }
 
 const GATE_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER"];
@@ -62,14 +74,20 @@ export async function commandGate(options: CommandGateOptions): Promise<GateResu
   const started = performance.now();
   const env = buildChildEnv(GATE_ENV, options.env, { NO_COLOR: "1", CI: "1" });
   let result;
+  let release: (() => Promise<void>) | undefined;
   try {
-    result = await runProcess(options.command, {
+    const run = options.isolate
+      ? await options.isolate(options.command, { cwd: options.cwd, env })
+      : { argv: [...options.command], env };
+    release = "release" in run ? run.release : undefined;
+    result = await runProcess(run.argv, {
       cwd: options.cwd,
-      env,
+      env: run.env,
       timeoutMs: options.timeoutS * 1000,
       maxCaptureBytes: 4 * 1024 * 1024,
     });
   } catch (error) {
+    await release?.().catch(() => {});
     return {
       gate: options.gate,
       ok: false,
@@ -77,6 +95,7 @@ export async function commandGate(options: CommandGateOptions): Promise<GateResu
       durationMs: performance.now() - started,
     };
   }
+  await release?.().catch(() => {});
   const keep = options.keepBytes ?? 8192;
   const text = outputText(result.stdout) + outputText(result.stderr);
   const output = text.length > keep ? `…${text.slice(-keep)}` : text;

@@ -388,6 +388,42 @@ export class Git {
     return parseRawDiff(out);
   }
 
+  /** The bytes of `path` at `ref`, or undefined when it is not there. */
+  async readBlob(ref: string, path: string): Promise<Uint8Array | undefined> {
+    const r = await this.run(["show", `${ref}:${path}`], { allowFailure: true });
+    return r.code === 0 ? r.stdout : undefined;
+  }
+
+  /**
+   * What the repository's own config (`<gitDir>/config`, read as a file: includes are not
+   * followed, nothing runs) says about hooks and included files, as repo-relative paths inside
+   * the work tree: `core.hooksPath` and `include.path`/`includeIf.*.path` targets.
+   */
+  async repoConfigPaths(gitDir: string): Promise<{ hooksPath?: string; included: string[] }> {
+    const r = await this.run(["config", "--file", `${gitDir}/config`, "--list", "-z"], {
+      allowFailure: true,
+    });
+    const inside = (value: string): string | undefined => {
+      const abs = value.startsWith("/") ? value : `${this.root}/${value}`;
+      const rel = abs.startsWith(`${this.root}/`) ? abs.slice(this.root.length + 1) : undefined;
+      return rel?.replace(/\/+$/, "");
+    };
+    let hooksPath: string | undefined;
+    const included: string[] = [];
+    for (const item of outputText(r.stdout).split("\0")) {
+      const nl = item.indexOf("\n");
+      if (nl <= 0) continue;
+      const key = item.slice(0, nl).toLowerCase();
+      const value = item.slice(nl + 1);
+      if (key === "core.hookspath") hooksPath = inside(value);
+      if (/^include(if\..*)?\.path$/.test(key)) {
+        const rel = inside(value);
+        if (rel !== undefined) included.push(rel);
+      }
+    }
+    return { ...(hooksPath !== undefined ? { hooksPath } : {}), included };
+  }
+
   /** The bytes of `path` at `ref`. */
   async showFile(ref: string, path: string): Promise<Uint8Array> {
     return (await this.run(["show", `${ref}:${path}`])).stdout;

@@ -51,6 +51,8 @@ export {
   isUnderGitDir,
   symlinkProblem,
 } from "./merge_safety.ts";
+export { cleanedGitConfig, type RunIsolation, setUpIsolation } from "./isolation.ts";
+export { runSecrets, secretVariableNames } from "./run_secrets.ts";
 export {
   findSecrets,
   MIN_SECRET_LENGTH,

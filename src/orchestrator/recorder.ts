@@ -65,6 +65,8 @@ export type RunFact =
     notes: readonly string[];
     /** The worker host it runs on (absent: this host). */
     worker?: string;
+    /** How the agent was isolated: `{isolation: "none"}` or the sandbox's record. */
+    isolation: JsonObject;
   }
   | {
     kind: "agent.spawn_failed";
@@ -104,6 +106,14 @@ export type RunFact =
     pending: readonly string[];
   }
   | { kind: "config.reload_refused"; code: string; message: string; location: string | null }
+  | {
+    kind: "network.refused";
+    session: string;
+    method: string;
+    target: string;
+    reason: string;
+  }
+  | { kind: "git.state_restored"; changes: string[]; when: string }
   | { kind: "task.done"; taskId: string; summary: string }
   | {
     kind: "task.failed";
@@ -391,6 +401,7 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           // What the adapter could not honour or chose (root permission mode, ignored effort).
           notes: [...fact.notes],
           ...(fact.worker === undefined ? {} : { worker: fact.worker }),
+          isolation: fact.isolation,
         }),
         ledger: {
           kind: "task.started",
@@ -529,6 +540,29 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           `${fact.taskId}: ${fact.session} exited after losing its claim${
             fact.holder === null ? "" : ` (now held by ${fact.holder})`
           }; its result is not used`,
+        ),
+      };
+    case "network.refused":
+      return {
+        audit: orchestratorEvent("network.refused", "agent", fact.session, {
+          method: fact.method,
+          target: fact.target,
+          reason: fact.reason,
+        }),
+        progress: warning(
+          `agent ${fact.session}: connection to ${fact.target} refused (${fact.reason})`,
+        ),
+      };
+    case "git.state_restored":
+      return {
+        audit: orchestratorEvent("git.state_restored", "repository", ".git", {
+          changes: [...fact.changes],
+          when: fact.when,
+        }),
+        progress: warning(
+          `the repository's git state changed during the run and was restored: ${
+            fact.changes.join(", ")
+          }`,
         ),
       };
     default:

@@ -15,7 +15,15 @@ import {
   type ProjectPaths,
   requireConfig,
 } from "../config/mod.ts";
-import { UsageError, type Warning } from "../errors/mod.ts";
+import { BernsteinError, UsageError, type Warning } from "../errors/mod.ts";
+import {
+  decideIsolation,
+  type IsolationDecision,
+  type IsolationMode,
+  probeSandbox,
+  type SandboxProbe,
+} from "../sandbox/mod.ts";
+import type { SpawnPath } from "../attachments/mod.ts";
 import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
 import type { AuditKey, AuditLog } from "../audit/mod.ts";
@@ -52,6 +60,17 @@ import { certificationProblems } from "./endpoint_certification.ts";
 import { ConfigWatch } from "./config_reload.ts";
 import { readSession, type SessionRecord, writeSession } from "./session.ts";
 import { enforces, RunPolicy } from "./run_policy.ts";
+import { listSessionFiles } from "./run_state.ts";
+import {
+  gitStateChanges,
+  type GitStateSnapshot,
+  restoreGitState,
+  snapshotGitState,
+} from "./git_guard.ts";
+import type { RunContext } from "./run_context.ts";
+import { runSecrets } from "./run_secrets.ts";
+import { type RunIsolation, setUpIsolation } from "./isolation.ts";
+import type { SpawnPathWrapper } from "./agent_session.ts";
 
 /** `bernstein run` options. */
 export interface RunOptions {
@@ -73,6 +92,8 @@ export interface RunOptions {
   fresh?: boolean;
   /** How many `--attach` values were given (a resuming run refuses them, exit 2). */
   attachCount?: number;
+  /** `--isolation`: overrides the configured `isolation`. */
+  isolation?: IsolationMode;
 }
 
 /** Injected edges of a run. */
@@ -97,6 +118,8 @@ export interface RunDeps {
   onStopSignal?: (stop: (reason: string) => void) => () => void;
   /** Starts the worker pool when `workers.listen` is set (src/workers, issue 13). */
   workers?: (parts: WorkerParts) => Promise<RunWorkers>;
+  /** Finds out whether the sandbox works here (tests fake a machine without one). */
+  probeSandbox?: () => Promise<SandboxProbe>;
 }
 
 /** What the worker pool of a run is built from. */
@@ -141,8 +164,8 @@ export interface AttachmentGateInput {
   drafts: readonly TaskDraft[];
   /** Adapter name per draft (id, or title without one). */
   adapters: Readonly<Record<string, string>>;
-  /** How agents start (the only path there is). */
-  spawnPath: "direct-subprocess";
+  /** How agents start: the sandbox, or directly. */
+  spawnPath: SpawnPath;
 }
 
 /** What an attachment provider is built from. */
@@ -170,7 +193,13 @@ export interface AttachmentParts {
 /** What `bernstein run` produced, for the CLI to print and choose the exit code. */
 export type RunReport =
   | { kind: "plan"; planned: PlannedWork; adapters: Record<string, string> }
-  | { kind: "dry-run"; planned: PlannedWork; adapters: Record<string, string>; branch: string }
+  | {
+    kind: "dry-run";
+    planned: PlannedWork;
+    adapters: Record<string, string>;
+    branch: string;
+    isolation: IsolationDecision;
+  }
   | { kind: "run"; summary: RunSummary; decisions: number };
 
 /** What the run decided before anything started. */
@@ -200,6 +229,8 @@ interface RunPlan {
   watch: ConfigWatch;
   /** The merged agent catalogs. */
   catalog: CatalogSet;
+  /** The isolation agents get (decided, and warned about, before anything starts). */
+  isolation: IsolationDecision;
 }
 
 /**
@@ -216,10 +247,12 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
       config: plan.config,
       drafts: planned.drafts,
       adapters,
-      spawnPath: "direct-subprocess",
+      spawnPath: plan.isolation.isolation === "sandbox" ? "sandbox" : "direct-subprocess",
     });
   }
-  if (options.dryRun && planned) return { kind: "dry-run", planned, adapters, branch: plan.branch };
+  if (options.dryRun && planned) {
+    return { kind: "dry-run", planned, adapters, branch: plan.branch, isolation: plan.isolation };
+  }
   return await carryOutRun(plan, deps);
 }
 
@@ -287,7 +320,9 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   // the plan's `cli` are layers of `cli` now: a role's own `cli` stays exclusive to it.
   const adapters = planned ? await resolvePlannedAdapters(planned.drafts, { config, lookup }) : {};
   refuseUnenforced(config, adapters);
+  const isolation = await decideRunIsolation(config, options.isolation, deps);
   return {
+    isolation,
     project,
     config,
     configSources: loaded.sources,
@@ -378,6 +413,35 @@ async function syncBacklogFirst(
   for (const w of warnings) deps.warn(w);
 }
 
+/**
+ * The isolation agents will get. `sandbox` without a working sandbox is refused (exit 2);
+ * running without one (auto on a machine without it, or `none`) is warned about loudly,
+ * naming what an agent can then reach, before anything starts.
+ */
+async function decideRunIsolation(
+  config: Config,
+  requested: IsolationMode | undefined,
+  deps: RunDeps,
+): Promise<IsolationDecision> {
+  let decision: IsolationDecision;
+  try {
+    decision = decideIsolation(
+      requested ?? config.isolation,
+      await (deps.probeSandbox ?? probeSandbox)(),
+    );
+  } catch (error) {
+    if (!(error instanceof BernsteinError)) throw error;
+    throw new UsageError(error.code, error.message, {
+      location: requested === undefined ? error.location : "--isolation",
+      hint: error.hint,
+    });
+  }
+  if (decision.reason !== null) {
+    deps.warn({ code: "run.unsandboxed", message: decision.reason });
+  }
+  return decision;
+}
+
 async function planFresh(
   project: ProjectPaths,
   config: Config,
@@ -456,8 +520,8 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     clock: deps.clock,
     warn: (message) => runDeps.reporter.event({ type: "run.warning", message }),
   });
+  let isolation: RunIsolation | undefined;
   try {
-    workers = await startWorkers(plan, runDeps, stores, runId);
     recorder = new Recorder({
       audit: stores.audit,
       ledger: stores.ledger,
@@ -492,7 +556,33 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
         pid: a.pid,
       });
     }
-    const loop = newLoop(plan, runDeps, stores, recorder, session, workers?.executor, policy);
+    const rec = recorder;
+    isolation = await setUpIsolation({
+      decision: plan.isolation,
+      config: plan.config,
+      env: deps.env,
+      project,
+      git: plan.git,
+      self: selfCommand(deps.env),
+      secretFiles: stores.secretFiles,
+      onRefused: (r) => void rec.record({ kind: "network.refused", ...r }).catch(() => {}),
+    });
+    const gitDir = await plan.git.text(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+    const gitState = await snapshotGitState(gitDir);
+    const secrets = lazy(() =>
+      runSecrets(plan.config, deps.env, {
+        auditKey: stores.auditKey.path,
+        operatorToken: stores.tokens.operatorTokenPath,
+      })
+    );
+    workers = await startWorkers(plan, runDeps, stores, runId, isolation.spawnPath);
+    const loop = newLoop(plan, runDeps, stores, recorder, session, workers?.executor, policy, {
+      spawnPath: isolation.spawnPath,
+      commandIsolation: isolation.isolateCommand,
+      secrets,
+      gitState,
+      gitDir,
+    });
     feed.connect({ tasks: () => stores.store.list({}), agents: () => loop.liveAgents() });
     await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
       plan,
@@ -507,6 +597,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     uninstall = deps.onStopSignal?.((reason) => loop.requestStop(reason)) ?? (() => {});
     const outcome = await loop.run();
     uninstall();
+    await restoreGitStateAtEnd(gitState, recorder);
     await recorder.record({
       kind: "run.finished",
       runId,
@@ -530,6 +621,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       { enabled: policy !== undefined, unenforced },
       notifications,
     );
+    summary.isolation = await isolationSummary(plan.isolation, project.sdd);
     await writeRunRecord(project.sdd, summary, loop.decisions);
     await writeSession(project.sdd, { ...session, status: "finished" });
     return { kind: "run", summary, decisions: loop.decisions.length };
@@ -540,6 +632,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     await checkpoints.settled();
     feed.end();
     await workers?.close().catch(() => {});
+    await isolation?.close();
     await stores.close();
   }
 }
@@ -619,6 +712,42 @@ async function recordPolicyStart(
   return policy === undefined ? [] : unenforced;
 }
 
+/** A value computed once, on first use. */
+function lazy<T>(make: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= make());
+}
+
+/**
+ * After the loop: whatever an agent planted in the repository's .git (config, hooks) while no
+ * merge checked it is undone now, before the operator's next `git status`, and recorded.
+ */
+async function restoreGitStateAtEnd(snapshot: GitStateSnapshot, recorder: Recorder): Promise<void> {
+  const changes = await gitStateChanges(snapshot);
+  if (changes.length === 0) return;
+  await restoreGitState(snapshot);
+  await recorder.record({
+    kind: "git.state_restored",
+    changes: changes.map((c) => `${c.path} ${c.change}`),
+    when: "run end",
+  });
+}
+
+/** The run's isolation and each agent's, from the session files (the run record). */
+async function isolationSummary(decision: IsolationDecision, sdd: string): Promise<JsonObject> {
+  const agents: JsonObject = {};
+  for (const file of await listSessionFiles(sdd)) {
+    agents[file.session] = file.isolation ?? null;
+  }
+  return {
+    requested: decision.requested,
+    in_force: decision.isolation,
+    backend: decision.backend,
+    reason: decision.reason,
+    agents,
+  };
+}
+
 /** Prints the dashboard's one-time login link (`bernstein dashboard` mints more). */
 function announceDashboard(reporter: RunReporter, stores: RunStores): void {
   const url = stores.server.loginLink?.();
@@ -631,6 +760,7 @@ async function startWorkers(
   deps: RunDeps,
   stores: RunStores,
   runId: string,
+  spawnPath: SpawnPathWrapper,
 ): Promise<RunWorkers | undefined> {
   if (plan.config.workers?.listen === undefined || deps.workers === undefined) return undefined;
   const self = selfCommand(deps.env);
@@ -653,6 +783,7 @@ async function startWorkers(
       selfCommand: self.argv,
       selfEnv: self.env,
       clock: deps.clock,
+      spawnPath,
     }),
   });
 }
@@ -730,6 +861,7 @@ function newLoop(
   session: SessionRecord,
   executor: Executor | undefined,
   policy: RunPolicy | undefined,
+  guard: Pick<RunContext, "spawnPath" | "commandIsolation" | "secrets" | "gitState" | "gitDir">,
 ): RunLoop {
   const self = selfCommand(deps.env);
   return new RunLoop({
@@ -766,6 +898,7 @@ function newLoop(
     recorder,
     executor,
     ...(policy ? { policy } : {}),
+    ...guard,
   });
 }
 

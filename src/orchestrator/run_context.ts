@@ -13,6 +13,9 @@ import type { TaskServer, TokenRegistry } from "../server/mod.ts";
 import type { HoldStore, Task, TaskStore } from "../tasks/mod.ts";
 import type { SpawnPathWrapper } from "./agent_session.ts";
 import type { Executor } from "./executor.ts";
+import type { CommandIsolator } from "./gates.ts";
+import type { GitStateSnapshot } from "./git_guard.ts";
+import type { Secret } from "./secrets_gate.ts";
 import type { Git } from "./git.ts";
 import type { CatalogSet } from "./catalogs.ts";
 import type { ConfigWatch } from "./config_reload.ts";
@@ -120,4 +123,12 @@ export interface RunContext {
   recorder?: Recorder;
   /** The run's tool-call policy (absent: agents get no pre-tool hook). */
   policy?: RunPolicy;
+  /** Runs a session's signal and gate commands in its isolation (default: directly). */
+  commandIsolation?: (session: string, home: string) => CommandIsolator;
+  /** The run's secrets (the `secrets` gate). */
+  secrets?: () => Promise<readonly Secret[]>;
+  /** The repository's git state when the run started (the `git_state` gate). */
+  gitState?: GitStateSnapshot;
+  /** The repository's git folder. */
+  gitDir?: string;
 }

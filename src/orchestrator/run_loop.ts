@@ -15,6 +15,7 @@ import { AdapterResolver, escalationFor } from "./adapter_choice.ts";
 import { applyReloadable } from "./config_reload.ts";
 import { AgentExits } from "./agent_exit.ts";
 import { Completion } from "./completion.ts";
+import { sessionPaths } from "./agent_session.ts";
 import { Dispatcher } from "./dispatch.ts";
 import { type Executor, processExecutor } from "./executor.ts";
 import { Liveness } from "./liveness.ts";
@@ -130,6 +131,7 @@ export class RunLoop {
       work,
       wake,
     });
+    const isolation = ctx.commandIsolation;
     this.#completion = new Completion({
       config: ctx.config,
       git: ctx.git,
@@ -139,6 +141,12 @@ export class RunLoop {
       sessions,
       retries,
       merges,
+      isolate: isolation === undefined
+        ? undefined
+        : (s) => isolation(s.session, sessionPaths(ctx.sdd, s.session).home),
+      secrets: ctx.secrets,
+      gitState: ctx.gitState,
+      gitDir: ctx.gitDir,
     });
     this.#exits = new AgentExits({
       config: ctx.config,

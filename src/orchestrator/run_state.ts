@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { JsonObject } from "../canonical/mod.ts";
 import { canonicalize, type JsonValue, parseJson } from "../canonical/mod.ts";
 import { appendDurable, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
 
@@ -30,6 +31,8 @@ export interface SessionFile {
   state: string;
   /** Attachment digests the session's prompt carried. */
   attachment_digests: string[];
+  /** How the agent was isolated (absent in session files written before isolation existed). */
+  isolation?: JsonObject;
 }
 
 function sessionsDir(sdd: string): string {

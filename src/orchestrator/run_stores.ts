@@ -3,7 +3,9 @@
  * store and holds (whose changes are recorded in that chain), agent tokens, the task server,
  * the run's work ledger and the lineage store.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { BernsteinError } from "../errors/mod.ts";
+import { isWithin } from "../config/mod.ts";
 import { type AuditKey, AuditLog, ensureAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { Config } from "../config/mod.ts";
@@ -12,6 +14,7 @@ import { LedgerWriter } from "../ledger/mod.ts";
 import { type LineageStore, openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
 import type { DashboardSource } from "../report/mod.ts";
 import {
+  operatorTokenPath,
   type PolicyGateway,
   startTaskServer,
   type TaskServer,
@@ -44,6 +47,8 @@ export interface RunStores {
   ledger: LedgerWriter;
   /** Lineage store. */
   lineage: LineageStore;
+  /** Files no agent may ever see: the audit key and the operator token. */
+  secretFiles: string[];
   /** Stops the server, closes the store and the audit chain (errors ignored). */
   close(): Promise<void>;
 }
@@ -109,7 +114,30 @@ export function auditSink(audit: AuditLog): TaskEventSink {
   };
 }
 
-/** The audit chain of a project (its key created on first use). */
+/** Refuses a key file inside the project: every agent worktree lies inside it. */
+export async function refuseKeyInProject(
+  keyPath: string,
+  sdd: string,
+  what: string,
+): Promise<void> {
+  const root = await Deno.realPath(dirname(sdd));
+  const real = await Deno.realPath(dirname(keyPath)).then(
+    (dir) => join(dir, keyPath.slice(dirname(keyPath).length + 1)),
+    () => keyPath,
+  );
+  if (isWithin(root, real) || isWithin(dirname(sdd), keyPath)) {
+    throw new BernsteinError(
+      "run.key_in_project",
+      `${what} ${keyPath} is inside the project ${root}: any agent's worktree can reach it`,
+      {
+        location: what === "the audit key" ? "BERNSTEIN_AUDIT_KEY_PATH" : undefined,
+        hint: "keep it outside the project (default ~/.local/state/bernstein/audit.key)",
+      },
+    );
+  }
+}
+
+/** The audit chain of a project (its key created on first use, never inside the project). */
 export async function openAudit(
   sdd: string,
   env: EnvReader,
@@ -117,6 +145,7 @@ export async function openAudit(
   random: Random,
 ): Promise<{ audit: AuditLog; auditKey: AuditKey }> {
   const keyLocation = resolveAuditKeyPath(env);
+  await refuseKeyInProject(keyLocation.path, sdd, "the audit key");
   const auditKey = await ensureAuditKey(keyLocation.path, random);
   return { auditKey, audit: new AuditLog(join(sdd, "audit"), auditKey, { clock }) };
 }
@@ -143,7 +172,10 @@ export async function openRunStores(
     owner: { host: options.host, pid: Deno.pid },
   });
   const holds = await openHoldStore(join(runtimeDir, "holds.json"), { clock, random, sink });
-  const tokens = await TokenRegistry.open(runtimeDir, { random });
+  const root = await Deno.realPath(dirname(sdd));
+  const tokenPath = operatorTokenPath(opened.auditKey.path, root);
+  await refuseKeyInProject(tokenPath, sdd, "the operator token");
+  const tokens = await TokenRegistry.open(runtimeDir, { random, operatorTokenPath: tokenPath });
   const server = await startTaskServer({
     store,
     holds,
@@ -173,6 +205,7 @@ export async function openRunStores(
     server,
     ledger,
     lineage,
+    secretFiles: [opened.auditKey.path, tokens.operatorTokenPath],
     async close() {
       await server.close().catch(() => {});
       await store.close().catch(() => {});

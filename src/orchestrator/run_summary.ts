@@ -48,6 +48,8 @@ export interface RunSummary extends JsonObject {
   notifications: JsonValue[];
   /** Summary file path. */
   path: string;
+  /** The isolation in force and each agent's (`{requested, in_force, backend, reason, agents}`). */
+  isolation?: JsonObject;
 }
 
 /** The scorecard as written by the ledger. */

@@ -48,6 +48,8 @@ export interface SandboxSpec {
   systemSecrets: readonly { path: string; kind: "file" | "dir" }[];
   /** More paths shown read-only: the agent CLI's install tree, Deno's cache, bernstein itself. */
   readOnly: readonly string[];
+  /** More paths shown read-write (`sandbox.writable`: shared caches the operator chose). */
+  writable?: readonly string[];
   /**
    * Paths not shown even inside a read-only path: the project root (the main checkout), its
    * `.sdd` (keys, tokens, audit, lineage, CAS, other worktrees), key files. A `strict` path also
@@ -63,7 +65,7 @@ export interface SandboxSpec {
 export interface LinuxPlan {
   /** Mounts in the order bwrap applies them. */
   mounts: MountOp[];
-  /** Read-only paths left out because they lie inside a strictly hidden path. */
+  /** Read-only or writable paths left out because they lie inside a strictly hidden path. */
   dropped: string[];
 }
 
@@ -164,6 +166,15 @@ export function linuxMountPlan(spec: SandboxSpec): LinuxPlan {
       src: checkAbsolute(spec.gitConfigCopy, "git config copy"),
       dest: `${gitDir}/config`,
     });
+  }
+  for (const raw of spec.writable ?? []) {
+    const path = checkAbsolute(raw, "writable path");
+    if (hidden.some((h) => h.strict && isInsidePath(h.path, path))) {
+      dropped.push(path);
+      continue;
+    }
+    ops.push({ kind: "bind", src: path, dest: path });
+    shown.push(path);
   }
   for (const h of hidden) {
     // Only where something shown contains it: elsewhere it does not exist in the sandbox.

@@ -21,6 +21,8 @@ export interface MacProfileSpec {
   readOnly: readonly string[];
   /** Paths never readable: the project's `.sdd`, the operator's HOME, key files. */
   hidden: readonly string[];
+  /** More read-write paths (`sandbox.writable`). */
+  writable?: readonly string[];
   /** Loopback TCP ports the agent may connect to (the egress proxy, the task server). */
   loopbackPorts: readonly number[];
 }
@@ -75,7 +77,7 @@ function checkPort(port: number): number {
  */
 export function macSandboxProfile(spec: MacProfileSpec): string {
   const read = [...(spec.systemRead ?? MAC_SYSTEM_READ), ...spec.readOnly, spec.gitDir];
-  const own = [spec.worktree, spec.home];
+  const own = [spec.worktree, spec.home, ...(spec.writable ?? [])];
   const lines = [
     "(version 1)",
     "(deny default)",

@@ -50,6 +50,8 @@ export interface SandboxRunContext {
   operatorHome?: string;
   /** `sandbox.read_only` from the configuration. */
   extraReadOnly: readonly string[];
+  /** `sandbox.writable` from the configuration. */
+  extraWritable?: readonly string[];
   /** Writes the cleaned git config for a session; returns its path. */
   gitConfigCopy?: (session: string) => Promise<string | undefined>;
 }
@@ -160,7 +162,7 @@ export async function sandboxCommand(
       backend,
       egress: spawn.allow.map(shown),
       read_only: [...readOnly].sort(),
-      writable: [spawn.worktree, spawn.home],
+      writable: [spawn.worktree, spawn.home, ...(ctx.extraWritable ?? [])],
     };
     if (backend === "bwrap") {
       const loopback = spawn.allow.filter((t) => isLoopbackHost(t.host));
@@ -178,6 +180,7 @@ export async function sandboxCommand(
         system: await systemEntries(),
         systemSecrets: await systemSecrets(),
         readOnly: [...readOnly],
+        writable: ctx.extraWritable ?? [],
         hidden: [
           { path: ctx.projectRoot, kind: "dir", strict: false },
           { path: ctx.sdd, kind: "dir", strict: true },
@@ -199,6 +202,7 @@ export async function sandboxCommand(
         record: {
           ...record,
           read_only: [...readOnly].filter((p) => !plan.dropped.includes(p)).sort(),
+          writable: record.writable.filter((p) => !plan.dropped.includes(p)),
         },
         channel,
       };
@@ -210,6 +214,7 @@ export async function sandboxCommand(
       gitDir: ctx.gitDir,
       readOnly: [...readOnly],
       hidden: [ctx.sdd, ...ctx.secretFiles, ...(ctx.operatorHome ? [ctx.operatorHome] : [])],
+      writable: ctx.extraWritable ?? [],
       // No network namespace on macOS: the loopback targets are reached directly too.
       loopbackPorts: [
         port,

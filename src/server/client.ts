@@ -10,7 +10,8 @@ import { readSecretFile } from "./_secret_file.ts";
 import { ServerRefusalError, ServerUnreachableError, TokenMissingError } from "./errors.ts";
 import type { AgentLiveness } from "./events.ts";
 import { SERVER_PORT_FILE } from "./server.ts";
-import { OPERATOR_TOKEN_FILE } from "./tokens.ts";
+import { operatorTokenPath } from "./tokens.ts";
+import { resolveAuditKeyPath } from "../audit/mod.ts";
 
 /** The server's base URL (`http://127.0.0.1:PORT`); set by the run loop for every agent. */
 export const SERVER_URL_ENV = "BERNSTEIN_SERVER_URL";
@@ -102,8 +103,9 @@ export async function discoverServerUrl(
 
 /**
  * Finds the bearer token: `$BERNSTEIN_TASK_TOKEN`, else the file named by
- * `$BERNSTEIN_TASK_TOKEN_FILE`, else the operator token `.sdd/runtime/auth.token` upward.
- * Token files readable by group or others are refused.
+ * `$BERNSTEIN_TASK_TOKEN_FILE` (how agents get theirs), else the project's operator token
+ * (beside the audit key, see `operatorTokenPath`; a project found upward from `cwd`). Token
+ * files readable by group or others are refused.
  */
 export async function discoverToken(
   options: DiscoverOptions,
@@ -121,16 +123,29 @@ export async function discoverToken(
     }
     return { token, source: path };
   }
-  const runtime = await findRuntimeDir(options.cwd, OPERATOR_TOKEN_FILE);
-  const token = runtime === undefined
-    ? undefined
-    : await readSecretFile(join(runtime, OPERATOR_TOKEN_FILE));
-  if (runtime === undefined || token === undefined) {
+  const runtime = await findRuntimeDir(options.cwd, "");
+  let path: string | undefined;
+  if (runtime !== undefined) {
+    try {
+      const root = await Deno.realPath(dirname(dirname(runtime)));
+      path = operatorTokenPath(resolveAuditKeyPath(options.env).path, root);
+    } catch {
+      // No HOME to find the key folder in: no operator token either.
+    }
+  }
+  const token = path === undefined ? undefined : await readSecretFile(path);
+  if (path === undefined || token === undefined) {
     throw new TokenMissingError(
-      `no task server token: ${TASK_TOKEN_ENV} and ${TASK_TOKEN_FILE_ENV} are not set and no .sdd/runtime/${OPERATOR_TOKEN_FILE} was found above ${options.cwd}`,
+      `no task server token: ${TASK_TOKEN_ENV} and ${TASK_TOKEN_FILE_ENV} are not set and no operator token was found${
+        path === undefined ? ` for a project above ${options.cwd}` : ` at ${path}`
+      }`,
+      {
+        hint:
+          "run the command inside the project whose run you talk to, with the same HOME (or BERNSTEIN_AUDIT_KEY_PATH) as the run",
+      },
     );
   }
-  return { token, source: join(runtime, OPERATOR_TOKEN_FILE) };
+  return { token, source: path };
 }
 
 /** Finds URL and token (see {@linkcode discoverServerUrl} and {@linkcode discoverToken}). */

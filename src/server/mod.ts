@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { startTaskServer, TokenRegistry } from "./mod.ts";
- * const tokens = await TokenRegistry.open(runtimeDir, { random: systemRandom });
+ * const tokens = await TokenRegistry.open(runtimeDir, { random: systemRandom, operatorTokenPath });
  * const server = await startTaskServer({ store, holds, tokens, runtimeDir, config, clock });
  * server.events.on((event) => console.log(event.type));
  * ```
@@ -82,6 +82,7 @@ export {
   type IssuedToken,
   OPERATOR_TOKEN_FILE,
   type OperatorScope,
+  operatorTokenPath,
   TokenRegistry,
   type TokenRegistryOptions,
   type TokenScope,

@@ -1,17 +1,31 @@
-// Bearer tokens of the task server. The operator token lives in `.sdd/runtime/auth.token`;
-// each agent session gets its own token scoped to its task(s), written mode 0600 under
-// `.sdd/runtime/tokens/` (outside every worktree, which live under `.sdd/worktrees/`). Only
-// SHA-256 digests are kept in memory for lookup, and digests are compared in constant time.
-import { join } from "node:path";
+// Bearer tokens of the task server. The operator token lives outside the project, beside the
+// audit key (`<audit key folder>/projects/<project id>/auth.token`, mode 0600): an agent's
+// worktree is inside the project, so nothing it can name with `../..` holds the token. Each
+// agent session gets its own token scoped to its task(s); only its SHA-256 digest is stored
+// (`.sdd/runtime/tokens/<session>.json`); the token itself reaches the agent through a file in
+// the agent's private HOME. Digests are compared in constant time.
+import { dirname, join } from "node:path";
 import { z } from "zod";
 import { fromHex, toBase64Url, toHex } from "../canonical/mod.ts";
 import { sha256, timingSafeEqualBytes } from "../crypto/mod.ts";
+import { sha256Hex } from "../crypto/mod.ts";
 import { type Random, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
 import { readSecretFile } from "./_secret_file.ts";
 import { TokenFileError } from "./errors.ts";
 
-/** File name of the operator token inside `.sdd/runtime/`. */
+/** File name of the operator token. */
 export const OPERATOR_TOKEN_FILE = "auth.token";
+
+/**
+ * Where a project's operator token lives: in the folder of the audit key (by default
+ * `~/.local/state/bernstein`), under `projects/<first 16 hex of SHA-256 of the project root>/`.
+ * Outside the project, so no agent worktree reaches it by a relative path, and beside the
+ * other key the operator already keeps out of reach.
+ */
+export function operatorTokenPath(auditKeyPath: string, projectRoot: string): string {
+  const id = sha256Hex(new TextEncoder().encode(projectRoot)).slice(0, 16);
+  return join(dirname(auditKeyPath), "projects", id, OPERATOR_TOKEN_FILE);
+}
 
 /** Folder of agent session tokens inside `.sdd/runtime/`. */
 export const AGENT_TOKEN_DIR = "tokens";
@@ -41,10 +55,8 @@ export type TokenScope = OperatorScope | AgentScope;
 
 /** A freshly issued agent token. */
 export interface IssuedToken {
-  /** The secret (give it to the agent only: env or the file). */
+  /** The secret (give it to the agent only, through a file in its private HOME). */
   token: string;
-  /** File holding the token (mode 0600). */
-  path: string;
   /** What it grants. */
   scope: AgentScope;
 }
@@ -82,6 +94,8 @@ interface Entry {
 export interface TokenRegistryOptions {
   /** Randomness for new tokens (cryptographic in production). */
   random: Random;
+  /** Where the operator token is kept ({@linkcode operatorTokenPath}; never inside the project). */
+  operatorTokenPath: string;
 }
 
 /**
@@ -91,11 +105,14 @@ export interface TokenRegistryOptions {
  *
  * @example
  * ```ts
- * const tokens = await TokenRegistry.open(".sdd/runtime", { random: systemRandom });
+ * const tokens = await TokenRegistry.open(".sdd/runtime", {
+ *   random: systemRandom,
+ *   operatorTokenPath: operatorTokenPath(auditKeyPath, projectRoot),
+ * });
  * const issued = await tokens.issueAgentToken({
  *   session: "s-1", agent_id: "s-1", task_ids: [task.id], can_create_tasks: false,
  * });
- * // give issued.token (or issued.path) to the agent
+ * // give issued.token to the agent (a 0600 file in its private HOME)
  * ```
  */
 export class TokenRegistry {
@@ -107,26 +124,33 @@ export class TokenRegistry {
   /** Path of the operator token file. */
   readonly operatorTokenPath: string;
 
-  private constructor(runtimeDir: string, random: Random, operatorToken: string) {
+  private constructor(
+    runtimeDir: string,
+    random: Random,
+    operatorToken: string,
+    operatorPath: string,
+  ) {
     this.#dir = join(runtimeDir, AGENT_TOKEN_DIR);
     this.#random = random;
     this.#operatorDigest = digestOf(operatorToken);
-    this.operatorTokenPath = join(runtimeDir, OPERATOR_TOKEN_FILE);
+    this.operatorTokenPath = operatorPath;
   }
 
   /**
    * Opens the registry under `runtimeDir` (`.sdd/runtime`): reads or creates the operator
-   * token (mode 0600; a token readable by others is refused) and reloads agent tokens.
+   * token at `options.operatorTokenPath` (mode 0600 in a 0700 folder; a token readable by
+   * others is refused) and reloads agent token digests.
    */
   static async open(runtimeDir: string, options: TokenRegistryOptions): Promise<TokenRegistry> {
     await Deno.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
-    const path = join(runtimeDir, OPERATOR_TOKEN_FILE);
+    const path = options.operatorTokenPath;
+    await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
     let operator = await readSecretFile(path);
     if (operator === undefined) {
       operator = newToken("bop", options.random);
       await writeFileAtomic(path, operator, { mode: 0o600 });
     }
-    const registry = new TokenRegistry(runtimeDir, options.random, operator);
+    const registry = new TokenRegistry(runtimeDir, options.random, operator, path);
     await Deno.mkdir(registry.#dir, { recursive: true, mode: 0o700 });
     for await (const item of Deno.readDir(registry.#dir)) {
       if (!item.isFile || !item.name.endsWith(".json")) continue;
@@ -175,16 +199,18 @@ export class TokenRegistry {
     await writeFileAtomic(this.#files(scope.session).scope, body, { mode: 0o600 });
   }
 
-  /** Issues (or replaces) the token of an agent session and writes it mode 0600. */
+  /**
+   * Issues (or replaces) the token of an agent session. Only its digest is stored (in the
+   * session's scope file); the caller hands the token to the agent alone.
+   */
   async issueAgentToken(scope: Omit<AgentScope, "kind">): Promise<IssuedToken> {
-    const files = this.#files(scope.session);
+    this.#files(scope.session);
     const full: AgentScope = { kind: "agent", ...scope, task_ids: [...scope.task_ids] };
     const token = newToken("bag", this.#random);
     const hex = toHex(digestOf(token));
-    await writeFileAtomic(files.token, token, { mode: 0o600 });
     await this.#saveScope(hex, full);
     this.#remember(hex, full);
-    return { token, path: files.token, scope: full };
+    return { token, scope: full };
   }
 
   /** Adds tasks to a session's scope (e.g. a retry given to the same session). */
@@ -203,7 +229,10 @@ export class TokenRegistry {
     return scope;
   }
 
-  /** Revokes a session's token and deletes its files. Unknown sessions are ignored. */
+  /**
+   * Revokes a session's token and deletes its scope file (and a token file an older version
+   * wrote beside it). Unknown sessions are ignored.
+   */
   async revoke(session: string): Promise<void> {
     const files = this.#files(session);
     const hex = this.#bySession.get(session);

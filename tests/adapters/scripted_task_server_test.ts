@@ -15,12 +15,16 @@ async function claimedTask(s: TestServer, id: string): Promise<void> {
 }
 
 async function tokenFor(s: TestServer, id: string): Promise<{ token: string; path: string }> {
-  return await s.tokens.issueAgentToken({
+  const issued = await s.tokens.issueAgentToken({
     session: `sess-${id}`,
     agent_id: `agent-${id}`,
     task_ids: [id],
     can_create_tasks: false,
   });
+  // As the executor hands it over: a 0600 file in the agent's private HOME.
+  const path = `${s.root}/sess-${id}.token`;
+  await Deno.writeTextFile(path, issued.token, { mode: 0o600 });
+  return { token: issued.token, path };
 }
 
 Deno.test("the agent env names are the ones the task server's client reads", () => {

@@ -121,10 +121,11 @@ Deno.test("at most 20 attachments per task", () => {
   );
 });
 
-Deno.test("only the direct-subprocess spawn path carries attachments", () => {
+Deno.test("only the direct-subprocess and sandbox spawn paths carry attachments", () => {
   doesNotThrow(() => refuseNonDirectSpawn("direct-subprocess", 3));
+  doesNotThrow(() => refuseNonDirectSpawn("sandbox", 3));
   doesNotThrow(() => refuseNonDirectSpawn("container", 0));
-  for (const path of ["container", "sandbox", "runtime-bridge", "in-process"]) {
+  for (const path of ["container", "runtime-bridge", "in-process"]) {
     throws(() => refuseNonDirectSpawn(path, 1), (e: unknown) => {
       strictEqual(e instanceof AttachmentSpawnPathError, true);
       strictEqual((e as BernsteinError).code, "attach.spawn_path");

@@ -181,7 +181,7 @@ Deno.test("the provider stamps the task and reuses a task's attested blocks on a
       code("attach.adapter_not_multimodal"),
     );
     await rejects(
-      provider.forSpawn(task("t2", []), { ...spawn("t2-a1"), spawnPath: "sandbox" }),
+      provider.forSpawn(task("t2", []), { ...spawn("t2-a1"), spawnPath: "container" }),
       code("attach.spawn_path"),
     );
     const record = JSON.parse(await Deno.readTextFile(join(sdd, "runs", "r1", "attachments.json")));

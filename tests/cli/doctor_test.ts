@@ -26,9 +26,18 @@ Deno.test("doctor passes on a prepared repo with a private audit key", async () 
   await withTempDir(async (dir) => {
     await makeRepo(dir);
     await Deno.mkdir(join(dir, ".sdd"));
-    const key = join(dir, "audit.key");
+    // A key inside the project is a FAIL: every agent worktree lies inside the project.
+    const inside = join(dir, "audit.key");
+    await Deno.writeTextFile(inside, "a".repeat(64), { mode: 0o600 });
+    strictEqual(
+      (await doctor(dir, { BERNSTEIN_AUDIT_KEY_PATH: inside, HOME: dir })).status("audit key")[0],
+      "FAIL",
+    );
+    const key = `${dir}.audit.key`;
     await Deno.writeTextFile(key, "a".repeat(64), { mode: 0o600 });
-    const r = await doctor(dir, { BERNSTEIN_AUDIT_KEY_PATH: key, HOME: dir });
+    const r = await doctor(dir, { BERNSTEIN_AUDIT_KEY_PATH: key, HOME: dir }).finally(() =>
+      Deno.remove(key)
+    );
     strictEqual(r.code, 0, JSON.stringify(r.doc));
     strictEqual(r.doc.ok, true);
     for (const name of ["git", "repository", "audit key", "state", "task server"]) {
@@ -106,5 +115,38 @@ Deno.test("doctor fails a configured adapter that is not installed and a postgre
     );
     strictEqual(byName("storage")?.status, "FAIL");
     ok(byName("storage")?.detail.includes("storage.database_url is not set"));
+  });
+});
+
+Deno.test("doctor shows the isolation in force: sandbox, a loud WARN without one, FAIL when required", async () => {
+  const { runDoctor } = await import("../../src/orchestrator/mod.ts");
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const env = mapEnv({ PATH: Deno.env.get("PATH") ?? "", HOME: dir });
+    const missing = () =>
+      Promise.resolve({
+        available: false as const,
+        backend: "bwrap" as const,
+        reason: "bwrap is not installed",
+      });
+    const present = () =>
+      Promise.resolve({
+        available: true as const,
+        backend: "bwrap" as const,
+        executable: "/usr/bin/bwrap",
+        version: "0.8.0",
+      });
+    const isolation = async (probe: typeof missing | typeof present) =>
+      (await runDoctor({ cwd: dir, env, probeSandbox: probe })).find((c) => c.name === "isolation");
+    const sandboxed = await isolation(present);
+    strictEqual(sandboxed?.status, "OK");
+    ok(sandboxed?.detail.includes("bwrap 0.8.0"));
+    const warn = await isolation(missing);
+    strictEqual(warn?.status, "WARN");
+    ok(warn?.detail.includes("bwrap is not installed") && warn.detail.includes("the audit key"));
+    await Deno.writeTextFile(join(dir, "bernstein.yaml"), "isolation: sandbox\n");
+    const fail = await isolation(missing);
+    strictEqual(fail?.status, "FAIL");
+    ok(fail?.detail.includes("isolation: sandbox"));
   });
 });

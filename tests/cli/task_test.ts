@@ -217,7 +217,7 @@ Deno.test("task CLI: list and show through the server, found from a worktree fol
     await s.store.transition("b", "cancelled", OP);
     const worktree = join(s.root, ".sdd", "worktrees", "s1");
     await Deno.mkdir(worktree, { recursive: true });
-    const human = await runBernstein(["task", "list"], { cwd: worktree });
+    const human = await runBernstein(["task", "list"], { cwd: worktree, env: s.operatorEnv });
     assert.equal(human.code, 0, human.stderr);
     assert.deepEqual(human.stdout.trimEnd().split("\n"), [
       "ID  STATUS     PRI  ROLE  AGENT  TITLE",
@@ -226,17 +226,27 @@ Deno.test("task CLI: list and show through the server, found from a worktree fol
     ]);
     const json = await runBernstein(["task", "list", "--status", "open", "--json"], {
       cwd: worktree,
+      env: s.operatorEnv,
     });
     assert.equal(json.code, 0, json.stderr);
     const body = JSON.parse(json.stdout);
     assert.equal(body.source, s.server.url);
     assert.deepEqual(body.tasks.map((t: Task) => t.id), ["a"]);
-    const show = await runBernstein(["task", "show", "a", "--json"], { cwd: worktree });
+    const show = await runBernstein(["task", "show", "a", "--json"], {
+      cwd: worktree,
+      env: s.operatorEnv,
+    });
     assert.equal(JSON.parse(show.stdout).task.title, "Write parser");
-    const missing = await runBernstein(["task", "show", "zzz"], { cwd: worktree });
+    const missing = await runBernstein(["task", "show", "zzz"], {
+      cwd: worktree,
+      env: s.operatorEnv,
+    });
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /^error\[task\.not_found\]/);
-    const badStatus = await runBernstein(["task", "list", "--status", "opne"], { cwd: worktree });
+    const badStatus = await runBernstein(["task", "list", "--status", "opne"], {
+      cwd: worktree,
+      env: s.operatorEnv,
+    });
     assert.equal(badStatus.code, 2);
     assert.match(badStatus.stderr, /did you mean 'open'\?/);
   } finally {

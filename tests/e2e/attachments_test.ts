@@ -61,7 +61,11 @@ async function fixture(dir: string, options: { multimodal?: boolean } = {}): Pro
   await git(root, "add", "-A");
   await git(root, "commit", "-q", "-m", "files");
   await Deno.mkdir(join(root, ".sdd"));
-  await Deno.writeTextFile(join(root, ".sdd", "config.yaml"), config(options.multimodal ?? true));
+  // The scripted agent records its prompt outside the repo: the sandbox lets it write there.
+  await Deno.writeTextFile(
+    join(root, ".sdd", "config.yaml"),
+    `${config(options.multimodal ?? true)}sandbox:\n  writable: [${JSON.stringify(dir)}]\n`,
+  );
   const record = join(dir, "prompt.bin");
   return {
     dir,

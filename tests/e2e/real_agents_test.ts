@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getAdapter, parseOutput } from "../../src/adapters/mod.ts";
+import { probeSandbox } from "../../src/sandbox/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { git } from "../_helpers/temp.ts";
 import {
@@ -226,6 +227,12 @@ async function assertTwoStepRun(
   // Each spawn's decisions are in the audit log (as root, claude's permission choice).
   const spawned = (await auditEvents(run)).filter((e) => e.event_type === "agent.spawned");
   assert.equal(spawned.length, 2);
+  // The default isolation: every agent ran in the sandbox wherever it works here.
+  const expected = (await probeSandbox()).available ? "sandbox" : "none";
+  for (const e of spawned) {
+    const isolation = (e.details as { isolation: Record<string, unknown> }).isolation;
+    assert.equal(isolation.isolation, expected, JSON.stringify(isolation));
+  }
   if (cli.name === "claude" && Deno.uid() === 0) {
     for (const e of spawned) {
       const notes = (e.details as { notes: string[] }).notes;

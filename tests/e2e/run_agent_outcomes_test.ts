@@ -140,7 +140,8 @@ Deno.test("adapters.<name>.env passes the named variables to the agent, nothing 
     const o = await runPlan(
       dir,
       [{ title: "Env", description: "@agent write e.txt x" }],
-      { adapters: { scripted: { env: ["HTTPS_PROXY", "NO_PROXY"] } } },
+      // Without the sandbox: it points every proxy variable at the agent's egress proxy.
+      { adapters: { scripted: { env: ["HTTPS_PROXY", "NO_PROXY"] } }, isolation: "none" },
       {
         HTTPS_PROXY: "http://127.0.0.1:9",
         NO_PROXY: "127.0.0.1",

@@ -237,9 +237,12 @@ Deno.test("a crashing agent fails its task; the retry carries the failure into t
       `cli: scripted\nstages:\n  - name: s\n    steps:\n${step("Crash", ["@agent crash 7"])}\n`,
       {
         tuning: { tasks: { default_max_retries: 1 } },
+        // The scripted agent records its prompt there: a folder the sandbox lets it write.
+        sandbox: { writable: [join(dir, ".record")] },
       },
     );
-    const record = join(dir, "..", `${dir.split("/").pop()}.prompt`);
+    await Deno.mkdir(join(dir, ".record"));
+    const record = join(dir, ".record", "prompt");
     const run = await bern(dir, ["run", "plan.yaml", "--json"], {
       BERNSTEIN_SCRIPTED_RECORD: record,
     });

@@ -152,6 +152,7 @@ class FakeExecutor implements Executor {
       argv0: "fake-agent",
       promptChannel: "stdin",
       notes: [],
+      isolation: { isolation: "none" },
       lastOutputMs: () => startedMs,
       lastText: () => "",
       terminate: (_graceMs: number) => {
@@ -237,7 +238,10 @@ async function harness(
     store,
     holds: NO_HOLDS,
     server: { url: "http://127.0.0.1:9", events: serverEvents, agents: () => [] },
-    tokens: await TokenRegistry.open(runtimeDir, { random }),
+    tokens: await TokenRegistry.open(runtimeDir, {
+      random,
+      operatorTokenPath: join(dir, "..", `${dir.split("/").pop()}-auth.token`),
+    }),
     audit,
     ledger: {
       append: (input) => {

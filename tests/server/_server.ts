@@ -4,6 +4,7 @@ import { DEFAULT_TUNING, type Tuning } from "../../src/config/mod.ts";
 import { FakeClock, SeededRandom } from "../../src/io/mod.ts";
 import type { DashboardSource } from "../../src/report/mod.ts";
 import {
+  operatorTokenPath,
   type PolicyGateway,
   startTaskServer,
   type TaskServer,
@@ -29,6 +30,11 @@ export interface TestServer {
   tokens: TokenRegistry;
   /** The operator token. */
   operator: string;
+  /**
+   * Environment under which `bernstein task …` finds that operator token (beside the audit
+   * key, outside the project): `BERNSTEIN_AUDIT_KEY_PATH` in a folder next to the root.
+   */
+  operatorEnv: Record<string, string>;
   /** Store and hold events. */
   sink: MemoryEventSink;
   /** `<tmp>/.sdd/runtime`. */
@@ -77,7 +83,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     random: new SeededRandom(8),
     sink,
   });
-  const tokens = await TokenRegistry.open(runtimeDir, { random: new SeededRandom(9) });
+  const stateDir = `${root}.state`;
+  const operatorEnv = { BERNSTEIN_AUDIT_KEY_PATH: join(stateDir, "audit.key") };
+  const tokens = await TokenRegistry.open(runtimeDir, {
+    random: new SeededRandom(9),
+    operatorTokenPath: operatorTokenPath(operatorEnv.BERNSTEIN_AUDIT_KEY_PATH, root),
+  });
   const server = await startTaskServer({
     store,
     holds,
@@ -91,13 +102,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       tuning: { ...DEFAULT_TUNING, server: { ...DEFAULT_TUNING.server, ...options.server } },
     },
   });
-  const operator = (await Deno.readTextFile(join(runtimeDir, "auth.token"))).trim();
+  const operator = (await Deno.readTextFile(tokens.operatorTokenPath)).trim();
   return {
     server,
     store,
     holds,
     tokens,
     operator,
+    operatorEnv,
     sink,
     runtimeDir,
     root,
@@ -124,6 +136,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await server.close();
       await store.close();
       if (options.root === undefined) await Deno.remove(root, { recursive: true });
+      await Deno.remove(stateDir, { recursive: true }).catch(() => {});
     },
   };
 }

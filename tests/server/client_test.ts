@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { mapEnv, systemClock } from "../../src/io/mod.ts";
 import {
   discoverEndpoint,
+  operatorTokenPath,
   ServerRefusalError,
   ServerUnreachableError,
   TaskClient,
@@ -20,62 +21,71 @@ function freePort(): number {
 }
 
 Deno.test("client: discovery prefers env, then walks up to .sdd/runtime from a worktree", async () => {
-  await withTempDir(async (root) => {
-    const env = mapEnv({
-      BERNSTEIN_SERVER_URL: "http://127.0.0.1:4321/",
-      BERNSTEIN_TASK_TOKEN: " bag_abc ",
-    });
-    const e = await discoverEndpoint({ env, cwd: root });
-    assert.deepEqual(e, {
-      url: "http://127.0.0.1:4321",
-      token: "bag_abc",
-      urlSource: "BERNSTEIN_SERVER_URL",
-      tokenSource: "BERNSTEIN_TASK_TOKEN",
-    });
-    await assert.rejects(
-      discoverEndpoint({ env: mapEnv({ BERNSTEIN_SERVER_URL: "ftp://x" }), cwd: root }),
-      (err: unknown) => err instanceof ServerUnreachableError && err.code === "server.bad_url",
-    );
+  await withTempDir(async (state) =>
+    await withTempDir(async (root) => {
+      const env = mapEnv({
+        BERNSTEIN_SERVER_URL: "http://127.0.0.1:4321/",
+        BERNSTEIN_TASK_TOKEN: " bag_abc ",
+      });
+      const e = await discoverEndpoint({ env, cwd: root });
+      assert.deepEqual(e, {
+        url: "http://127.0.0.1:4321",
+        token: "bag_abc",
+        urlSource: "BERNSTEIN_SERVER_URL",
+        tokenSource: "BERNSTEIN_TASK_TOKEN",
+      });
+      await assert.rejects(
+        discoverEndpoint({ env: mapEnv({ BERNSTEIN_SERVER_URL: "ftp://x" }), cwd: root }),
+        (err: unknown) => err instanceof ServerUnreachableError && err.code === "server.bad_url",
+      );
 
-    const runtime = join(root, ".sdd", "runtime");
-    const worktree = join(root, ".sdd", "worktrees", "s1", "src");
-    await Deno.mkdir(runtime, { recursive: true });
-    await Deno.mkdir(worktree, { recursive: true });
-    await assert.rejects(
-      discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
-      (err: unknown) => err instanceof ServerUnreachableError && err.code === "server.not_found",
-    );
-    await Deno.writeTextFile(join(runtime, "server.port"), "5555\n");
-    await assert.rejects(
-      discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
-      (err: unknown) => err instanceof TokenMissingError && err.exitCode === 3,
-    );
-    await Deno.writeTextFile(join(runtime, "auth.token"), "bop_operator", { mode: 0o600 });
-    const found = await discoverEndpoint({ env: mapEnv({}), cwd: worktree });
-    assert.equal(found.url, "http://127.0.0.1:5555");
-    assert.equal(found.token, "bop_operator");
-    assert.equal(found.tokenSource, join(runtime, "auth.token"));
+      const runtime = join(root, ".sdd", "runtime");
+      const worktree = join(root, ".sdd", "worktrees", "s1", "src");
+      await Deno.mkdir(runtime, { recursive: true });
+      await Deno.mkdir(worktree, { recursive: true });
+      await assert.rejects(
+        discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
+        (err: unknown) => err instanceof ServerUnreachableError && err.code === "server.not_found",
+      );
+      await Deno.writeTextFile(join(runtime, "server.port"), "5555\n");
+      await assert.rejects(
+        discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
+        (err: unknown) => err instanceof TokenMissingError && err.exitCode === 3,
+      );
+      // An operator token left inside the project (by an older version) is not used.
+      await Deno.writeTextFile(join(runtime, "auth.token"), "bop_in_project", { mode: 0o600 });
+      const keyEnv = mapEnv({ BERNSTEIN_AUDIT_KEY_PATH: join(state, "audit.key") });
+      await assert.rejects(discoverEndpoint({ env: keyEnv, cwd: worktree }), TokenMissingError);
+      // The operator token lives beside the audit key, outside the project.
+      const operatorPath = operatorTokenPath(join(state, "audit.key"), root);
+      await Deno.mkdir(join(operatorPath, ".."), { recursive: true });
+      await Deno.writeTextFile(operatorPath, "bop_operator", { mode: 0o600 });
+      const found = await discoverEndpoint({ env: keyEnv, cwd: worktree });
+      assert.equal(found.url, "http://127.0.0.1:5555");
+      assert.equal(found.token, "bop_operator");
+      assert.equal(found.tokenSource, operatorPath);
 
-    const tokenFile = join(root, "agent.token");
-    await Deno.writeTextFile(tokenFile, "bag_from_file\n", { mode: 0o600 });
-    const viaFile = await discoverEndpoint({
-      env: mapEnv({ BERNSTEIN_TASK_TOKEN_FILE: tokenFile }),
-      cwd: worktree,
-    });
-    assert.equal(viaFile.token, "bag_from_file");
-    await Deno.chmod(tokenFile, 0o644);
-    await assert.rejects(
-      discoverEndpoint({ env: mapEnv({ BERNSTEIN_TASK_TOKEN_FILE: tokenFile }), cwd: worktree }),
-      TokenFileError,
-    );
-    await Deno.writeTextFile(join(runtime, "server.port"), "http\n");
-    await assert.rejects(
-      discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
-      (err: unknown) =>
-        err instanceof ServerUnreachableError && err.code === "server.bad_port_file" &&
-        err.location === join(runtime, "server.port"),
-    );
-  });
+      const tokenFile = join(root, "agent.token");
+      await Deno.writeTextFile(tokenFile, "bag_from_file\n", { mode: 0o600 });
+      const viaFile = await discoverEndpoint({
+        env: mapEnv({ BERNSTEIN_TASK_TOKEN_FILE: tokenFile }),
+        cwd: worktree,
+      });
+      assert.equal(viaFile.token, "bag_from_file");
+      await Deno.chmod(tokenFile, 0o644);
+      await assert.rejects(
+        discoverEndpoint({ env: mapEnv({ BERNSTEIN_TASK_TOKEN_FILE: tokenFile }), cwd: worktree }),
+        TokenFileError,
+      );
+      await Deno.writeTextFile(join(runtime, "server.port"), "http\n");
+      await assert.rejects(
+        discoverEndpoint({ env: mapEnv({}), cwd: worktree }),
+        (err: unknown) =>
+          err instanceof ServerUnreachableError && err.code === "server.bad_port_file" &&
+          err.location === join(runtime, "server.port"),
+      );
+    })
+  );
 });
 
 Deno.test("client: retries while the connection is refused, then reaches the server", async () => {

@@ -143,7 +143,10 @@ Deno.test({
         clock: systemClock,
         random: new SeededRandom(2),
       });
-      const tokens = await TokenRegistry.open(runtimeDir, { random: new SeededRandom(3) });
+      const tokens = await TokenRegistry.open(runtimeDir, {
+        random: new SeededRandom(3),
+        operatorTokenPath: join(runtimeDir, "..", "..", "state", "auth.token"),
+      });
       const server = await startTaskServer({
         store,
         holds,

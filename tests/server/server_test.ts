@@ -567,34 +567,40 @@ Deno.test("tokens: files are 0600, the operator token is reused, reloaded tokens
   const root = await Deno.realPath(await Deno.makeTempDir());
   try {
     const runtime = join(root, ".sdd", "runtime");
-    const first = await TokenRegistry.open(runtime, { random: new SeededRandom(1) });
-    const operator = (await Deno.readTextFile(join(runtime, "auth.token"))).trim();
+    const operatorPath = join(root, "state", "projects", "p1", "auth.token");
+    const open = (seed: number) =>
+      TokenRegistry.open(runtime, {
+        random: new SeededRandom(seed),
+        operatorTokenPath: operatorPath,
+      });
+    const first = await open(1);
+    const operator = (await Deno.readTextFile(operatorPath)).trim();
     assert.match(operator, /^bop_[A-Za-z0-9_-]{43}$/);
-    assert.equal(((await Deno.stat(join(runtime, "auth.token"))).mode ?? 0) & 0o777, 0o600);
+    assert.equal(((await Deno.stat(operatorPath)).mode ?? 0) & 0o777, 0o600);
+    assert.equal(((await Deno.stat(join(operatorPath, ".."))).mode ?? 0) & 0o777, 0o700);
     const issued = await first.issueAgentToken({
       session: "s1",
       agent_id: "a1",
       task_ids: ["t1"],
       can_create_tasks: false,
     });
-    assert.equal(issued.path, join(runtime, "tokens", "s1.token"));
-    assert.equal(await Deno.readTextFile(issued.path), issued.token);
-    assert.equal(((await Deno.stat(issued.path)).mode ?? 0) & 0o777, 0o600);
+    // The agent's token is never stored in the project: only its digest is.
+    await assert.rejects(Deno.stat(join(runtime, "tokens", "s1.token")), Deno.errors.NotFound);
     assert.equal(((await Deno.stat(join(runtime, "tokens"))).mode ?? 0) & 0o777, 0o700);
     const scopeText = await Deno.readTextFile(join(runtime, "tokens", "s1.json"));
     assert.ok(!scopeText.includes(issued.token), "scope files hold only the digest");
 
-    const second = await TokenRegistry.open(runtime, { random: new SeededRandom(2) });
+    const second = await open(2);
     assert.deepEqual(second.authenticate(operator), { kind: "operator" });
     assert.deepEqual(second.authenticate(issued.token), { ...issued.scope });
     await second.grantTasks("s1", ["t2"]);
-    const third = await TokenRegistry.open(runtime, { random: new SeededRandom(3) });
+    const third = await open(3);
     const scope = third.authenticate(issued.token);
     assert.ok(scope?.kind === "agent");
     assert.deepEqual(scope.task_ids, ["t1", "t2"]);
     await third.revoke("s1");
     assert.equal(third.authenticate(issued.token), undefined);
-    await assert.rejects(Deno.stat(issued.path), Deno.errors.NotFound);
+    await assert.rejects(Deno.stat(join(runtime, "tokens", "s1.json")), Deno.errors.NotFound);
     assert.equal(third.authenticate(operator.slice(0, -1) + "x"), undefined);
     await assert.rejects(
       third.issueAgentToken({
@@ -606,9 +612,9 @@ Deno.test("tokens: files are 0600, the operator token is reused, reloaded tokens
       (e: unknown) => (e as { location?: string }).location === "session",
     );
 
-    await Deno.chmod(join(runtime, "auth.token"), 0o644);
+    await Deno.chmod(operatorPath, 0o644);
     await assert.rejects(
-      TokenRegistry.open(runtime, { random: new SeededRandom(4) }),
+      open(4),
       (e: unknown) =>
         (e as { code?: string }).code === "server.token_file" &&
         /readable by group or others/.test((e as Error).message),
@@ -658,7 +664,10 @@ Deno.test("server: startTaskServer needs no more than the store, holds and token
     const server = await startTaskServer({
       store,
       holds: await openHoldStore(undefined, { clock, random: new SeededRandom(2) }),
-      tokens: await TokenRegistry.open(runtimeDir, { random: new SeededRandom(3) }),
+      tokens: await TokenRegistry.open(runtimeDir, {
+        random: new SeededRandom(3),
+        operatorTokenPath: join(root, "state", "auth.token"),
+      }),
       runtimeDir,
       clock,
       config: { network: { allowed_ips: ["127.0.0.1"] }, tuning: DEFAULT_TUNING },
