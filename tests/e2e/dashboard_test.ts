@@ -74,9 +74,13 @@ Deno.test({
     await withTempDir(async (dir) => {
       const repo = join(dir, "repo");
       await Deno.mkdir(repo);
-      const gate1 = join(dir, "gate1");
-      const gate2 = join(dir, "gate2");
-      await prepareRepo(repo, plan(gate1, gate2));
+      // The gates live in a folder the sandbox shows the agents (read-only).
+      await Deno.mkdir(join(dir, "gates"));
+      const gate1 = join(dir, "gates", "gate1");
+      const gate2 = join(dir, "gates", "gate2");
+      await prepareRepo(repo, plan(gate1, gate2), {
+        sandbox: { read_only: [join(dir, "gates")] },
+      });
       const child = startBernstein(repo, ["run", "plan.yaml"]);
       const seen: string[] = [];
       const lines = linesOf(child.stdout);

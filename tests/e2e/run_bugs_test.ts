@@ -7,7 +7,9 @@ import { bern, eventsOf, prepareRepo, startBernstein, step, summaryOf } from "./
 
 Deno.test("a dependency that fails once and succeeds on retry still lets its dependent run", async () => {
   await withTempDir(async (dir) => {
-    const marker = join(dir, "..", `${dir.split("/").pop()}.flaky`);
+    // A folder the sandbox lets the agent write: the marker outlives the first attempt.
+    await Deno.mkdir(join(dir, ".flaky"));
+    const marker = join(dir, ".flaky", "marker");
     const flaky = `@agent run sh -c "test -e '${marker}' || { touch '${marker}'; exit 1; }"`;
     await prepareRepo(
       dir,
@@ -21,7 +23,10 @@ ${step("Flaky", [flaky, "@agent write a.txt a"])}
     steps:
 ${step("After", ["@agent write b.txt b"])}
 `,
-      { tuning: { tasks: { default_max_retries: 1 } } },
+      {
+        tuning: { tasks: { default_max_retries: 1 } },
+        sandbox: { writable: [join(dir, ".flaky")] },
+      },
     );
     const run = await bern(dir, ["run", "plan.yaml", "--json"]);
     strictEqual(run.code, 0, run.stderr + run.stdout);
@@ -37,7 +42,8 @@ Deno.test("a task created 'planned' through the task server does not keep the ru
   await withTempDir(async (dir) => {
     const post = [
       "const r = await fetch(Deno.env.get('BERNSTEIN_SERVER_URL') + '/tasks', {method: 'POST',",
-      "headers: {authorization: 'Bearer ' + Deno.env.get('BERNSTEIN_TASK_TOKEN'),",
+      "headers: {authorization: 'Bearer ' +",
+      "Deno.readTextFileSync(Deno.env.get('BERNSTEIN_TASK_TOKEN_FILE')),",
       "'content-type': 'application/json'},",
       "body: JSON.stringify({title: 'Later', description: 'x', role: 'backend', status: 'planned'})});",
       "if (!r.ok) throw new Error(r.status + ' ' + await r.text());",
@@ -109,6 +115,9 @@ stages:
     steps:
 ${step("Hang", ["@agent hang"])}
 `,
+        // Without the sandbox: a sandboxed agent dies with the orchestrator that started it
+        // (bwrap --die-with-parent), so there would be no leftover to end.
+        { isolation: "none" },
       );
       await Deno.writeTextFile(
         join(dir, "other.yaml"),

@@ -27,6 +27,17 @@ const TMUX_IGNORED = TMUX === undefined
   ? " (ignored: no tmux; apt-get install tmux, .ci/setup-services installs it)"
   : "";
 
+/** The gate file the agents wait for, in a folder of its own. */
+async function gateIn(dir: string): Promise<string> {
+  await Deno.mkdir(join(dir, "gates"));
+  return join(dir, "gates", "gate");
+}
+
+/** The sandbox shows the agents that folder (read-only), so they see the gate open. */
+function gateConfig(gate: string): Record<string, unknown> {
+  return { sandbox: { read_only: [join(gate, "..")] } };
+}
+
 function plan(gate: string): string {
   const step = (title: string, file: string, text: string) =>
     `      - title: ${title}
@@ -145,8 +156,8 @@ Deno.test({
     await withTempDir(async (dir) => {
       const repo = join(dir, "repo");
       await Deno.mkdir(repo);
-      const gate = join(dir, "gate");
-      await prepareRepo(repo, plan(gate));
+      const gate = await gateIn(dir);
+      await prepareRepo(repo, plan(gate), gateConfig(gate));
       const tmux = await runInTmux(dir, repo, {});
       try {
         const live = await tmux.waitFor(
@@ -186,8 +197,8 @@ Deno.test({
     await withTempDir(async (dir) => {
       const repo = join(dir, "repo");
       await Deno.mkdir(repo);
-      const gate = join(dir, "gate");
-      await prepareRepo(repo, plan(gate));
+      const gate = await gateIn(dir);
+      await prepareRepo(repo, plan(gate), gateConfig(gate));
       await Deno.writeTextFile(gate, "");
       const tmux = await runInTmux(dir, repo, { NO_COLOR: "1" });
       try {
@@ -209,8 +220,8 @@ Deno.test("terminal: logs -f follows several agents with their prefixes until th
   await withTempDir(async (dir) => {
     const repo = join(dir, "repo");
     await Deno.mkdir(repo);
-    const gate = join(dir, "gate");
-    await prepareRepo(repo, plan(gate));
+    const gate = await gateIn(dir);
+    await prepareRepo(repo, plan(gate), gateConfig(gate));
     const run = startBernstein(repo, ["run", "plan.yaml"]);
     const runOut = new Response(run.stdout).text();
     const runErr = new Response(run.stderr).text();

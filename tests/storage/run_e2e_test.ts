@@ -90,7 +90,7 @@ async function sharedRun(server: TestServer, redisUrl?: string): Promise<void> {
     }
     // A nosy agent sees neither the URL nor the password in its environment.
     const seen = await Deno.readTextFile(join(dir, "env_seen.txt"));
-    assert.match(seen, /BERNSTEIN_TASK_TOKEN=/, "the dump is the agent's real environment");
+    assert.match(seen, /BERNSTEIN_TASK_TOKEN_FILE=/, "the dump is the agent's real environment");
     assert.ok(!seen.includes("BERNSTEIN_DATABASE_URL") && !seen.includes("BERNSTEIN_REDIS_URL"));
     assert.ok(!seen.includes(POSTGRES_PASSWORD));
     // The tasks live in PostgreSQL under the namespace and this run, not in a JSONL log.
