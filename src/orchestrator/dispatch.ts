@@ -34,6 +34,12 @@ import { enforces } from "./run_policy.ts";
 import { saveSessionFile, type SessionFile } from "./run_state.ts";
 import type { RunningSession, SessionTable } from "./sessions.ts";
 
+/** The isolation record of an agent that runs on a worker host (decided there). */
+const REMOTE_ISOLATION = {
+  isolation: "remote",
+  reason: "runs on a worker host; that host's executor decides its isolation, not recorded here",
+};
+
 /** What dispatch works with. */
 export interface DispatchDeps {
   /** The run's context (store, tokens, server, config, attachments …). */
@@ -430,7 +436,7 @@ export class Dispatcher {
       started_at: new Date(this.#deps.ctx.clock.nowMs()).toISOString(),
       state: "running",
       attachment_digests: attachments?.digests ?? [],
-      isolation: execution.isolation,
+      isolation: execution.isolation ?? REMOTE_ISOLATION,
     };
   }
 
@@ -451,7 +457,7 @@ export class Dispatcher {
         ? [...execution.notes, unenforcedNote(a.cli.adapter.name)]
         : execution.notes,
       worker: execution.host,
-      isolation: execution.isolation,
+      isolation: execution.isolation ?? REMOTE_ISOLATION,
     });
   }
 }

@@ -97,8 +97,11 @@ export interface Execution {
   readonly promptChannel: string;
   /** What the adapter could not honour or chose (root permission mode, ignored effort). */
   readonly notes: readonly string[];
-  /** How the agent is isolated (`{isolation: "none"}` or the sandbox's record). */
-  readonly isolation: JsonObject;
+  /**
+   * How the agent is isolated (`{isolation: "none"}` or the sandbox's record); absent when it
+   * runs on another host, whose own executor decides and records it.
+   */
+  readonly isolation?: JsonObject;
   /** Monotonic time (ms) of the last output, for liveness. */
   lastOutputMs(): number;
   /** Last progress text seen. */
