@@ -5,13 +5,11 @@ import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag } from "./spec.ts";
 
 async function dashboard(ctx: CommandContext): Promise<number> {
-  const { join } = await import("node:path");
   const server = await import("../server/mod.ts");
   const { findProject } = await import("../config/mod.ts");
   const { systemClock } = await import("../io/mod.ts");
   const { BernsteinError } = await import("../errors/mod.ts");
   const project = await findProject(ctx.cwd);
-  const runtime = join(project.sdd, "runtime");
   const notRunning = (why: string) =>
     new BernsteinError("dashboard.no_run", `no run is in progress in ${project.root} (${why})`, {
       hint: "the dashboard lives as long as its run; 'bernstein runs report --open' shows a " +
@@ -21,8 +19,9 @@ async function dashboard(ctx: CommandContext): Promise<number> {
   try {
     // Only the operator may open the dashboard: its token, from this project, never an agent's.
     const { url } = await server.discoverServerUrl({ env: ctx.env, cwd: project.root });
-    const token = (await Deno.readTextFile(join(runtime, server.OPERATOR_TOKEN_FILE))).trim();
-    endpoint = { url, token };
+    const found = await server.readOperatorToken(project.root, ctx.env);
+    if (found?.token === undefined) throw new Deno.errors.NotFound("no operator token");
+    endpoint = { url, token: found.token };
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) throw notRunning("no operator token");
     if (error instanceof BernsteinError && error.code === "server.not_found") {
@@ -77,7 +76,7 @@ export const DASHBOARD_COMMANDS: CommandSpec[] = [
       "The task server of a run in progress serves a live dashboard at http://127.0.0.1:<port>/:\n" +
       "the run, its agents, the task graph, the merge queue, refused merges and log tails,\n" +
       "updated as it happens. This asks the server for a fresh one-time login link with the\n" +
-      "operator token (.sdd/runtime/auth.token) in a header; the link signs one browser in and\n" +
+      "operator token (kept beside the audit key, outside the project) in a header; the link signs one browser in and\n" +
       "then stops working. `bernstein run` prints one at start too.\n" +
       "JSON: {url}. Exit 1 when no run is in progress.",
     flags: [{ name: "open", type: "boolean", help: "Open the link in the default browser." }],

@@ -124,16 +124,11 @@ export async function discoverToken(
     return { token, source: path };
   }
   const runtime = await findRuntimeDir(options.cwd, "");
-  let path: string | undefined;
-  if (runtime !== undefined) {
-    try {
-      const root = await Deno.realPath(dirname(dirname(runtime)));
-      path = operatorTokenPath(resolveAuditKeyPath(options.env).path, root);
-    } catch {
-      // No HOME to find the key folder in: no operator token either.
-    }
-  }
-  const token = path === undefined ? undefined : await readSecretFile(path);
+  const found = runtime === undefined
+    ? undefined
+    : await readOperatorToken(dirname(dirname(runtime)), options.env);
+  const path = found?.path;
+  const token = found?.token;
   if (path === undefined || token === undefined) {
     throw new TokenMissingError(
       `no task server token: ${TASK_TOKEN_ENV} and ${TASK_TOKEN_FILE_ENV} are not set and no operator token was found${
@@ -146,6 +141,24 @@ export async function discoverToken(
     );
   }
   return { token, source: path };
+}
+
+/**
+ * The operator token of the project at `projectRoot` (beside the audit key the environment
+ * names, see `operatorTokenPath`): its path, and the token when the file exists. Undefined when
+ * no key folder can be located (no HOME).
+ */
+export async function readOperatorToken(
+  projectRoot: string,
+  env: EnvReader,
+): Promise<{ path: string; token: string | undefined } | undefined> {
+  let path: string;
+  try {
+    path = operatorTokenPath(resolveAuditKeyPath(env).path, await Deno.realPath(projectRoot));
+  } catch {
+    return undefined;
+  }
+  return { path, token: await readSecretFile(path) };
 }
 
 /** Finds URL and token (see {@linkcode discoverServerUrl} and {@linkcode discoverToken}). */

@@ -22,6 +22,7 @@ export {
   discoverToken,
   findRuntimeDir,
   type ListTasksQuery,
+  readOperatorToken,
   SERVER_URL_ENV,
   type ServerEndpoint,
   TASK_TOKEN_ENV,

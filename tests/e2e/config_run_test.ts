@@ -147,7 +147,9 @@ Deno.test("an unknown adapter name in the configuration fails validate and a dry
 
 Deno.test("hot reload: an edit applies on the next tick, audited with both hashes; a broken edit is refused once", async () => {
   await withTempDir(async (dir) => {
-    const go = join(dir, "..", `${dir.split("/").pop()}.go`);
+    // In a folder the sandbox shows the agent (read-only), outside its worktree.
+    await Deno.mkdir(join(dir, ".go"));
+    const go = join(dir, ".go", "go");
     await prepareRepo(
       dir,
       `cli: scripted
@@ -156,6 +158,7 @@ stages:
     steps:
 ${step("Wait", [`@agent run sh -c "while [ ! -e '${go}' ]; do sleep 0.1; done"`])}
 `,
+      { sandbox: { read_only: [join(dir, ".go")] } },
     );
     await Deno.writeTextFile(join(dir, "bernstein.yaml"), "max_agents: 2\n");
     await git(dir, "add", "bernstein.yaml");

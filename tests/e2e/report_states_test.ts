@@ -34,8 +34,10 @@ Deno.test("report states: running, then interrupted; 'bernstein dashboard' mints
   await withTempDir(async (dir) => {
     const repo = join(dir, "repo");
     await Deno.mkdir(repo);
-    const gate = join(dir, "gate");
-    await prepareRepo(repo, plan(gate));
+    // In a folder the sandbox shows the agent (read-only), outside its worktree.
+    await Deno.mkdir(join(dir, "gates"));
+    const gate = join(dir, "gates", "gate");
+    await prepareRepo(repo, plan(gate), { sandbox: { read_only: [join(dir, "gates")] } });
     const child = startBernstein(repo, ["run", "plan.yaml"]);
     const out = new Response(child.stdout).text();
     const err = new Response(child.stderr).text();

@@ -431,8 +431,9 @@ Deno.test("a manager that creates no task in time aborts the run with exit 2 and
 
 Deno.test("a killed orchestrator resumes: acknowledged work is not redone and nothing is lost", async () => {
   await withTempDir(async (dir) => {
-    // Outside the repo, next to the run's audit key.
-    const release = join(dir, "..", `${dir.split("/").pop()}.release`);
+    // Outside the worktree, in a folder the sandbox shows the agent (read-only).
+    await Deno.mkdir(join(dir, ".release"));
+    const release = join(dir, ".release", "go");
     await prepareRepo(
       dir,
       `cli: scripted
@@ -447,6 +448,7 @@ ${
         ])
       }
 `,
+      { sandbox: { read_only: [join(dir, ".release")] } },
     );
     const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
     // The slow agent waits for the release file, so it is still running when the quick task
