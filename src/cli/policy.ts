@@ -203,12 +203,16 @@ async function hook(ctx: CommandContext): Promise<number> {
     const stdin = await readStdin(max);
     let decide: (r: import("../policy/mod.ts").HookRequest) => Promise<unknown>;
     if (server !== undefined) {
-      // The agent's own token: its environment (as the CLI passes it to hooks) or a file.
-      const token = tokenFile !== undefined
-        ? (await Deno.readTextFile(tokenFile)).trim()
+      // The agent's own token: a file (--token-file, or the BERNSTEIN_TASK_TOKEN_FILE its
+      // environment names: how the run hands it over) or its environment.
+      const file = tokenFile ?? ctx.env.get("BERNSTEIN_TASK_TOKEN_FILE");
+      const token = file !== undefined && file !== ""
+        ? (await Deno.readTextFile(file)).trim()
         : ctx.env.get("BERNSTEIN_TASK_TOKEN")?.trim();
       if (!token) {
-        throw new Error("no agent token: BERNSTEIN_TASK_TOKEN is not set and no --token-file");
+        throw new Error(
+          "no agent token: no --token-file, BERNSTEIN_TASK_TOKEN_FILE or BERNSTEIN_TASK_TOKEN",
+        );
       }
       decide = serverDecider(server, token, deadlineS * 1000);
     } else {
@@ -317,7 +321,8 @@ export const POLICY_COMMANDS: CommandSpec[] = [
     description:
       "Reads one hook input (Claude Code's PreToolUse JSON; gemini's BeforeTool) on stdin and\n" +
       "prints the answer in the CLI's format. In a run bernstein wires it into every agent\n" +
-      "with --server and --deadline-s (the agent's token comes from $BERNSTEIN_TASK_TOKEN),\n" +
+      "with --server and --deadline-s (the agent's token: --token-file, else the file\n" +
+      "$BERNSTEIN_TASK_TOKEN_FILE names, else $BERNSTEIN_TASK_TOKEN),\n" +
       "and the task server decides (parking an\n" +
       "ask for approval). Without --server it decides from the rules of the project around\n" +
       "the current folder (an ask is left to the CLI). Anything that goes wrong is a deny;\n" +

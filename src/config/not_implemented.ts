@@ -25,10 +25,6 @@ export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
   { key: "tuning.slo.error_budget_min_failures", issue: 12 },
   { key: "budget", issue: null },
   { key: "notify", issue: 21 },
-  { key: "isolation", issue: 14 },
-  { key: "network.egress", issue: 14 },
-  { key: "sandbox.read_only", issue: 14 },
-  { key: "quality_gates.secrets", issue: 14 },
   { key: "bridges", issue: null },
 ];
 

@@ -313,7 +313,9 @@ Deno.test("hostile agents with isolation: none: the merge-time gates refuse syml
       step("Benign", "true"),
     ];
     const planText = plan(steps);
-    await prepareRepo(s.root, planText, { isolation: "none" });
+    // The pre-tool policy (issue 17) would stop some of these reads earlier; off here, so the
+    // merge-time gates are what stands between the agent and the branch.
+    await prepareRepo(s.root, planText, { isolation: "none", policy: { enabled: false } });
     s.tokenPath = operatorTokenPath(s.keyPath, await Deno.realPath(s.root));
     await Deno.writeTextFile(
       join(s.root, "plan.yaml"),
@@ -376,7 +378,7 @@ Deno.test("hostile agent with isolation: none plants core.fsmonitor and a hook: 
         ].join("\n"),
       ),
     ];
-    await prepareRepo(s.root, plan(steps), { isolation: "none" });
+    await prepareRepo(s.root, plan(steps), { isolation: "none", policy: { enabled: false } });
     const run = await bern(s.root, ["run", "plan.yaml", "--json"], s.env);
     const context = `exit ${run.code}\n${run.stderr}\n${run.stdout.slice(-4000)}`;
     const refused = await refusedMerges(s.root);
