@@ -274,8 +274,8 @@ function answerApproval(verdict: "approve" | "deny") {
 
 const SERVER_HELP =
   "Talks to the running task server ($BERNSTEIN_SERVER_URL, else .sdd/runtime/server.port)\n" +
-  "with the operator token (.sdd/runtime/auth.token). Exit codes: 0 done · 1 refused\n" +
-  "(unknown id, already answered) or no run · 3 no token.";
+  "with the operator token (beside the audit key, outside the project). Exit codes: 0 done ·\n" +
+  "1 refused (unknown id, already answered) or no run · 3 no token.";
 
 /** The `policy` and `approvals` commands. */
 export const POLICY_COMMANDS: CommandSpec[] = [

@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import { type CliRun, REPO_ROOT, runBernstein } from "../_helpers/cli.ts";
 import { git, makeRepo } from "../_helpers/temp.ts";
+import { operatorTokenPath } from "../../src/server/mod.ts";
 
 /** Tuning that makes runs take seconds: short ticks, no backoff, no retries unless asked. */
 export const FAST_CONFIG: Record<string, unknown> = {
@@ -55,6 +56,12 @@ export function runEnv(dir: string, extra: Record<string, string> = {}): Record<
     BERNSTEIN_AUDIT_KEY_PATH: join(dir, "..", `${dir.split("/").pop()}.audit.key`),
     ...extra,
   };
+}
+
+/** The operator token of a run in `dir` (kept beside the run's audit key, outside the project). */
+export async function operatorTokenOf(dir: string): Promise<string> {
+  const path = operatorTokenPath(runEnv(dir).BERNSTEIN_AUDIT_KEY_PATH, await Deno.realPath(dir));
+  return (await Deno.readTextFile(path)).trim();
 }
 
 /** Runs `bernstein ARGS` in the repo. */

@@ -7,7 +7,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { git, withTempDir } from "../_helpers/temp.ts";
-import { bern, eventsOf, prepareRepo, startBernstein, step, summaryOf } from "./_run_helpers.ts";
+import {
+  bern,
+  eventsOf,
+  operatorTokenOf,
+  prepareRepo,
+  startBernstein,
+  step,
+  summaryOf,
+} from "./_run_helpers.ts";
 
 const ALWAYS = "- id: grep-src\n  tool: grep\n  input_pattern: ^src/\n";
 const RULES = [
@@ -64,7 +72,7 @@ async function auditOf(dir: string, type: string): Promise<AuditRecord[]> {
 async function denyOverHttp(dir: string, id: string, note: string): Promise<number> {
   const runtime = join(dir, ".sdd", "runtime");
   const port = (await Deno.readTextFile(join(runtime, "server.port"))).trim();
-  const token = (await Deno.readTextFile(join(runtime, "auth.token"))).trim();
+  const token = await operatorTokenOf(dir);
   const res = await fetch(`http://127.0.0.1:${port}/approvals/${id}/deny`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

@@ -3,7 +3,7 @@
 // wanted it to pass; `bernstein lineage verify` resolves the receipt (0), refuses a changed one
 // (2) and needs the audit key (3, never creating it); identical runs give identical hashes.
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { withTempDir } from "../_helpers/temp.ts";
 import { bern, eventsOf, prepareRepo, summaryOf } from "./_run_helpers.ts";
 
@@ -42,7 +42,12 @@ interface Routed {
 }
 
 async function runRecovery(dir: string, record?: string): Promise<Routed> {
-  await prepareRepo(dir, PLAN);
+  // The scripted agent records its prompt outside the repo: the sandbox lets it write there.
+  await prepareRepo(
+    dir,
+    PLAN,
+    record === undefined ? {} : { sandbox: { writable: [dirname(record)] } },
+  );
   const run = await bern(
     dir,
     ["run", "plan.yaml", "--json"],
@@ -81,7 +86,9 @@ async function runRecovery(dir: string, record?: string): Promise<Routed> {
 
 Deno.test("a failed step routes its recovery step with a receipt that lineage verify resolves", async () => {
   await withTempDir(async (dir) => {
-    const record = join(dir, "..", `${dir.split("/").pop()}.prompt`);
+    const records = join(dir, "..", `${dir.split("/").pop()}.records`);
+    await Deno.mkdir(records);
+    const record = join(records, "prompt");
     const r = await runRecovery(dir, record);
     // The recovery agent was told why it runs, with the receipt.
     const prompt = await Deno.readTextFile(record);
