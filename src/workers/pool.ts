@@ -247,6 +247,7 @@ export class WorkerPool implements Executor {
       kill_grace_ms: request.killGraceMs,
       base_sha: request.baseSha,
       tool_policy: request.toolPolicy ? { deadline_s: request.toolPolicy.deadline_s } : null,
+      ...(request.token !== undefined ? { token: request.token } : {}),
     };
   }
 

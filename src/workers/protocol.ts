@@ -116,6 +116,11 @@ export const Assignment = z.object({
    * bernstein, asking this task server) with this deadline. Null: no hook (docs/POLICY.md).
    */
   tool_policy: z.object({ deadline_s: z.number().positive() }).strict().nullable(),
+  /**
+   * The session's task-server token. The worker hands it to the agent as a 0600 file in the
+   * agent's private HOME (named by BERNSTEIN_TASK_TOKEN_FILE), never in its environment.
+   */
+  token: z.string().min(1).optional(),
 }).strict();
 /** An assignment. */
 export type Assignment = z.infer<typeof Assignment>;

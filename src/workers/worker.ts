@@ -426,6 +426,7 @@ export class Worker {
       prompt: a.prompt,
       ...(a.media !== undefined ? { media: decodeAssignmentMedia(a) } : {}),
       env: a.env,
+      ...(a.token !== undefined ? { token: a.token } : {}),
       deadlineMs: a.deadline_ms,
       killGraceMs: a.kill_grace_ms,
       isRoot: isRoot(),
