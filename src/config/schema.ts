@@ -476,7 +476,8 @@ export const ConfigSchema = z.object({
     "Goal a manager agent decomposes when no -g, plan or backlog is given.",
   ),
   cells: z.union([positiveInt, z.array(CellSchema)]).optional().describe(
-    "Parallel work cells: a number, or a list of {name, roles, max_agents}.",
+    "Parallel work cells: a number (the goal's manager splits the work into that many), or a " +
+      "list of {name, roles, max_agents} (the manager is told the cells; each caps its agents).",
   ),
   workspace: z.object({
     worktrees_dir: z.string().min(1).optional().describe(

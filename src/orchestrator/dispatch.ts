@@ -372,6 +372,7 @@ export class Dispatcher {
       recovery: recoveryFactsOf(a.task.metadata),
       attempt: a.attempt,
       preamble: catalogAgent === undefined ? undefined : catalogPreamble(catalogAgent),
+      ...(ctx.config.cells === undefined ? {} : { cells: ctx.config.cells }),
       progress: {
         everyS: ctx.config.tuning.agent.heartbeat_interval_s,
         extensionS: ctx.config.tuning.orchestrator.deadline_extension_s,

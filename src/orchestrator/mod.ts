@@ -100,7 +100,7 @@ export {
   worktreeEdges,
 } from "./completion_signals.ts";
 export { MANAGER_TASK_ID, type PlannedWork, type PlanningRequest, planWork } from "./planning.ts";
-export { buildPromptBody, protocolText, roleTemplate } from "./prompt.ts";
+export { buildPromptBody, cellsText, protocolText, roleTemplate } from "./prompt.ts";
 export {
   type AgentRow,
   JsonLinesReporter,

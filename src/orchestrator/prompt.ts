@@ -27,6 +27,8 @@ export interface PromptInput {
   progress?: { everyS: number; extensionS: number; maxS: number };
   /** A catalog agent's preamble for the role (replaces the built-in role template). */
   preamble?: string;
+  /** `cells:` of the configuration: how a manager is asked to split the work. */
+  cells?: number | readonly { name: string; roles?: readonly string[] }[];
   /** Why a recovery step runs: the failure it recovers from and its receipt. */
   recovery?: RecoveryPromptFacts;
 }
@@ -143,6 +145,29 @@ export function protocolText(
   return lines.join("\n");
 }
 
+/**
+ * What a manager is told about `cells:`: the number form asks for that many parallel work cells
+ * (groups of sub-tasks that share no files and do not depend on each other); the list form
+ * names the cells and their roles, so each sub-task goes to a role of the right cell.
+ */
+export function cellsText(cells: NonNullable<PromptInput["cells"]>): string {
+  if (typeof cells === "number") {
+    return `## Work cells
+Split the work into ${cells} parallel work cells: ${cells} groups of ` +
+      "sub-tasks that share no files and do not depend on each other (sub-tasks inside one cell " +
+      "may depend on each other), so the cells can run side by side.";
+  }
+  const lines = cells.map((c) =>
+    `- ${c.name}: ${c.roles && c.roles.length > 0 ? c.roles.join(", ") : "(no roles)"}`
+  );
+  return [
+    "## Work cells",
+    "The team works in these cells (cell: its roles); give each sub-task " +
+    "a role of the cell that should do it:",
+    ...lines,
+  ].join("\n");
+}
+
 /** The task part of the prompt (role template, goal, task, files, signals, failure context). */
 export function buildPromptBody(input: PromptInput): string {
   const parts = [input.preamble ?? roleTemplate(input.role), ""];
@@ -174,6 +199,7 @@ export function buildPromptBody(input: PromptInput): string {
       input.failureContext.trimEnd(),
     );
   }
+  if (input.role === "manager" && input.cells !== undefined) parts.push("", cellsText(input.cells));
   parts.push("", protocolText(input.taskId, input.role, input.progress));
   return parts.join("\n") + "\n";
 }

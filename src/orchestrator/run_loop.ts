@@ -313,6 +313,7 @@ export class RunLoop {
       notBefore: this.#retries.notBefore(),
       nowMs: this.#ctx.clock.nowMs(),
       failurePending: this.#failurePending(tasks),
+      ...(Array.isArray(this.#ctx.config.cells) ? { cells: this.#ctx.config.cells } : {}),
     };
     const decisions = scheduleTick(input);
     if (decisions.some((d) => d.kind !== "defer")) {

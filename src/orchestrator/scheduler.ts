@@ -84,6 +84,29 @@ export interface TickInput {
    * a dependent fails only when its dependency is finally failed.
    */
   failurePending?: readonly string[];
+  /**
+   * `cells:` in its list form: a task whose role a cell lists counts against that cell's
+   * `max_agents` (the first cell listing the role); other tasks only against `maxAgents`.
+   */
+  cells?: readonly CellCap[];
+}
+
+/** One named cell of the list form of `cells:`. */
+export interface CellCap {
+  /** Cell name. */
+  name: string;
+  /** Roles whose tasks belong to it. */
+  roles?: readonly string[];
+  /** Agents of this cell at once (unset: only the run's cap). */
+  max_agents?: number;
+}
+
+/** The cell a role belongs to: the first cell that lists it. */
+export function cellOfRole(
+  cells: readonly CellCap[] | undefined,
+  role: string,
+): CellCap | undefined {
+  return cells?.find((c) => c.roles?.includes(role) === true);
 }
 
 /** One decision of a tick, in the order it is to be carried out. */
@@ -92,7 +115,11 @@ export type TickDecision =
   | { kind: "spawn"; taskId: string }
   | { kind: "fail_dependent"; taskId: string; reason: string }
   | { kind: "skip_dependent"; taskId: string; reason: string }
-  | { kind: "defer"; taskId: string; reason: "backoff" | "owned_files" | "capacity" };
+  | {
+    kind: "defer";
+    taskId: string;
+    reason: "backoff" | "owned_files" | "capacity" | "cell_capacity";
+  };
 
 /**
  * One scheduler tick, as a pure function: a planned recovery step whose condition's upstream
@@ -126,6 +153,12 @@ export function scheduleTick(input: TickInput): TickDecision[] {
     byId.get(id)?.owned_files ?? []
   );
   let capacity = input.maxAgents - input.running.length;
+  // Agents of each capped cell: its running tasks, then those chosen this tick.
+  const inCell = new Map<string, number>();
+  for (const id of input.running) {
+    const cell = cellOfRole(input.cells, byId.get(id)?.role ?? "");
+    if (cell !== undefined) inCell.set(cell.name, (inCell.get(cell.name) ?? 0) + 1);
+  }
   for (const task of open) {
     const deps = task.depends_on.map((id) => ({ id, task: byId.get(id) }));
     const dead = deps.find((d) => deadEnd(d.task) && !d.task?.skipped);
@@ -159,6 +192,11 @@ export function scheduleTick(input: TickInput): TickDecision[] {
       decisions.push({ kind: "defer", taskId: task.id, reason: "capacity" });
       continue;
     }
+    const cell = cellOfRole(input.cells, task.role);
+    if (cell?.max_agents !== undefined && (inCell.get(cell.name) ?? 0) >= cell.max_agents) {
+      decisions.push({ kind: "defer", taskId: task.id, reason: "cell_capacity" });
+      continue;
+    }
     if (
       task.owned_files.length > 0 &&
       busyFiles.some((files) => ownedFilesOverlap(task.owned_files, files))
@@ -169,6 +207,7 @@ export function scheduleTick(input: TickInput): TickDecision[] {
     decisions.push({ kind: "spawn", taskId: task.id });
     busyFiles.push(task.owned_files);
     capacity--;
+    if (cell !== undefined) inCell.set(cell.name, (inCell.get(cell.name) ?? 0) + 1);
   }
   return decisions;
 }

@@ -19,6 +19,7 @@ const HELD_AS: Readonly<Record<string, { names: readonly string[]; files: RegExp
     names: ["endpoint", "profile"],
     files: /^src\/(adapters\/|orchestrator\/endpoint_certification\.ts$)/,
   },
+  "cells.*": { names: ["c", "cell"], files: /^src\/orchestrator\/(scheduler|prompt)\.ts$/ },
   "provider_availability": { names: ["pa"], files: /^src\/orchestrator\/provider_routing\.ts$/ },
   "provider_availability.roles.*": {
     names: ["spec"],

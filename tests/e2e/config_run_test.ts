@@ -242,3 +242,38 @@ Deno.test("agents list shows the merged catalog roles; a run takes a role's adap
     strictEqual(await Deno.readTextFile(join(dir, "qa.txt")), "ok\n");
   });
 });
+
+Deno.test("cells (list form): a cell's max_agents holds its roles to that many agents at once", async () => {
+  await withTempDir(async (dir) => {
+    await prepareRepo(
+      dir,
+      `cli: scripted
+stages:
+  - name: s
+    steps:
+${step("One", ["@agent sleep 300", "@agent write one.txt 1"], "        role: backend\n")}
+${step("Two", ["@agent sleep 300", "@agent write two.txt 2"], "        role: backend\n")}
+${step("Three", ["@agent write three.txt 3"], "        role: docs\n")}
+`,
+      { max_agents: 4, cells: [{ name: "api", roles: ["backend"], max_agents: 1 }] },
+    );
+    const validate = await bern(dir, ["config", "validate"]);
+    ok(!validate.stderr.includes("cells"), validate.stderr);
+    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
+    strictEqual(run.code, 0, run.stderr + run.stdout);
+    // In chain order: a backend agent starts only after the other one exited.
+    const audit = join(dir, ".sdd", "audit");
+    const events: { event_type: string; details: { task_id?: string } }[] = [];
+    for (const name of (await Array.fromAsync(Deno.readDir(audit))).map((e) => e.name).sort()) {
+      if (!name.endsWith(".jsonl")) continue;
+      for (const line of (await Deno.readTextFile(join(audit, name))).split("\n")) {
+        if (line.startsWith("{")) events.push(JSON.parse(line));
+      }
+    }
+    const backend = events.filter((e) =>
+      (e.event_type === "agent.spawned" || e.event_type === "agent.exited") &&
+      /^1\.[12]-/.test(e.details.task_id ?? "")
+    ).map((e) => e.event_type);
+    deepStrictEqual(backend, ["agent.spawned", "agent.exited", "agent.spawned", "agent.exited"]);
+  });
+});

@@ -292,3 +292,46 @@ Deno.test("a planned recovery step is routed once its upstream ended; skips prop
     [{ kind: "route", taskId: "r" }],
   );
 });
+
+Deno.test("cells (list form): a cell's roles share its max_agents; other roles only the run's cap", () => {
+  const cells = [
+    { name: "api", roles: ["backend", "qa"], max_agents: 2 },
+    { name: "docs", roles: ["docs"] },
+  ];
+  const tasks = [
+    task("b1"),
+    task("b2"),
+    task("b3"),
+    task("q1", { role: "qa" }),
+    task("d1", { role: "docs" }),
+    task("f1", { role: "frontend" }),
+  ];
+  deepStrictEqual(scheduleTick({ ...base, maxAgents: 10, tasks, cells }), [
+    { kind: "spawn", taskId: "b1" },
+    { kind: "spawn", taskId: "b2" },
+    { kind: "defer", taskId: "b3", reason: "cell_capacity" },
+    { kind: "defer", taskId: "q1", reason: "cell_capacity" },
+    { kind: "spawn", taskId: "d1" },
+    { kind: "spawn", taskId: "f1" },
+  ]);
+  // Running agents of the cell count too; the run's cap still applies first.
+  deepStrictEqual(
+    scheduleTick({
+      ...base,
+      maxAgents: 10,
+      tasks: [task("r", { status: "in_progress", role: "qa" }), task("b1"), task("b2")],
+      running: ["r"],
+      cells,
+    }),
+    [{ kind: "spawn", taskId: "b1" }, { kind: "defer", taskId: "b2", reason: "cell_capacity" }],
+  );
+  deepStrictEqual(
+    scheduleTick({
+      ...base,
+      maxAgents: 1,
+      tasks: [task("b1"), task("d1", { role: "docs" })],
+      cells,
+    }),
+    [{ kind: "spawn", taskId: "b1" }, { kind: "defer", taskId: "d1", reason: "capacity" }],
+  );
+});
