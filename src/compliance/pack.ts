@@ -1,7 +1,7 @@
 // The pack builder, pure: window entries, their signatures, the agents' cards, the Article 12
 // block and the operator key in; member bytes, the signed manifest and the ZIP out. The same
 // inputs give the same bytes (Ed25519 signatures are deterministic; nothing reads a clock).
-import { canonicalBytes, type JsonObject } from "../canonical/mod.ts";
+import { canonicalBytes, compareCodePoints, type JsonObject } from "../canonical/mod.ts";
 import {
   encodePublicKeyPem,
   indexRanges,
@@ -32,6 +32,7 @@ import {
   PACK_SCHEMA,
   signatureMemberName,
 } from "../verify/mod.ts";
+import { streamedManifestBytes } from "./_manifest_stream.ts";
 import { renderReadme, renderVerifyInstructions } from "./documents.ts";
 import { CompliancePackError } from "./errors.ts";
 import type { CollectedWindow } from "./window_members.ts";
@@ -372,9 +373,7 @@ export function sealPack(
 
 /** What {@linkcode writePack} wrote. */
 export interface WrittenPack {
-  /** The manifest as written. */
-  manifest: JsonObject;
-  /** Its bytes. */
+  /** The manifest's bytes as written. */
   manifestBytes: Uint8Array;
   /** The archive's size in bytes. */
   bytes: number;
@@ -407,17 +406,20 @@ export function writePack(
   }
   cover.set(PACK_MEMBERS.log, window.log);
   cover.set(PACK_MEMBERS.csv, window.csv);
-  const hashes: [string, string][] = [...cover].map(([n, m]) => [n, `sha256:${m.sha256}`]);
-  for (const s of window.signatures.inNameOrder()) {
-    if (cover.has(s.name)) throw memberClash(s.name);
-    hashes.push([s.name, s.sha256]);
-  }
-  const sealed = sealManifest(manifestBase(header, window.facts.entry_count), hashes, signer);
-  hashes.length = 0;
-  cover.set(PACK_MEMBERS.manifest, prepareMember(PACK_MEMBERS.manifest, sealed.manifestBytes));
+  const coverHashes: [string, string][] = [...cover]
+    .map(([n, m]): [string, string] => [n, `sha256:${m.sha256}`])
+    .sort((a, b) => compareCodePoints(a[0], b[0]));
+  const { bytes: manifestBytes } = streamedManifestBytes(
+    manifestBase(header, window.facts.entry_count),
+    inputHashesInOrder(coverHashes, window),
+  );
+  const signature = encoder.encode(
+    signDetachedJws(signer.seed, manifestBytes, { kid: kidForPublicKey(signer.publicKey) }),
+  );
+  cover.set(PACK_MEMBERS.manifest, prepareMember(PACK_MEMBERS.manifest, manifestBytes));
   cover.set(
     PACK_MEMBERS.manifestSignature,
-    prepareMember(PACK_MEMBERS.manifestSignature, sealed.signature),
+    prepareMember(PACK_MEMBERS.manifestSignature, signature),
   );
   // Archive order is name order; the signatures (`signatures/…`) go in as one run.
   const writer = new ZipStreamWriter(sink);
@@ -428,7 +430,24 @@ export function writePack(
   for (const name of names.slice(before.length)) {
     writer.addPrepared(name, cover.get(name) as PreparedMember);
   }
-  return { manifest: sealed.manifest, manifestBytes: sealed.manifestBytes, bytes: writer.finish() };
+  return { manifestBytes, bytes: writer.finish() };
+}
+
+/**
+ * The cover members' hashes (sorted) merged with the signature members' (in name order) in
+ * code point order of the names; a signature member named like a cover member is a clash.
+ */
+function* inputHashesInOrder(
+  cover: readonly [string, string][],
+  window: CollectedWindow,
+): Generator<[string, string]> {
+  let c = 0;
+  for (const s of window.signatures.inNameOrder()) {
+    while (c < cover.length && compareCodePoints(cover[c][0], s.name) < 0) yield cover[c++];
+    if (c < cover.length && cover[c][0] === s.name) throw memberClash(s.name);
+    yield [s.name, s.sha256];
+  }
+  while (c < cover.length) yield cover[c++];
 }
 
 function checkSigner(header: PackHeader, signer: OperatorSigner): void {

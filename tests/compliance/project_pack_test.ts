@@ -53,8 +53,8 @@ function selfCheck(
   return verifyPack(memoryBytes(zip), { operatorPublicKey: o.signer.publicKey });
 }
 
-function paragraph(r: { manifest: JsonObject }, key: string): JsonObject {
-  return (r.manifest.article12 as JsonObject)[key] as JsonObject;
+function paragraph(r: { article12: JsonObject }, key: string): JsonObject {
+  return r.article12[key] as JsonObject;
 }
 
 Deno.test("a project pack holds the day's entries and passes its own verification", async () => {
