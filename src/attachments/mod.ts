@@ -92,6 +92,12 @@ export {
   type Screened,
   type ScreenOptions,
 } from "./screen.ts";
+export {
+  EXPORT_KIND,
+  type ExportOptions,
+  exportRunAttachments,
+  type ExportSummary,
+} from "./export.ts";
 export { type FolderListing, listFolder, MAX_LISTING_ENTRIES } from "./folder.ts";
 export { renderNotebook } from "./notebook.ts";
 export { sniffBytes, type SniffedKind } from "./sniff.ts";

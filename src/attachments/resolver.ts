@@ -2,6 +2,7 @@
 // the authenticated audit scan returned, and only for the worktree they were attested to.
 import {
   type AuditKey,
+  type AuditRecord,
   AuditScanner,
   type ScannedAuditRecord,
   verifyAuditLog,
@@ -34,6 +35,8 @@ export interface AttachEvent {
   first_line?: number;
   /** `segment:line` of the record. */
   at: string;
+  /** The authenticated audit record itself. */
+  record: AuditRecord;
 }
 
 /** Bytes handed back by the resolver, ready for the wire. */
@@ -91,6 +94,7 @@ function eventOf(scanned: ScannedAuditRecord): AttachEvent {
     turn_seq: turn,
     worktree_id: worktree,
     at,
+    record: scanned.record,
   };
   const path = text(d.path);
   if (path !== undefined) event.path = path;
@@ -166,6 +170,14 @@ export class AttachmentResolver {
    * {@linkcode WorktreeAccessDenied} when they were attested only to other worktrees, and with
    * {@linkcode AttachmentNotAttested} when no authenticated event names the digest.
    */
+  /**
+   * Every authenticated `multimodal.attach` event so far, in chain order (throws
+   * `AttachmentChainUnverified` when the chain does not verify).
+   */
+  async events(): Promise<readonly AttachEvent[]> {
+    return await this.#refresh();
+  }
+
   async resolve(digest: string, pin: PinOptions): Promise<ResolvedAttachment> {
     const events = (await this.#refresh()).filter((e) => e.sha256 === digest);
     if (events.length === 0) {

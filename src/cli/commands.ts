@@ -2,6 +2,7 @@
 // statically, so building this table loads no YAML, zod or crypto.
 import { ADAPTERS_COMMANDS } from "./adapters.ts";
 import { AGENTS_COMMANDS } from "./agents.ts";
+import { ATTACHMENTS_COMMANDS } from "./attachments.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
 import { COMPLIANCE_COMMANDS } from "./compliance.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
@@ -34,6 +35,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { name: "agents", summary: "Agent definitions from the configured catalogs." },
   { name: "plan", summary: "Check plan files and the backlog before a run." },
   { name: "runs", summary: "List past runs; verify their scorecards; write their reports." },
+  { name: "attachments", summary: "Export a run's attachments for an offline audit." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
   { name: "storage", summary: "The shared task store's PostgreSQL schema." },
   { name: "workers", summary: "Workers on other hosts: tokens, list, cordon, drain." },
@@ -76,6 +78,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...AGENTS_COMMANDS,
   ...PLAN_COMMANDS,
   ...RUNS_COMMANDS,
+  ...ATTACHMENTS_COMMANDS,
   ...TASK_COMMANDS,
   ...STORAGE_COMMANDS,
   ...WORKERS_COMMANDS,

@@ -104,6 +104,7 @@ export {
   utcDay,
 } from "./pack_format.ts";
 export { foreignLine, trustedIssuerKeys } from "./trust.ts";
+export { type AttachmentsDirResult, verifyAttachmentsDir } from "./attachments_dir.ts";
 export { runVerifyCli, VERIFY_HELP, type VerifyCliIo } from "./verify_cli.ts";
 export {
   memberNameProblem,

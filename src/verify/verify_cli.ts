@@ -5,6 +5,7 @@ import { decodeUtf8Strict } from "../canonical/mod.ts";
 import { decodePublicKeyPem } from "../crypto/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
 import { VERIFY_BINARY, VERSION } from "../meta/mod.ts";
+import { type AttachmentsDirResult, verifyAttachmentsDir } from "./attachments_dir.ts";
 import { FileReadError, openFileBytes } from "./file_bytes.ts";
 import {
   checkpointDocumentBytes,
@@ -36,6 +37,7 @@ Usage:
                          [--operator-key PEM | --operator-fingerprint HEX] [--trust-issuer KID=PEM …]
   ${VERIFY_BINARY} forks <artefact> --lineage-dir DIR
   ${VERIFY_BINARY} consistency <OLD> <NEW> [--operator-key PEM | --operator-fingerprint HEX]
+  ${VERIFY_BINARY} attachments <DIR>
   ${VERIFY_BINARY} --version | --help
 
 pack    Checks a compliance pack without extracting it: archive structure (zip-slip names,
@@ -63,6 +65,10 @@ consistency  Checks that the checkpoint NEW extends OLD (each a checkpoint docum
         pack): both signed by the operator key, same log, and NEW's RFC 9162 consistency
         proof from OLD's size bridges the roots. A rewritten, re-signed history fails as a
         "fork of history".
+attachments  Checks an export of a run's attachments (bernstein attachments export): every
+        byte string hashes to its digest, every attach event names exported bytes of the same
+        MIME type, every spawn's blocks were attested to that spawn, and every lineage entry's
+        attachment digests are exported and attested. Audit HMACs are not checked offline.
 
 Output: "PASS <kind>: …" or "FAIL <kind>: N errors" and one line per error on stdout
 (then foreign attestation verdicts and notes); one JSON object {ok, kind, stats, errors:
@@ -98,6 +104,7 @@ const COMMANDS: Record<string, { flags: string[]; positionals: string[] }> = {
   },
   forks: { flags: ["lineage-dir"], positionals: ["artefact"] },
   consistency: { flags: ["operator-key", "operator-fingerprint"], positionals: ["OLD", "NEW"] },
+  attachments: { flags: [], positionals: ["DIR"] },
 };
 
 /** A command line the verifier cannot run. */
@@ -111,7 +118,7 @@ function parse(argv: readonly string[]): Parsed {
     throw new VerifyUsageError(
       `unknown command ${JSON.stringify(command)}${
         near ? ` (did you mean '${near}'?)` : ""
-      }; commands: pack, chain, forks, consistency`,
+      }; commands: pack, chain, forks, consistency, attachments`,
     );
   }
   const positionals: string[] = [];
@@ -234,7 +241,8 @@ function externalDocument(path: string): Uint8Array {
 type Outcome =
   | { kind: "pack"; result: PackVerifyResult; subject: string }
   | { kind: "chain" | "forks"; result: LineageDirResult; subject: string }
-  | { kind: "consistency"; result: ConsistencyResult; subject: string };
+  | { kind: "consistency"; result: ConsistencyResult; subject: string }
+  | { kind: "attachments"; result: AttachmentsDirResult; subject: string };
 
 const MAX_ERROR_LINES = 1000;
 
@@ -254,6 +262,13 @@ function report(io: VerifyCliIo, outcome: Outcome): number {
             ? `; log matches ${s.checkpoint?.matched} checkpoint(s), latest covers ${cp.size} lines`
             : ""
         }`,
+      );
+    } else if (outcome.kind === "attachments") {
+      const s = outcome.result.stats;
+      io.stdout(
+        `PASS attachments ${outcome.subject}: run ${s.run_id}, ${s.items} byte string(s) match ` +
+          `their digests, ${s.events} attach event(s), ${s.spawns} spawn(s), ${s.lineage} ` +
+          "lineage entr" + (s.lineage === 1 ? "y" : "ies") + " backed",
       );
     } else if (outcome.kind === "consistency") {
       const s = outcome.result.stats;
@@ -364,6 +379,9 @@ export async function runVerifyCli(argv: readonly string[], io: VerifyCliIo): Pr
       } finally {
         file.close();
       }
+    }
+    if (parsed.command === "attachments") {
+      return report(io, { kind: "attachments", result: verifyAttachmentsDir(subject), subject });
     }
     if (parsed.command === "consistency") {
       const [older, newer] = parsed.positionals;

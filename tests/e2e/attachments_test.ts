@@ -15,7 +15,7 @@ import { fromHex } from "../../src/canonical/mod.ts";
 import { DEFAULT_TUNING } from "../../src/config/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import { buildPromptBody } from "../../src/orchestrator/mod.ts";
-import { REPO_ROOT, runBernstein } from "../_helpers/cli.ts";
+import { REPO_ROOT, runBernstein, runVerify } from "../_helpers/cli.ts";
 import { waitUntil } from "../_helpers/events.ts";
 import { git, makeRepo, withTempDir } from "../_helpers/temp.ts";
 
@@ -320,6 +320,29 @@ Deno.test("a run hands an image and a line range to the agent: exact prompt byte
     ]);
     const verify = await runBernstein(["audit", "verify"], { cwd: fx.root, env: fx.env });
     strictEqual(verify.code, 0, verify.stdout + verify.stderr);
+
+    // For the auditor: the export, checked offline by bernstein-verify.
+    const out = join(dir, "attachments-export");
+    const exported = await runBernstein(
+      ["attachments", "export", summary.run_id, "--out", out, "--json"],
+      { cwd: fx.root, env: fx.env },
+    );
+    strictEqual(exported.code, 0, exported.stderr);
+    deepStrictEqual(JSON.parse(exported.stdout), {
+      out,
+      items: 2,
+      events: 2,
+      spawns: 1,
+      lineage_entries: 1,
+    });
+    deepStrictEqual(await Deno.readFile(join(out, "bytes", png)), PNG);
+    const offline = await runVerify(["attachments", out]);
+    strictEqual(offline.code, 0, offline.stdout + offline.stderr);
+    ok(offline.stdout.startsWith(`PASS attachments ${out}: run ${summary.run_id}, 2 byte`));
+    await Deno.writeFile(join(out, "bytes", png), PNG.slice(1));
+    const tampered = await runVerify(["attachments", out]);
+    strictEqual(tampered.code, 1);
+    ok(tampered.stdout.includes(`bytes/${png}: the bytes hash to`), tampered.stdout);
   });
 });
 
