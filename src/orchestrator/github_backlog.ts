@@ -25,6 +25,7 @@ import { type Clock, type EnvReader, outputText } from "../io/mod.ts";
 import type { Channel, Notification } from "../notify/mod.ts";
 import type { DoctorCheck } from "./doctor.ts";
 import { Git } from "./git.ts";
+import type { GitHubSyncSource } from "./session.ts";
 
 /** Variables the token is read from, in order. */
 export const TOKEN_VARIABLES = ["GITHUB_TOKEN", "GH_TOKEN"] as const;
@@ -130,11 +131,14 @@ function syncFailed(message: string, hint?: string): Warning {
 
 /**
  * Pulls the repository's open issues into `.sdd/backlog/open/` (before the run plans its
- * work). Returns what to tell the operator: one line of what was synced, or why it failed.
+ * work). Returns what to tell the operator (one line of what was synced, or why it failed)
+ * and, when it synced, the counts the run records with its source.
  */
-export async function syncGithubBacklog(parts: GitHubParts & { sdd: string }): Promise<Warning[]> {
+export async function syncGithubBacklog(
+  parts: GitHubParts & { sdd: string },
+): Promise<{ warnings: Warning[]; synced?: GitHubSyncSource }> {
   const target = await githubTarget(parts);
-  if (!("repo" in target)) return [syncFailed(target.message, target.hint)];
+  if (!("repo" in target)) return { warnings: [syncFailed(target.message, target.hint)] };
   const out: Warning[] = [];
   if (target.token === undefined) {
     out.push({
@@ -167,11 +171,19 @@ export async function syncGithubBacklog(parts: GitHubParts & { sdd: string }): P
     for (const s of r.skipped) {
       out.push({ code: "github.item_skipped", message: s.reason, location: ".sdd/backlog/open" });
     }
+    const synced: GitHubSyncSource = {
+      repo: r.repo,
+      open: r.open,
+      created: r.created.length,
+      updated: r.updated.length,
+      closed: r.closed.length,
+    };
+    return { warnings: out, synced };
   } catch (error) {
     if (!(error instanceof GitHubError)) throw error;
     out.push(syncFailed(`${target.repo.owner}/${target.repo.name}: ${error.message}`));
   }
-  return out;
+  return { warnings: out };
 }
 
 /** Ids of synced items (open and closed) with the issue URL each names. */

@@ -58,7 +58,7 @@ import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/stor
 import { checkConfig } from "./config_checks.ts";
 import { certificationProblems } from "./endpoint_certification.ts";
 import { ConfigWatch } from "./config_reload.ts";
-import { readSession, type SessionRecord, writeSession } from "./session.ts";
+import { type GitHubSyncSource, readSession, type SessionRecord, writeSession } from "./session.ts";
 import { enforces, RunPolicy } from "./run_policy.ts";
 import { listSessionFiles } from "./run_state.ts";
 import {
@@ -393,7 +393,7 @@ async function syncBacklogFirst(
   config: Config,
   options: RunOptions,
   deps: RunDeps,
-): Promise<void> {
+): Promise<GitHubSyncSource | undefined> {
   if (options.dryRun || options.planOnly) {
     deps.warn({
       code: "github.sync_skipped",
@@ -401,9 +401,9 @@ async function syncBacklogFirst(
         "local .sdd/backlog/open/ is shown",
       location: "github.sync_backlog",
     });
-    return;
+    return undefined;
   }
-  const warnings = await syncGithubBacklog({
+  const { warnings, synced } = await syncGithubBacklog({
     config,
     root: project.root,
     sdd: project.sdd,
@@ -411,6 +411,7 @@ async function syncBacklogFirst(
     clock: deps.clock,
   });
   for (const w of warnings) deps.warn(w);
+  return synced;
 }
 
 /**
@@ -448,7 +449,9 @@ async function planFresh(
   options: RunOptions,
   deps: RunDeps,
 ): Promise<PlannedWork> {
-  if (config.github.sync_backlog) await syncBacklogFirst(project, config, options, deps);
+  const synced = config.github.sync_backlog
+    ? await syncBacklogFirst(project, config, options, deps)
+    : undefined;
   const planned = await planWork(project.sdd, deps.cwd, {
     planPath: options.planPath,
     goal: options.goal ?? config.goal,
@@ -456,6 +459,10 @@ async function planFresh(
     taskFilter: deps.env.get("BERNSTEIN_TASK_FILTER"),
   });
   for (const w of planned.warnings) deps.warn(w);
+  // The run records where its work came from: a synced backlog names its repository.
+  if (synced !== undefined && planned.source.kind === "backlog") {
+    planned.source = { ...planned.source, github: synced };
+  }
   return planned;
 }
 

@@ -7,8 +7,22 @@ import { readFileIfExists, writeFileAtomic } from "../io/mod.ts";
 /** Where a run's work came from. */
 export type PlanningSource =
   | { kind: "plan"; path: string }
-  | { kind: "backlog"; dir: string; filter?: string }
+  | { kind: "backlog"; dir: string; filter?: string; github?: GitHubSyncSource }
   | { kind: "goal"; goal: string };
+
+/** What the GitHub backlog sync did before a run planned (recorded with the run's source). */
+export interface GitHubSyncSource {
+  /** `owner/name`. */
+  repo: string;
+  /** Open issues synced. */
+  open: number;
+  /** Items written for the first time, rewritten, moved to closed/. */
+  created: number;
+  /** See {@linkcode GitHubSyncSource.created}. */
+  updated: number;
+  /** See {@linkcode GitHubSyncSource.created}. */
+  closed: number;
+}
 
 /** The run session file (`.sdd/runtime/session.json`): what resume needs to carry on. */
 export interface SessionRecord {

@@ -64,6 +64,13 @@ Deno.test("a run syncs open issues into its backlog, skips the goal loudly, comm
       for (const text of await allText(root)) ok(!text.includes(TOKEN), "a file holds the token");
       const audit = (await bern(dir, ["audit", "show", "--json"], env)).stdout;
       strictEqual(audit.split('"notify.delivered"').length - 1, 2, "two comments recorded");
+      // The run's recorded source names the synced repository and what the sync did.
+      ok(
+        audit.includes(
+          '"github":{"closed":0,"created":2,"open":2,"repo":"acme/widget","updated":0}',
+        ),
+        audit.slice(0, 3000),
+      );
     });
   } finally {
     await fake.close();

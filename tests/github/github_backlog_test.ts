@@ -34,10 +34,11 @@ Deno.test("the sync finds the repository from the origin remote and says what it
     await withTempDir(async (dir) => {
       await makeRepo(dir);
       await git(dir, "remote", "add", "origin", "git@127.0.0.1:acme/widget.git");
-      const warnings = await syncGithubBacklog(
+      const { warnings, synced } = await syncGithubBacklog(
         parts(dir, { api_url: fake.apiUrl }, { GH_TOKEN: TOKEN }),
       );
       deepStrictEqual(warnings.map((w) => w.code), ["github.synced"]);
+      deepStrictEqual(synced, { repo: "acme/widget", open: 1, created: 1, updated: 0, closed: 0 });
       ok(
         warnings[0].message.includes("synced 1 open issue(s) of acme/widget"),
         warnings[0].message,
@@ -57,24 +58,27 @@ Deno.test("a failed sync is a loud warning and the run goes on; no repository, n
   try {
     await withTempDir(async (dir) => {
       await makeRepo(dir);
-      const missing = await syncGithubBacklog(
+      const { warnings: missing, synced: missingSynced } = await syncGithubBacklog(
         parts(dir, { api_url: fake.apiUrl, repo: "acme/gone" }, { GITHUB_TOKEN: TOKEN }),
       );
       deepStrictEqual(missing.map((w) => w.code), ["github.sync_failed"]);
+      strictEqual(missingSynced, undefined, "a failed sync records no source");
       ok(
         missing[0].message.startsWith("!!! GitHub backlog sync FAILED: acme/gone:"),
         missing[0].message,
       );
-      const wrong = await syncGithubBacklog(
+      const { warnings: wrong } = await syncGithubBacklog(
         parts(dir, { api_url: fake.apiUrl, repo: "acme/widget" }, { GITHUB_TOKEN: "ghp_BAD" }),
       );
       ok(wrong[0].message.includes("refused the token") && !wrong[0].message.includes("ghp_BAD"));
-      const noRepo = await syncGithubBacklog(parts(dir, { api_url: fake.apiUrl }, {}));
+      const { warnings: noRepo } = await syncGithubBacklog(
+        parts(dir, { api_url: fake.apiUrl }, {}),
+      );
       deepStrictEqual(noRepo.map((w) => [w.code, w.hint]), [
         ["github.sync_failed", "set github.repo: owner/name"],
       ]);
       // Without a token: a warning, and public issues still come.
-      const anonymous = await syncGithubBacklog(
+      const { warnings: anonymous } = await syncGithubBacklog(
         parts(dir, { api_url: fake.apiUrl, repo: "acme/widget" }, {}),
       );
       deepStrictEqual(anonymous.map((w) => w.code), ["github.no_token", "github.synced"]);
