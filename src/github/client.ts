@@ -93,6 +93,17 @@ export function nextLink(link: string | null): string | undefined {
   return undefined;
 }
 
+/** The wait after a secondary rate limit that names no time (GitHub: at least a minute). */
+const SECONDARY_WAIT_MS = 60_000;
+
+/** Whether an answer's message says a secondary (abuse) rate limit was hit. */
+function secondaryLimit(json: unknown): boolean {
+  const message = typeof json === "object" && json !== null
+    ? (json as { message?: unknown }).message
+    : undefined;
+  return typeof message === "string" && /secondary rate limit|abuse/i.test(message);
+}
+
 /** Rate-limit waits one request accepts before it gives up. */
 const MAX_RATE_WAITS = 5;
 
@@ -268,6 +279,10 @@ export class GitHubClient {
         waitMs = Math.max(0, reset * 1000 - nowMs) + 1000;
         until = new Date(reset * 1000).toISOString();
       }
+    }
+    // A secondary limit without either header: GitHub asks for at least a minute.
+    if (waitMs === undefined && (answer.status === 429 || secondaryLimit(answer.json))) {
+      waitMs = SECONDARY_WAIT_MS;
     }
     if (waitMs === undefined) return undefined;
     if (waitMs > this.#o.maxRateWaitMs) {

@@ -205,10 +205,14 @@ Deno.test("rate limits: a short reset or Retry-After is waited out on the clock;
         headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(resetS) },
       },
       { status: 429, headers: { "retry-after": "7" } },
+      {
+        status: 403,
+        body: JSON.stringify({ message: "You have exceeded a secondary rate limit." }),
+      },
     );
     const { issues } = await gh.openIssues(REPO, 10);
     deepStrictEqual(issues.map((i) => i.number), [1]);
-    deepStrictEqual(waits, [31_000, 7_000]);
+    deepStrictEqual(waits, [31_000, 7_000, 60_000], "a secondary limit without headers: 1 min");
     const later = Math.floor(clock.nowMs() / 1000) + 3600;
     fake.script.push({
       status: 403,
