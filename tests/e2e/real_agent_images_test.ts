@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/crypto/mod.ts";
+import { probeSandbox } from "../../src/sandbox/mod.ts";
 import { makePdf } from "../_helpers/pdf.ts";
 import { makePng } from "../_helpers/png.ts";
 import { git, withTempDir } from "../_helpers/temp.ts";
@@ -111,6 +112,15 @@ async function imageRun(cli: RealCli, file: Attached): Promise<void> {
         const ext = file.path.slice(file.path.lastIndexOf(".") + 1);
         assert.equal(details.delivery_path, `.sdd/runtime/attachments/${digest}.${ext}`);
       }
+      // The agent ran in the sandbox wherever it works here: the copy in its worktree reached
+      // the sandboxed CLI (the model server saw the bytes above).
+      const spawned = (await auditEvents(run)).filter((e) => e.event_type === "agent.spawned");
+      const isolation = (spawned[0].details as { isolation: Record<string, unknown> }).isolation;
+      assert.equal(
+        isolation.isolation,
+        (await probeSandbox()).available ? "sandbox" : "none",
+        JSON.stringify(isolation),
+      );
       const cas = await Deno.readFile(join(run.root, ".sdd", "cas", digest.slice(0, 2), digest));
       assert.equal(sha256Hex(cas), digest);
       // Lineage of the merged file carries the digest; the copy was never merged.
