@@ -7,6 +7,7 @@ import { checkDelivery } from "../../src/notify/mod.ts";
 import { runBernstein } from "../_helpers/cli.ts";
 import { makeRepo, withTempDir } from "../_helpers/temp.ts";
 import { startSink } from "../notify/_sink.ts";
+import { startSmtpSink } from "../notify/_smtp_sink.ts";
 
 const SECRET = "PLANTED-NOTIFY-CLI-SECRET-6d1e";
 
@@ -105,4 +106,28 @@ Deno.test("doctor lists each channel with where it goes and its events; bad --ch
     strictEqual(email.code, 1);
     ok(email.stdout.includes("notify.email is not configured"), email.stdout);
   });
+});
+
+Deno.test("notify test --channel email delivers through the real binary's permission set", async () => {
+  const smtp = await startSmtpSink({ tls: "none" });
+  try {
+    await withTempDir(async (dir) => {
+      await project(
+        dir,
+        `  email:\n    smtp_host: 127.0.0.1\n    smtp_port: ${smtp.port}\n    tls: none\n` +
+          `    from: bernstein@example.test\n    to: [oncall@example.test]\n`,
+      );
+      const r = await runBernstein(["notify", "test", "--channel", "email", "--json"], {
+        cwd: dir,
+      });
+      strictEqual(r.code, 0, r.stdout + r.stderr);
+      const [mail] = await smtp.waitFor(1);
+      ok(mail.raw.includes("Test notification from bernstein"), mail.raw);
+      deepStrictEqual(JSON.parse(r.stdout).results.map((x: { outcome: string }) => x.outcome), [
+        "delivered",
+      ]);
+    });
+  } finally {
+    await smtp.close();
+  }
 });
