@@ -30,6 +30,7 @@ export {
 export { checkFleetName, FLEET_NAME_PATTERN, type FleetKind, isFleetName } from "./names.ts";
 export { FLEET_DIR, type FleetPaths, fleetPaths } from "./paths.ts";
 export {
+  checkPlanVariables,
   mentionsVariables,
   PIN_STEP_PREFIX,
   type PinnedTexts,

@@ -4,7 +4,9 @@
 // attempt of the task (a retry, a resumed run) resolves the pinned hash, never the live value,
 // so it reads the same bytes whatever was written since.
 import { join } from "node:path";
-import type { AuditKey, AuditSink } from "../audit/mod.ts";
+import { type AuditKey, type AuditSink, readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
+import { KeyMissingError } from "../errors/mod.ts";
+import type { EnvReader } from "../io/mod.ts";
 import { type LineagePaths, lineagePaths, spineDir } from "../lineage/store/mod.ts";
 import { appendSpineEntry } from "../lineage/store/mod.ts";
 import { SPINE_FILE, SPINE_HEAD_FILE, spineKey, verifySpine } from "../lineage/mod.ts";
@@ -226,4 +228,50 @@ export async function replayRunPins(
     });
   }
   return out;
+}
+
+/**
+ * Refuses a plan whose steps reference a variable that has no value now (or a malformed
+ * reference), before anything starts: `fleet.unknown_name` / `fleet.bad_reference`, exit 2.
+ * The values are not pinned here: each task pins at its own first claim.
+ */
+export async function checkPlanVariables(
+  sdd: string,
+  steps: readonly { title: string; description?: string }[],
+  env: EnvReader,
+): Promise<void> {
+  const wanted = new Map<string, string>();
+  for (const s of steps) {
+    const where = `step '${s.title}'`;
+    for (
+      const n of [
+        ...variableReferences(s.title, where),
+        ...variableReferences(s.description ?? "", where),
+      ]
+    ) {
+      if (!wanted.has(n)) wanted.set(n, where);
+    }
+  }
+  if (wanted.size === 0) return;
+  // No audit key yet: nothing was ever set (a writer creates the key).
+  const key = await readAuditKey(resolveAuditKeyPath(env).path).catch((error) => {
+    if (error instanceof KeyMissingError) return undefined;
+    throw error;
+  });
+  const known = key === undefined
+    ? []
+    : (await new VariableStore({ sdd, auditKey: key }).list()).map((v) => v.name);
+  for (const [name, where] of wanted) {
+    if (!known.includes(name)) {
+      throw new FleetError(
+        "fleet.unknown_name",
+        `${where} reads \${var:${name}}, which has no value`,
+        {
+          hint: `'bernstein var set ${name} VALUE' sets it${
+            known.length ? `; known: ${known.join(", ")}` : ""
+          }`,
+        },
+      );
+    }
+  }
 }

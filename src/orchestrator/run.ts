@@ -53,7 +53,7 @@ import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
 import { type CatalogSet, loadCatalogs, withCatalogRoles } from "./catalogs.ts";
 import { RunCheckpoints } from "./checkpoints.ts";
-import { recordRunConfig, runConfigRecord } from "../fleet/mod.ts";
+import { checkPlanVariables, recordRunConfig, runConfigRecord } from "../fleet/mod.ts";
 import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/store/mod.ts";
 import { checkConfig } from "./config_checks.ts";
 import { certificationProblems } from "./endpoint_certification.ts";
@@ -320,6 +320,10 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   // the plan's `cli` are layers of `cli` now: a role's own `cli` stays exclusive to it.
   const adapters = planned ? await resolvePlannedAdapters(planned.drafts, { config, lookup }) : {};
   refuseUnenforced(config, adapters);
+  // A step reading `${var:NAME}` of a variable with no value is refused before anything starts.
+  if (planned) {
+    await checkPlanVariables(project.sdd, planned.drafts, deps.env);
+  }
   const isolation = await decideRunIsolation(config, options.isolation, deps);
   return {
     isolation,

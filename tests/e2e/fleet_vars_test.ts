@@ -101,14 +101,25 @@ Deno.test("a run pins the variables its step reads; replay after later writes is
   });
 });
 
-Deno.test("a step that reads an unknown variable fails at claim with the variable's name, without an agent", async () => {
+Deno.test("a plan step that reads a variable with no value is refused before anything starts (exit 2)", async () => {
   await withTempDir(async (dir) => {
     await prepareRepo(dir, plan("Read A"));
     strictEqual((await bern(dir, ["var", "set", "threshold", "5"])).code, 0);
-    const run = await bern(dir, ["run", "plan.yaml", "--json"]);
-    const summary = summaryOf(run);
-    deepStrictEqual((summary.tasks as { failed: number }).failed, 1);
-    ok(run.stdout.includes("no variable 'mode'"), run.stdout);
-    ok(!run.stdout.includes('"type":"task.spawned"'), run.stdout);
+    for (const args of [["run", "plan.yaml", "--dry-run"], ["run", "plan.yaml", "--json"]]) {
+      const run = await bern(dir, args);
+      strictEqual(run.code, 2, run.stdout + run.stderr);
+      match(
+        run.stderr,
+        /^error\[fleet\.unknown_name\]: step 'Read A' reads \$\{var:mode\}, which has no value/,
+      );
+      ok(!run.stdout.includes('"type":"task.spawned"'), run.stdout);
+    }
+    await Deno.writeTextFile(
+      join(dir, "bad.yaml"),
+      plan("Read A").replace("${var:mode}", "${var:Mode}"),
+    );
+    const bad = await bern(dir, ["run", "bad.yaml", "--dry-run"]);
+    strictEqual(bad.code, 2);
+    match(bad.stderr, /^error\[fleet\.bad_reference\]/);
   });
 });

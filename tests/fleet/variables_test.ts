@@ -119,3 +119,19 @@ Deno.test("a changed blob is caught on read and by the fleet pillar; a changed i
     );
   });
 });
+
+Deno.test("a task created during the run that reads an unknown variable fails its claim with fleet.unknown_name", async () => {
+  await withTempDir(async (dir) => {
+    const { sdd, auditKey } = await setup(dir);
+    const log = new AuditLog(join(sdd, "audit"), auditKey);
+    await rejects(
+      () =>
+        pinTaskVariables(
+          { id: "t", title: "x", description: "${var:nope}", metadata: {} },
+          { sdd, runId: "run-1", auditKey, audit: log },
+        ),
+      (e: Error & { code?: string }) => e.code === "fleet.unknown_name",
+    );
+    await log.close();
+  });
+});
