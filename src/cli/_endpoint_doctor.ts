@@ -77,7 +77,7 @@ export async function certify(ctx: CommandContext): Promise<number> {
     `grade: ${receipt.grade} — good for ${roles}` +
       (gated ? "" : ` (merge-critical roles need ${GATED_MIN_GRADE})`),
   );
-  ctx.out.line(`receipt: ${path} (signed with the project's operator key)`);
+  ctx.out.line(`receipt: ${path} (signed with the install identity)`);
   return ok ? 0 : 1;
 }
 

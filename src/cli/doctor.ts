@@ -58,7 +58,7 @@ export const DOCTOR_COMMANDS: CommandSpec[] = [
       "--endpoint NAME|URL certifies a model server (docs/PROVIDERS.md): the conformance subset\n" +
       "(completion, streaming, forced tool call, tool round trip, JSON-only answer, claimed\n" +
       "context, latency), a grade basic < advanced < expert, and a receipt signed with the\n" +
-      "project's operator key in .sdd/endpoints/<name>.receipt.json; exit 1 when graded none.\n" +
+      "install identity in .sdd/endpoints/<name>.receipt.json; exit 1 when graded none.\n" +
       "JSON: {ok, name, endpoint, api, engine, model, grade, gated_roles, checks, latency_ms,\n" +
       "context_tokens, receipt}.\n" +
       "--failover-drill probes every provider_availability chain, simulates each role's primary\n" +

@@ -1,4 +1,5 @@
-// The install identity: an Ed25519 key that signs this install's connection documents, kept
+// The install identity: an Ed25519 key that signs this install's connection documents (and the
+// endpoint certification receipts of `doctor --endpoint`, src/providers), kept
 // beside the operator key (`.sdd/keys/install.key`, PKCS#8 PEM, mode 0600; the public half at
 // `.sdd/keys/install.pub`). A document copied to another install does not verify there.
 import { join } from "node:path";

@@ -1,15 +1,15 @@
 /**
  * Endpoint certification, the I/O side: `bernstein doctor --endpoint` resolves the profile (by
  * name or URL), runs the conformance subset against the server with the profile's key and
- * timeout, and writes the receipt signed with the project's operator key (the install
- * identity) to `.sdd/endpoints/<name>.receipt.json`; and the check made by `config validate`,
+ * timeout, and writes the receipt signed with the install identity (`.sdd/keys/install.key`,
+ * src/fleet) to `.sdd/endpoints/<name>.receipt.json`; and the check made by `config validate`,
  * `doctor` and every run start: each endpoint profile that a merge-critical role uses needs a
  * receipt that verifies (signer, signature, endpoint, model, engine, age, grade).
  */
 import { join } from "node:path";
-import { ensureOperatorSigningKey, projectOperatorPublicKey } from "../compliance/store/mod.ts";
 import type { Config, ConfigProblem } from "../config/mod.ts";
-import { BernsteinError, UsageError } from "../errors/mod.ts";
+import { BernsteinError, KeyMissingError, UsageError } from "../errors/mod.ts";
+import { ensureInstallIdentity, readInstallIdentity } from "../fleet/mod.ts";
 import {
   type Clock,
   type EnvReader,
@@ -145,7 +145,7 @@ export interface CertifyDeps {
   env: EnvReader;
   /** Clock (the receipt's date). */
   clock: Clock;
-  /** Randomness (a first operator key). */
+  /** Randomness (a first install identity). */
   random: Random;
   /** HTTP (default fetch). */
   http?: HttpSend;
@@ -179,7 +179,7 @@ export async function certifyEndpoint(
     latencyRequests: tuning.latency_requests,
     contextMaxTokens: tuning.context_probe_max_tokens,
   });
-  const operator = await ensureOperatorSigningKey(deps.sdd, deps.random);
+  const identity = await ensureInstallIdentity(deps.sdd, deps.random);
   const receipt = signReceipt({
     schema: "bernstein.endpoint-receipt/1",
     name: profile.name,
@@ -193,7 +193,7 @@ export async function certifyEndpoint(
     context_tokens: report.context_tokens,
     certified_at: new Date(deps.clock.nowMs()).toISOString(),
     bernstein: VERSION,
-  }, operator.signer);
+  }, identity);
   const path = join(deps.sdd, receiptPath(profile.name));
   await Deno.mkdir(join(deps.sdd, "endpoints"), { recursive: true });
   await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(receipt, null, 2) + "\n"), {
@@ -255,7 +255,7 @@ export async function receiptProblem(
   if (publicKey === undefined) {
     return {
       code: "receipt.foreign_signer",
-      message: "this project has no operator key to check it with",
+      message: "this install has no identity key (.sdd/keys/install.key) to check it with",
     };
   }
   return verifyReceipt(parsed, {
@@ -267,6 +267,16 @@ export async function receiptProblem(
     maxAgeDays,
     minGrade: GATED_MIN_GRADE,
   });
+}
+
+/** The install identity's public key, or undefined when the install has none yet. */
+async function installPublicKey(sdd: string): Promise<Uint8Array | undefined> {
+  try {
+    return (await readInstallIdentity(sdd)).publicKey;
+  } catch (error) {
+    if (error instanceof KeyMissingError) return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -281,7 +291,7 @@ export async function certificationProblems(
 ): Promise<ConfigProblem[]> {
   const uses = gatedEndpointUses(config);
   if (uses.length === 0) return [];
-  const { publicKey } = await projectOperatorPublicKey(sdd);
+  const publicKey = await installPublicKey(sdd);
   const problems: ConfigProblem[] = [];
   const checked = new Map<string, ReceiptProblem | undefined>();
   for (const use of uses) {

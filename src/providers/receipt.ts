@@ -1,8 +1,8 @@
 /**
  * Endpoint certification receipts (FORMATS.md "Endpoint certification receipts"): what
  * `bernstein doctor --endpoint` observed of a model server — endpoint, engine, model, API,
- * grade, each check's result and timings, the date — signed with the project's operator key
- * (the install identity) over its canonical bytes. Pure: building, signing and every step of
+ * grade, each check's result and timings, the date — signed with the install identity
+ * (`.sdd/keys/install.key`) over its canonical bytes. Pure: building, signing and every step of
  * verification (shape, signer, signature, endpoint and model match, engine, age, grade) are
  * functions of bytes, keys and the clock's reading.
  */
@@ -158,7 +158,7 @@ export function parseReceipt(text: string): EndpointReceipt | ReceiptProblem {
   return parsed.data;
 }
 
-/** Step 1: the signer is the project's operator key and the signature holds. */
+/** Step 1: the signer is this install's identity key and the signature holds. */
 function checkSignature(r: EndpointReceipt, publicKey: Uint8Array): ReceiptProblem | undefined {
   let signer: Uint8Array;
   let signature: Uint8Array;
@@ -171,7 +171,7 @@ function checkSignature(r: EndpointReceipt, publicKey: Uint8Array): ReceiptProbl
   if (!sameBytes(signer, publicKey)) {
     return {
       code: "receipt.foreign_signer",
-      message: "signed by another key than this project's operator key",
+      message: "signed by another key than this install's identity (copied from elsewhere?)",
     };
   }
   const { signer: _s, signature: _g, ...body } = r;

@@ -1,9 +1,9 @@
 // Test set-up for runs whose merge-critical roles use endpoint profiles: a certification
-// receipt per profile, signed with the project's operator key exactly as `bernstein doctor
+// receipt per profile, signed with the install identity exactly as `bernstein doctor
 // --endpoint` signs one (the certification itself is tested in tests/providers/ and
 // tests/e2e/providers_test.ts; runs of real CLIs only need their profiles certified).
 import { join } from "node:path";
-import { ensureOperatorSigningKey } from "../../src/compliance/store/mod.ts";
+import { ensureInstallIdentity } from "../../src/fleet/mod.ts";
 import { systemRandom } from "../../src/io/mod.ts";
 import { type Grade, receiptPath, signReceipt } from "../../src/providers/mod.ts";
 
@@ -26,7 +26,7 @@ export async function certifyProfilesForTest(
   grade: Grade = "expert",
 ): Promise<void> {
   const sdd = join(root, ".sdd");
-  const key = await ensureOperatorSigningKey(sdd, systemRandom);
+  const key = await ensureInstallIdentity(sdd, systemRandom);
   await Deno.mkdir(join(sdd, "endpoints"), { recursive: true });
   for (const [name, p] of Object.entries(profiles)) {
     const receipt = signReceipt({
@@ -42,7 +42,7 @@ export async function certifyProfilesForTest(
       context_tokens: { claimed: null, sent: 0, ok: true },
       certified_at: new Date().toISOString(),
       bernstein: "test",
-    }, key.signer);
+    }, key);
     await Deno.writeTextFile(join(sdd, receiptPath(name)), JSON.stringify(receipt, null, 2));
   }
 }

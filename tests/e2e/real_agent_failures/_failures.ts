@@ -305,8 +305,9 @@ export function defineFailureTests(cli: RealCli): void {
         tuning: {
           max_retries: 2,
           deadline_s: 600,
-          // Long enough for a CLI to start and answer on a loaded machine, far below the deadline.
-          endpoint_timeout_s: 30,
+          // Long enough for the CLI to start in its sandbox and answer on a loaded machine (it is
+          // silent until then), far below the deadline.
+          endpoint_timeout_s: Math.max(30, 2 * profile.startS),
         },
       }, async (run, server) => {
         const taskId = "1.1-write-after-a-timeout";
