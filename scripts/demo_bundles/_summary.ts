@@ -118,9 +118,7 @@ export function packSummary(zip: Uint8Array): Json {
   };
 }
 
-/** Agent ids name the run's session; the stable part is whether it is the steward. */
+/** Agent ids name the task's session, which ends with the attempt and the run's random tag. */
 function agentKind(id: string): string {
-  if (id === "bernstein-steward") return id;
-  if (id === "rogue-hotfix-bot") return id;
-  return "an agent of the run";
+  return id.replace(/-a(\d+)-[0-9a-f]{6}$/, "-a$1-<tag>");
 }
