@@ -210,9 +210,10 @@ async function assertTwoStepRun(
   // The run summary adds up what the parser read from both sessions.
   const rows = (run.summary?.cost as { by_adapter_model: Record<string, unknown>[] })
     .by_adapter_model;
+  // The model is the endpoint profile's (issue 19: it used to show as "default").
   assert.deepEqual(rows, [{
     adapter: cli.name,
-    model: "default",
+    model: "fake-model",
     runs: 2,
     cost_usd: sum(facts.map((f) => f.cost)),
     tokens: sum(facts.map((f) => f.tokens)),
