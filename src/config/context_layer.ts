@@ -47,17 +47,25 @@ function tampered(path: string, message: string): ConfigError {
   });
 }
 
-/** Reads `active.json` (undefined when there is none). Malformed is `fleet.context_tampered`. */
-export async function readActiveContext(sdd: string): Promise<ActiveContext | undefined> {
-  const path = join(sdd, ACTIVE_CONTEXT_FILE);
+/** A fleet file's bytes and JSON (undefined when missing); not JSON is `fleet.context_tampered`. */
+async function readJsonFile(
+  path: string,
+): Promise<{ bytes: Uint8Array; value: unknown } | undefined> {
   const bytes = await readFileIfExists(path);
   if (bytes === undefined) return undefined;
-  let v: unknown;
   try {
-    v = parseJsonBytes(bytes);
+    return { bytes, value: parseJsonBytes(bytes) };
   } catch (error) {
     throw tampered(path, `not JSON: ${(error as Error).message}`);
   }
+}
+
+/** Reads `active.json` (undefined when there is none). Malformed is `fleet.context_tampered`. */
+export async function readActiveContext(sdd: string): Promise<ActiveContext | undefined> {
+  const path = join(sdd, ACTIVE_CONTEXT_FILE);
+  const read = await readJsonFile(path);
+  if (read === undefined) return undefined;
+  const v = read.value;
   if (
     !isPlainObject(v) || !(v.name === null || typeof v.name === "string") ||
     typeof v.settings_hash !== "string"
@@ -85,14 +93,9 @@ export async function readContextDocument(
   name: string,
 ): Promise<ContextDocument | undefined> {
   const path = contextDocumentPath(sdd, name);
-  const bytes = await readFileIfExists(path);
-  if (bytes === undefined) return undefined;
-  let v: unknown;
-  try {
-    v = parseJsonBytes(bytes);
-  } catch (error) {
-    throw tampered(path, `not JSON: ${(error as Error).message}`);
-  }
+  const read = await readJsonFile(path);
+  if (read === undefined) return undefined;
+  const { bytes, value: v } = read;
   if (!isPlainObject(v) || v.name !== name || !isPlainObject(v.settings)) {
     throw tampered(path, `expected a context document named '${name}'`);
   }
