@@ -115,7 +115,7 @@ function bernstein(repo: string, args: string[], keyPath: string): Deno.Command 
   });
 }
 
-async function makeRepo(dir: string, plan: string): Promise<string> {
+async function makeRepo(dir: string, plan: string, signals: string): Promise<string> {
   const repo = join(dir, "greeting-service");
   await Deno.mkdir(join(repo, ".sdd"), { recursive: true });
   await git(repo, "init", "-q", "-b", "main");
@@ -134,6 +134,8 @@ async function makeRepo(dir: string, plan: string): Promise<string> {
         tasks: { default_max_retries: 1 },
       },
       role_model_policy: { backend: { ladder: [{ model: "opus" }] } },
+      // The agents wait on and mark files outside their worktree: the sandbox shows them that folder.
+      sandbox: { writable: [signals] },
     }) + "\n",
   );
   return repo;
@@ -159,8 +161,10 @@ async function main(): Promise<number> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bernstein-docs-" }));
   const browser = await Browser.launch(chromium, join(dir, "profile"));
   try {
-    const gate = join(dir, "review-done");
-    const repo = await makeRepo(dir, showcasePlan(gate, join(dir, "cli-tried")));
+    const signals = join(dir, "signals");
+    await Deno.mkdir(signals);
+    const gate = join(signals, "review-done");
+    const repo = await makeRepo(dir, showcasePlan(gate, join(signals, "cli-tried")), signals);
     const keyPath = join(dir, "audit.key");
     const run = bernstein(repo, ["run", "plan.yaml"], keyPath).spawn();
     const stderr = new Response(run.stderr).text();
