@@ -46,6 +46,11 @@ function adapterKeys(config: Config): [string, string][] {
       if (step.cli) keys.push([`role_model_policy.${role}.ladder.${i}.cli`, step.cli]);
     });
   }
+  for (const [role, spec] of Object.entries(config.provider_availability?.roles ?? {})) {
+    spec.chain.forEach((element, i) => {
+      keys.push([`provider_availability.roles.${role}.chain.${i}.adapter`, element.adapter]);
+    });
+  }
   return keys;
 }
 
@@ -64,16 +69,34 @@ function adapterProblems(at: CheckedConfig): ConfigProblem[] {
   });
 }
 
+/** Every key that names an endpoint profile, with the name. */
+function endpointKeys(config: Config): [string, string][] {
+  const keys: [string, string][] = [];
+  for (const [role, policy] of Object.entries(config.role_model_policy ?? {})) {
+    if (policy.endpoint !== undefined) {
+      keys.push([`role_model_policy.${role}.endpoint`, policy.endpoint]);
+    }
+  }
+  for (const [role, spec] of Object.entries(config.provider_availability?.roles ?? {})) {
+    spec.chain.forEach((element, i) => {
+      if (element.endpoint !== undefined) {
+        keys.push([`provider_availability.roles.${role}.chain.${i}.endpoint`, element.endpoint]);
+      }
+    });
+  }
+  return keys;
+}
+
 function endpointProblems(at: CheckedConfig): ConfigProblem[] {
   const defined = Object.keys(at.config.local_endpoints ?? {});
   const out: ConfigProblem[] = [];
-  for (const [role, policy] of Object.entries(at.config.role_model_policy ?? {})) {
-    if (policy.endpoint === undefined || defined.includes(policy.endpoint)) continue;
-    const near = closestMatch(policy.endpoint, defined);
+  for (const [key, name] of endpointKeys(at.config)) {
+    if (defined.includes(name)) continue;
+    const near = closestMatch(name, defined);
     out.push(problem(
       "config.unknown_endpoint",
-      `role_model_policy.${role}.endpoint`,
-      `'${policy.endpoint}' is not defined under local_endpoints` +
+      key,
+      `'${name}' is not defined under local_endpoints` +
         (defined.length > 0 ? `; defined: ${defined.join(", ")}` : ""),
       at,
       near ? `did you mean '${near}'?` : "add it under local_endpoints",

@@ -78,3 +78,25 @@ Deno.test("a role's cli is exclusive for it: --cli sets the default only for oth
   });
   strictEqual(qa.adapter.name, "scripted");
 });
+
+Deno.test("provider_availability chains: an unknown adapter or endpoint is an error at its element", () => {
+  const problems = checked(
+    "local_endpoints:\n  workhorse: {base_url: 'http://127.0.0.1:11434/v1'}\n" +
+      "provider_availability:\n  roles:\n    backend:\n      conformance_floor: basic\n" +
+      "      chain:\n        - {adapter: claude, conformance: basic}\n" +
+      "        - {adapter: codx, conformance: basic, endpoint: workhors}\n",
+  );
+  deepStrictEqual(problems.map((p) => [p.code, p.message.split(":")[0], p.hint]), [
+    [
+      "config.unknown_adapter",
+      "provider_availability.roles.backend.chain.1.adapter",
+      "did you mean 'codex'?",
+    ],
+    [
+      "config.unknown_endpoint",
+      "provider_availability.roles.backend.chain.1.endpoint",
+      "did you mean 'workhorse'?",
+    ],
+  ]);
+  ok(problems.every((p) => p.location?.startsWith("bernstein.yaml:9:")), JSON.stringify(problems));
+});
