@@ -250,10 +250,13 @@ export const TEST_MULTIMODAL_SETTING = "test_multimodal";
  */
 export function capabilitiesFor(
   name: string,
-  settings: Readonly<Record<string, { test_multimodal?: boolean }>> = {},
+  settings: Readonly<Record<string, { test_multimodal?: boolean | "file-reference" }>> = {},
 ): Capabilities {
-  if (name === "scripted" && settings.scripted?.test_multimodal === true) {
-    return SCRIPTED_TEST_MULTIMODAL;
+  const test = name === "scripted" ? settings.scripted?.test_multimodal : undefined;
+  if (test === true) return SCRIPTED_TEST_MULTIMODAL;
+  // Images as worktree copies (`@path`), so tests drive that channel with a hostile agent.
+  if (test === "file-reference") {
+    return { ...SCRIPTED_TEST_MULTIMODAL, attachment_channel: "file-reference" };
   }
   return capabilitiesOf(name);
 }

@@ -5,6 +5,7 @@
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { childEnv } from "./_env.ts";
+import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { isTier, resolveModel } from "./_options.ts";
 import { preToolUseGroup } from "./_policy_hook.ts";
 import { utf8 } from "./_prompt.ts";
@@ -106,11 +107,15 @@ function build(input: InvocationInput): Invocation {
   }
   argv.push(...(input.settings?.extra_args ?? []));
   const prompt = input.system_prompt ? `${input.system_prompt}\n\n${input.prompt}` : input.prompt;
+  // A test registers it with `test_multimodal: file-reference`: images become worktree copies.
+  refuseMedia("scripted", input, { files: true });
+  const copies = worktreeCopies(input);
   return {
     argv,
     env: childEnv(scripted.env, input),
     stdin: utf8(prompt),
     files: [],
+    ...(copies.length > 0 ? { worktree_files: copies } : {}),
     cwd: input.cwd,
     prompt_channel: "stdin",
     notes,

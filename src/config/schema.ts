@@ -282,8 +282,9 @@ export const AdapterSettingsSchema = z.object({
   root_permission: z.enum(["accept_edits", "is_sandbox"]).optional().describe(
     "claude: how to run as root (accept_edits, or is_sandbox inside a sandbox).",
   ),
-  test_multimodal: z.boolean().optional().describe(
-    "scripted only: register the test agent as multimodal.",
+  test_multimodal: z.union([z.boolean(), z.literal("file-reference")]).optional().describe(
+    'scripted only: register the test agent as multimodal ("file-reference": images as ' +
+      "worktree copies, the way gemini and qwen get them).",
   ),
   command: z.array(z.string().min(1)).min(1).optional().describe("generic: argv of the agent."),
   prompt: z.enum(["argv", "stdin", "file"]).optional().describe(

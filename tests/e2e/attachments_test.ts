@@ -14,6 +14,7 @@ import { CasStore } from "../../src/cas/mod.ts";
 import { fromHex } from "../../src/canonical/mod.ts";
 import { DEFAULT_TUNING } from "../../src/config/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
+import { probeSandbox } from "../../src/sandbox/mod.ts";
 import { buildPromptBody } from "../../src/orchestrator/mod.ts";
 import { REPO_ROOT, runBernstein, runVerify } from "../_helpers/cli.ts";
 import { waitUntil } from "../_helpers/events.ts";
@@ -29,10 +30,10 @@ const PNG = fromHex(
 );
 const APP = "const a = 1;\nconst b = 2;\nconst c = 3;\nconst d = 4;\n";
 
-function config(multimodal: boolean): string {
+function config(multimodal: boolean | "file-reference"): string {
   return [
     "cli: scripted",
-    ...(multimodal ? ["adapters:", "  scripted:", "    test_multimodal: true"] : []),
+    ...(multimodal ? ["adapters:", "  scripted:", `    test_multimodal: ${multimodal}`] : []),
     "tuning:",
     "  orchestrator:",
     "    tick_interval_s: 0.2",
@@ -52,7 +53,10 @@ interface Fixture {
 }
 
 /** A git repo on a feature branch with an image and a source file, and a fast config. */
-async function fixture(dir: string, options: { multimodal?: boolean } = {}): Promise<Fixture> {
+async function fixture(
+  dir: string,
+  options: { multimodal?: boolean | "file-reference" } = {},
+): Promise<Fixture> {
   const root = join(dir, "repo");
   await Deno.mkdir(join(root, "src"), { recursive: true });
   await makeRepo(root);
@@ -907,3 +911,54 @@ Deno.test("a resume refuses attachments whose chain does not verify or whose wor
     });
   }
 });
+
+for (const isolation of ["auto", "none"]) {
+  Deno.test(`a worktree copy reaches the agent byte for byte; an agent that commits it is stopped (isolation ${isolation})`, async () => {
+    await withTempDir(async (dir) => {
+      const fx = await fixture(dir, { multimodal: "file-reference" });
+      const png = sha256Hex(PNG);
+      const copy = `.sdd/runtime/attachments/${png}.png`;
+      // The honest agent finds the copy its prompt names and checks it is the attached file;
+      // the hostile one forces it into a commit of its own.
+      await Deno.writeTextFile(
+        join(fx.root, "plan.yaml"),
+        plan([
+          "      - title: honest",
+          "        attachments: [shot.png]",
+          "        files: [seen.txt]",
+          "        description: |",
+          `          @agent run cmp ${copy} shot.png`,
+          "          @agent write seen.txt same bytes",
+          "      - title: hostile",
+          "        attachments: [shot.png]",
+          "        files: [other.txt]",
+          "        description: |",
+          "          @agent write other.txt x",
+          `          @agent run git add -f ${copy}`,
+          "          @agent run git -c user.name=a -c user.email=a@b commit -q -m smuggle",
+        ]),
+      );
+      const r = await runBernstein(["run", "plan.yaml", "--json"], {
+        cwd: fx.root,
+        env: { ...fx.env, BERNSTEIN_ISOLATION: isolation },
+      });
+      const summary = summaryOf(r.stdout);
+      const prompt = dec(await Deno.readFile(fx.record));
+      ok(prompt.includes(`delivery="file-reference" file="${copy}">\n@${copy}\n`), prompt);
+      ok(!prompt.includes(btoa(String.fromCharCode(...PNG))), "no base64 in the prompt");
+      // The honest task merged (cmp exited 0: same bytes); the hostile one did not.
+      strictEqual(await Deno.readTextFile(join(fx.root, "seen.txt")), "same bytes\n");
+      strictEqual(await Deno.stat(join(fx.root, "other.txt")).then(() => true, () => false), false);
+      strictEqual(summary.tasks.failed, 1, r.stdout);
+      const tracked = await git(fx.root, "ls-files");
+      ok(!tracked.includes(".sdd/runtime"), tracked);
+      const events = (await auditLines(fx.root)).map((e) => JSON.stringify(e));
+      // In the sandbox the repository's git dir is read-only: the commit cannot even be made.
+      // Without it, the run_config gate refuses the diff, naming the copy.
+      const stop = (await probeSandbox()).available && isolation === "auto"
+        ? `command failed (exit 128): git add -f ${copy}`
+        : `the diff touches protected run configuration: ${copy}`;
+      ok(events.some((e) => e.includes(stop)), `no audit event says: ${stop}`);
+    });
+  });
+}
