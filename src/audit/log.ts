@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { concatBytes, type JsonObject } from "../canonical/mod.ts";
 import { type Clock, systemClock, writeAll } from "../io/mod.ts";
 import { AuditError } from "./errors.ts";
+import { isStorageFailure } from "../errors/mod.ts";
 import type { AuditKey } from "./key.ts";
 import {
   type AuditChainKeys,
@@ -47,6 +48,12 @@ export interface AuditLogOptions {
    * kill between two `write` calls (as on a full disk) likely.
    */
   writeChunkBytes?: number;
+  /**
+   * Where events go that could not be written because the disk is full or the folder became
+   * read-only (outside `.sdd`, beside the audit key): {@linkcode AuditLog.replaySpill} appends
+   * them to the chain later, so no event is lost.
+   */
+  spillPath?: string;
 }
 
 interface Pending {
@@ -108,6 +115,65 @@ export class AuditLog implements AuditSink {
     this.#clock = options.clock ?? systemClock;
     this.#maxBatch = Math.max(1, options.maxBatch ?? 512);
     this.#chunk = options.writeChunkBytes;
+    this.#spillPath = options.spillPath;
+  }
+
+  readonly #spillPath: string | undefined;
+
+  /**
+   * Keeps events a storage failure kept out of the chain: one JSON line each in the spill
+   * file, fsynced. Returns how many could not be kept either.
+   */
+  #spill(items: readonly Pending[], error: unknown): number {
+    if (this.#spillPath === undefined || items.length === 0) return items.length;
+    const at = formatAuditTimestamp(this.#clock.nowNs());
+    const reason = (error as Error).message?.split("\n")[0] ?? String(error);
+    try {
+      const text = items.map((i) => JSON.stringify({ event: i.event, at, reason }) + "\n").join("");
+      const file = Deno.openSync(this.#spillPath, { append: true, create: true, mode: 0o600 });
+      try {
+        file.writeSync(new TextEncoder().encode(text));
+        file.syncSync();
+      } finally {
+        file.close();
+      }
+      return 0;
+    } catch {
+      return items.length;
+    }
+  }
+
+  /**
+   * Appends the events a storage failure spilled (each with `details.spilled` = when and why
+   * it could not be written then), then removes the spill file. Returns how many.
+   */
+  async replaySpill(): Promise<number> {
+    if (this.#spillPath === undefined) return 0;
+    let text: string;
+    try {
+      text = await Deno.readTextFile(this.#spillPath);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return 0;
+      throw error;
+    }
+    let count = 0;
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      let parsed: { event: AuditEventInput; at: string; reason: string };
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        continue; // a line torn by the failure itself: nothing to replay
+      }
+      const e = parsed.event;
+      await this.append({
+        ...e,
+        details: { ...(e.details ?? {}), spilled: { at: parsed.at, reason: parsed.reason } },
+      });
+      count++;
+    }
+    await Deno.remove(this.#spillPath);
+    return count;
   }
 
   /** Appends one event; resolves with its record after the fsync that made it durable. */
@@ -302,14 +368,18 @@ export class AuditLog implements AuditSink {
       }
     } catch (error) {
       this.#cache = undefined;
+      const lost: Pending[] = [];
       batch.forEach((item, i) => {
         const outcome = outcomes[i];
         if (outcome !== undefined && !(outcome instanceof Error) && writeOf[i] < durable) {
           item.resolve(this.#durable(outcome));
         } else {
+          if (!(outcome instanceof Error) && isStorageFailure(error)) lost.push(item);
           item.reject(outcome instanceof Error ? outcome : error);
         }
       });
+      // Disk full or read-only: the unwritten events go to the spill file, written later.
+      this.#spill(lost, error);
       return;
     }
     batch.forEach((item, i) => {

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { BernsteinError, ExitCode } from "../errors/mod.ts";
+import { BernsteinError, ExitCode, isStorageFailure } from "../errors/mod.ts";
 import type { EnvReader } from "../io/mod.ts";
 import { MAIN_BINARY, VERSION } from "../meta/mod.ts";
 import { COMMANDS, GROUPS } from "./commands.ts";
@@ -41,6 +41,13 @@ function defaultDeps(): MainDeps {
 function internalError(error: unknown, out: Output, debug: boolean): number {
   if (error instanceof Deno.errors.NotCapable) {
     out.error(new BernsteinError("permission.denied", (error as Error).message.split("\n")[0]));
+  } else if (isStorageFailure(error)) {
+    // Disk full or a read-only folder: the machine's state, not a bug.
+    out.error(
+      new BernsteinError("storage.failed", (error as Error).message.split("\n")[0], {
+        hint: "free space or make the folder writable, then run the command again",
+      }),
+    );
   } else {
     const message = error instanceof Error ? error.message : String(error);
     out.error(

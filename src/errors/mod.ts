@@ -17,4 +17,5 @@ export {
   UsageError,
   type Warning,
 } from "./bernstein_error.ts";
+export { isStorageFailure, STORAGE_FAILURE_CODES } from "./storage.ts";
 export { closestMatch, type ClosestMatchOptions, editDistance } from "./suggest.ts";

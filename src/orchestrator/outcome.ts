@@ -11,7 +11,8 @@ export type RunEnd =
   | "stopped"
   | "manager-stalled"
   | "infra-error"
-  | "store-lock-lost";
+  | "store-lock-lost"
+  | "storage-failed";
 
 /** Cost of one agent run, for the summary. */
 export interface CostRow {

@@ -15,7 +15,7 @@ import {
   type ProjectPaths,
   requireConfig,
 } from "../config/mod.ts";
-import { BernsteinError, UsageError, type Warning } from "../errors/mod.ts";
+import { BernsteinError, isStorageFailure, UsageError, type Warning } from "../errors/mod.ts";
 import {
   decideIsolation,
   type IsolationDecision,
@@ -39,6 +39,7 @@ import type { RunReporter } from "./reporter.ts";
 import type { AttachmentProvider } from "./run_context.ts";
 import { RunLoop } from "./run_loop.ts";
 import {
+  lockRun,
   preflightRepository,
   refuseAttachOnResume,
   refuseRunInProgress,
@@ -238,6 +239,17 @@ interface RunPlan {
  * task server and the loop, then close the ledger and write the summary and scorecard.
  */
 export async function executeRun(options: RunOptions, deps: RunDeps): Promise<RunReport> {
+  // The run lock comes first: nothing of the project's state is read or moved before it is held.
+  const exempt = options.dryRun === true || options.planOnly === true;
+  const lock = exempt ? undefined : await lockRun(deps.cwd);
+  try {
+    return await planAndRun(options, deps);
+  } finally {
+    lock?.release();
+  }
+}
+
+async function planAndRun(options: RunOptions, deps: RunDeps): Promise<RunReport> {
   const plan = await planRun(options, deps);
   const { planned, adapters } = plan;
   if (options.planOnly && planned) return { kind: "plan", planned, adapters };
@@ -253,7 +265,31 @@ export async function executeRun(options: RunOptions, deps: RunDeps): Promise<Ru
   if (options.dryRun && planned) {
     return { kind: "dry-run", planned, adapters, branch: plan.branch, isolation: plan.isolation };
   }
-  return await carryOutRun(plan, deps);
+  try {
+    return await carryOutRun(plan, deps);
+  } catch (error) {
+    // Disk full or a read-only .sdd anywhere in the run: an infrastructure failure, resumable.
+    if (
+      isStorageFailure(error) && !(error instanceof BernsteinError && error.code === STORAGE_FAILED)
+    ) {
+      throw storageFailed((error as Error).message.split("\n")[0]);
+    }
+    throw error;
+  }
+}
+
+const STORAGE_FAILED = "run.storage_failed";
+
+/**
+ * The run stopped on a storage failure as a crash would: its tasks keep their state (claimed,
+ * in progress) and its session stays `running`, so the next `bernstein run` resumes it.
+ */
+function storageFailed(reason: string): BernsteinError {
+  return new BernsteinError(
+    STORAGE_FAILED,
+    `the run stopped: ${reason}; its tasks keep their state and the next 'bernstein run' resumes them`,
+    { hint: "free space (or make .sdd writable again), then run 'bernstein run'" },
+  );
 }
 
 /** Project, configuration, repository checks, planning and adapter choices. */
@@ -608,6 +644,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     uninstall = deps.onStopSignal?.((reason) => loop.requestStop(reason)) ?? (() => {});
     const outcome = await loop.run();
     uninstall();
+    if (outcome.end === "storage-failed") throw storageFailed(outcome.reason);
     await restoreGitStateAtEnd(gitState, recorder);
     await recorder.record({
       kind: "run.finished",

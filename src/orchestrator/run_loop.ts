@@ -9,6 +9,7 @@
  */
 import type { ResolvedCli } from "../adapters/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
+import { isStorageFailure } from "../errors/mod.ts";
 import type { LiveAgent } from "../report/mod.ts";
 import { type Task, TaskStoreLockLostError } from "../tasks/mod.ts";
 import { AdapterResolver, escalationFor } from "./adapter_choice.ts";
@@ -91,11 +92,13 @@ export class RunLoop {
     recorder.on((fact) => tallyOutcome(this.outcome, fact));
     const sessions = this.#sessions = new SessionTable(ctx.sdd);
     const work = this.#work = new BackgroundWork(
-      // A store another orchestrator took refuses every write: the run ends for that reason.
-      (error) =>
-        void (error instanceof TaskStoreLockLostError
-          ? undefined
-          : recorder.warn(`internal error: ${error.message}`)),
+      (error) => {
+        // A store another orchestrator took refuses every write: the run ends for that reason.
+        if (error instanceof TaskStoreLockLostError) return;
+        if (!this.#noteStorageFailure(error)) {
+          void recorder.warn(`internal error: ${error.message}`);
+        }
+      },
       wake,
     );
     this.#adapters = new AdapterResolver(ctx);
@@ -235,13 +238,55 @@ export class RunLoop {
     const unsubscribe = this.#ctx.server.events.on(() => this.#wakeUp());
     const offExecutor = this.#executor.onChange?.(() => this.#wakeUp());
     try {
-      while (!(await this.#step())) await this.#sleep();
+      for (;;) {
+        if (this.#storageFailure !== undefined) {
+          await this.#haltOnStorage(this.#storageFailure);
+          break;
+        }
+        let ended: boolean;
+        try {
+          ended = await this.#step();
+        } catch (error) {
+          if (!this.#noteStorageFailure(error)) throw error;
+          continue;
+        }
+        if (ended) break;
+        await this.#sleep();
+      }
     } finally {
       unsubscribe();
       offExecutor?.();
       this.#ctx.reporter.close?.();
     }
     return this.outcome;
+  }
+
+  /** The first storage failure (disk full, read-only `.sdd`): the run stops on it. */
+  #storageFailure: Error | undefined;
+
+  /** Records a storage failure and wakes the loop; false for any other error. */
+  #noteStorageFailure(error: unknown): boolean {
+    if (!isStorageFailure(error)) return false;
+    this.#storageFailure ??= error as Error;
+    this.#wakeUp();
+    return true;
+  }
+
+  /**
+   * Stops on a storage failure as a crash would: agents are stopped (their work stays in their
+   * worktrees), no task changes state (they stay claimed or in progress, so the resume picks
+   * them up), and nothing more is written.
+   */
+  async #haltOnStorage(error: Error): Promise<void> {
+    const grace = this.#ctx.config.tuning.agent.kill_grace_s * 1000;
+    await Promise.all(
+      this.#sessions.all().map((s) => s.execution?.terminate(grace).catch(() => {})),
+    );
+    await this.#work.settled();
+    this.#end({
+      end: "storage-failed",
+      reason: `storage failed: ${error.message.split("\n")[0]}`,
+    });
   }
 
   /** One tick; true when the run ended. */

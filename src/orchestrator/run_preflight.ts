@@ -10,7 +10,9 @@ import type { EnvReader } from "../io/mod.ts";
 import type { Task, TaskDraft } from "../tasks/mod.ts";
 import { resolveTaskCli } from "./adapter_choice.ts";
 import type { Git } from "./git.ts";
-import { processAlive, type SessionRecord } from "./session.ts";
+import { processAlive, readSession, type SessionRecord } from "./session.ts";
+import { join } from "node:path";
+import { findProject } from "../config/mod.ts";
 
 const DEFAULT_BRANCH_ENV = "BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH";
 
@@ -52,6 +54,51 @@ export async function preflightRepository(
     );
   }
   return branch;
+}
+
+/** The lock file every `bernstein run` of a project holds for its whole life. */
+export const RUN_LOCK_FILE = "run.lock";
+
+/** A held run lock. */
+export interface RunLock {
+  /** Its path (`.sdd/run.lock`). */
+  path: string;
+  /** Releases it (closing the descriptor; a crash releases it too). */
+  release(): void;
+}
+
+/**
+ * Takes the project's run lock (`.sdd/run.lock`, an exclusive flock held for the run's whole
+ * life) without waiting: a second `bernstein run` started at the same instant is refused before
+ * it reads the session, archives a task log or touches any other state. The kernel releases
+ * the lock when the process dies, so a crashed run never blocks the resume. Undefined outside
+ * a git repository (the run refuses that next, with its own error).
+ */
+export async function lockRun(cwd: string): Promise<RunLock | undefined> {
+  const project = await findProject(cwd);
+  if (project.gitDir === undefined) return undefined;
+  await Deno.mkdir(project.sdd, { recursive: true });
+  const path = join(project.sdd, RUN_LOCK_FILE);
+  const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+  let held = false;
+  try {
+    held = await file.tryLock(true);
+  } finally {
+    if (!held) file.close();
+  }
+  if (!held) {
+    const holder = await readSession(project.sdd).catch(() => undefined);
+    const who = holder?.status === "running" ? ` (run ${holder.run_id}, pid ${holder.pid})` : "";
+    throw new BernsteinError(
+      "run.in_progress",
+      `another bernstein run of this project holds ${path}${who}`,
+      {
+        hint:
+          "watch it with 'bernstein status' / 'bernstein logs', or stop it with 'bernstein stop'",
+      },
+    );
+  }
+  return { path, release: () => file.close() };
 }
 
 /** Refuses to start while another live orchestrator runs this project. */

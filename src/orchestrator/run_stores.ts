@@ -147,7 +147,14 @@ export async function openAudit(
   const keyLocation = resolveAuditKeyPath(env);
   await refuseKeyInProject(keyLocation.path, sdd, "the audit key");
   const auditKey = await ensureAuditKey(keyLocation.path, random);
-  return { auditKey, audit: new AuditLog(join(sdd, "audit"), auditKey, { clock }) };
+  // Beside the operator token, outside the project: a full or read-only .sdd cannot hold it.
+  const root = await Deno.realPath(dirname(sdd));
+  const spillPath = join(dirname(operatorTokenPath(auditKey.path, root)), "audit-spill.jsonl");
+  await Deno.mkdir(dirname(spillPath), { recursive: true, mode: 0o700 });
+  const audit = new AuditLog(join(sdd, "audit"), auditKey, { clock, spillPath });
+  // Events a storage failure kept out of the chain last time go in first, marked `spilled`.
+  await audit.replaySpill();
+  return { auditKey, audit };
 }
 
 /** Opens the stores of a run behind an already open audit chain. */
