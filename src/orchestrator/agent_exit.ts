@@ -45,6 +45,12 @@ export interface AgentExitDeps {
   retries: Retries;
   /** Checks of finished work. */
   completion: Completion;
+  /**
+   * Throws a storage failure when `.sdd` cannot take a write now (disk full, read-only): an
+   * agent that failed then most likely failed on it, and the run stops resumable instead of
+   * failing its task.
+   */
+  checkStorage?: () => Promise<void>;
 }
 
 /** Turns agent exits into task outcomes. */
@@ -67,6 +73,7 @@ export class AgentExits {
     const { store, tokens, recorder } = this.#deps;
     // Stopped by the run's deadline check (not the process's backstop timer): timed out all the same.
     const exit = s.deadlineHit === true ? { ...ended, timedOut: true } : ended;
+    if (!exit.result.ok) await this.#deps.checkStorage?.();
     await tokens.revoke(s.session).catch(() => {});
     await recorder.record({
       kind: "agent.exited",

@@ -17,6 +17,7 @@ import { applyReloadable } from "./config_reload.ts";
 import { AgentExits } from "./agent_exit.ts";
 import { Completion } from "./completion.ts";
 import { sessionPaths } from "./agent_session.ts";
+import { probeStorage } from "./run_stores.ts";
 import { Dispatcher } from "./dispatch.ts";
 import { type Executor, processExecutor } from "./executor.ts";
 import { Liveness } from "./liveness.ts";
@@ -159,6 +160,7 @@ export class RunLoop {
       sessions,
       retries,
       completion: this.#completion,
+      checkStorage: () => probeStorage(ctx.sdd),
     });
     this.#dispatch = new Dispatcher({
       ctx,

@@ -9,7 +9,7 @@ import { isWithin } from "../config/mod.ts";
 import { type AuditKey, AuditLog, ensureAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { Config } from "../config/mod.ts";
-import type { Clock, EnvReader, Random } from "../io/mod.ts";
+import { type Clock, type EnvReader, type Random, writeAll } from "../io/mod.ts";
 import { LedgerWriter } from "../ledger/mod.ts";
 import { type LineageStore, openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
 import type { DashboardSource } from "../report/mod.ts";
@@ -219,4 +219,23 @@ export async function openRunStores(
       await audit.close().catch(() => {});
     },
   };
+}
+
+/** Bytes the storage probe writes: more than a tmpfs page, so a full disk refuses it. */
+const STORAGE_PROBE_BYTES = 64 * 1024;
+
+/**
+ * Throws the storage failure (ENOSPC, EROFS, EDQUOT) when `.sdd/runtime/` cannot take a small
+ * durable write now; other errors pass through, a working disk costs one 64 KiB write + fsync.
+ */
+export async function probeStorage(sdd: string): Promise<void> {
+  const path = join(sdd, "runtime", ".storage-probe");
+  const file = await Deno.open(path, { write: true, create: true, truncate: true, mode: 0o600 });
+  try {
+    await writeAll(file, new Uint8Array(STORAGE_PROBE_BYTES));
+    await file.sync();
+  } finally {
+    file.close();
+    await Deno.remove(path).catch(() => {});
+  }
 }
