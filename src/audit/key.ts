@@ -1,3 +1,6 @@
+// The audit key: where it lives (`BERNSTEIN_AUDIT_KEY_PATH`, else the XDG state folder, else
+// `~/.local/state/bernstein/`), creating it once, reading it, and the keys derived from it.
+
 import { join } from "node:path";
 import { KeyMissingError } from "../errors/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";

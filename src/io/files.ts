@@ -1,3 +1,6 @@
+// Durable file writes: atomic replace (temp file, fsync, rename), create-if-absent, durable
+// appends, and a streaming atomic writer.
+
 import { dirname, join } from "node:path";
 
 /** Options for {@linkcode writeFileAtomic} and {@linkcode appendDurable}. */

@@ -1,3 +1,6 @@
+// Starting processes: a handle over a spawned child (output, exit, kill of its group), a run
+// that collects its output, and the filtered environment children get.
+
 import type { EnvReader } from "./env.ts";
 import { SpawnError } from "./errors.ts";
 

@@ -1,3 +1,6 @@
+// Checks a ledger's bytes: canonical rows, each chained to the previous row's hash; the first
+// break is named.
+
 import {
   JsonFloat,
   type JsonObject,

@@ -1,3 +1,6 @@
+// Writes a run's ledger rows durably and in order, and reads a run's ledger back with its chain
+// checked.
+
 import { join } from "node:path";
 import type { Clock } from "../io/mod.ts";
 import { appendDurable, readFileIfExists, withFileLock } from "../io/mod.ts";

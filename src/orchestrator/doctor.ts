@@ -1,3 +1,6 @@
+// `bernstein doctor`: one check per line (configuration, git, adapters, endpoints, task store,
+// notifications, isolation, keys), each OK, WARN or FAIL with the reason.
+
 import { join } from "node:path";
 import {
   ADAPTER_NAMES,

@@ -1,3 +1,6 @@
+// Loads and checks a plan file (YAML): stages, steps, dependencies and their conditions, owned
+// files, attachments; every problem is reported with its FILE:LINE:COL.
+
 import { basename, extname } from "node:path";
 import { parseYamlLayer, readConfigFile, TOP_LEVEL_KEYS } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";

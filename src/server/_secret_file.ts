@@ -1,3 +1,6 @@
+// Reads the task server's token files: one secret per file, refused when it is not a regular
+// file, is readable by group or others, or is empty.
+
 import { TokenFileError } from "./errors.ts";
 
 /**
