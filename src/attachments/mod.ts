@@ -6,7 +6,7 @@
  * attested to.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const attachments = await RunAttachments.fromCommandLine(["design.png", "src/app.ts:40-80"], {
  *   cwd: Deno.cwd(),
  *   warn: (w) => console.error(w.message),

@@ -86,7 +86,7 @@ function laterName(a: string, b: string | undefined): string {
  * fsync per group, and every promise resolves only after that fsync (durable acknowledgement).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const log = new AuditLog(".sdd/audit", await ensureAuditKey(path, systemRandom));
  * await log.append({ actor: "orchestrator", event_type: "task.transition",
  *   resource_type: "task", resource_id: "t-1", details: { to: "done" } });

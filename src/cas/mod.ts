@@ -3,7 +3,7 @@
  * with a `<hex>.meta.json` sidecar; first writer wins; reads refuse symlinks and re-hash.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const cas = new CasStore(join(project.sdd, "cas"));
  * const put = await cas.putFile("shot.png", { contentType: "image/png", maxBytes: 20 << 20 });
  * const bytes = await cas.read(put.digest);

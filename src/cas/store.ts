@@ -93,7 +93,7 @@ async function syncDirectory(dir: string): Promise<void> {
  * A content-addressed store rooted at `.sdd/cas`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const cas = new CasStore(".sdd/cas");
  * const { digest } = await cas.put(bytes, { contentType: "image/png" });
  * const same = await cas.read(digest); // re-hashed; a changed blob is a CasError

@@ -124,7 +124,7 @@ export function overlayPath(
  * `BERNSTEIN_*` variables, flags.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const loaded = await loadConfig({ cwd: Deno.cwd(), env: processEnv });
  * loaded.config?.max_agents;
  * ```

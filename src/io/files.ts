@@ -55,7 +55,7 @@ export interface AtomicFileWriter {
  * fsyncs and renames over the target. For outputs too large to build in memory first.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const out = await openAtomicFile("pack.zip");
  * try {
  *   for (const piece of pieces) out.write(piece);

@@ -100,8 +100,12 @@ async function drain(
  *
  * @example
  * ```ts
- * const handle = spawnProcess(["git", "status"], { cwd: "/repo", env: { PATH: "/usr/bin" } });
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const handle = spawnProcess(["echo", "hello"], { env: { PATH: "/usr/bin:/bin" } });
  * const result = await handle.done;
+ * strictEqual(result.code, 0);
+ * strictEqual(outputText(result.stdout), "hello\n");
  * ```
  */
 export function spawnProcess(argv: readonly string[], options: ProcessOptions = {}): ProcessHandle {

@@ -37,7 +37,7 @@ function brokenError(path: string, check: LedgerCheck): LedgerError {
  * appended to (nothing is truncated or rewritten).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const ledger = await LedgerWriter.open(".sdd", "brave-otter-3fa9c2", { clock: systemClock });
  * await ledger.append({ kind: "run.open", payload: { branch: "feature" } });
  * await ledger.append({ kind: "task.scheduled", task_id: "1.1-add-api" });

@@ -435,7 +435,7 @@ function buildGraph(
  * unsafe paths), each naming `file:line:col` and the field path. Pure: no I/O.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const { graph, problems } = checkPlan(text, { file: "plan.yaml" });
  * ```
  */

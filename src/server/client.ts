@@ -206,7 +206,7 @@ async function refused(url: URL): Promise<boolean> {
  * A client of the task server.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const endpoint = await discoverEndpoint({ env: processEnv, cwd: Deno.cwd() });
  * const client = new TaskClient(endpoint, { attempts: 6, baseDelayMs: 100, clock: systemClock });
  * await client.complete("t-01…", "added the parser and its tests");

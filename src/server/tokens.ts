@@ -104,7 +104,7 @@ export interface TokenRegistryOptions {
  * issued tokens are reloaded from their scope files.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const tokens = await TokenRegistry.open(".sdd/runtime", {
  *   random: systemRandom,
  *   operatorTokenPath: operatorTokenPath(auditKeyPath, projectRoot),

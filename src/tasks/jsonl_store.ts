@@ -235,7 +235,7 @@ class JsonlJournal implements TaskJournal {
  * aside in `<path>.torn-<offset>` and cuts it off, and compacts an oversized log.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const store = await openJsonlTaskStore(".sdd/runtime/tasks.jsonl", {
  *   clock: systemClock, random: systemRandom, defaults: { priority: 2, max_retries: 2 },
  *   compactMinRecords: 10000,
