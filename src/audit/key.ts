@@ -5,8 +5,7 @@ import { join } from "node:path";
 import { KeyMissingError } from "../errors/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { toHex } from "../canonical/mod.ts";
-import type { EnvReader } from "../io/mod.ts";
-import type { Random } from "../io/mod.ts";
+import { type EnvReader, type Random, writeFileIfAbsent } from "../io/mod.ts";
 import { hkdfSha256 } from "../crypto/mod.ts";
 
 /** Where the audit key lives (FORMATS.md §2), and which rule chose it. */
@@ -94,26 +93,9 @@ export async function ensureAuditKey(
     if (!(error instanceof KeyMissingError)) throw error;
   }
   await Deno.mkdir(join(path, ".."), { recursive: true, mode: 0o700 });
-  // Written whole to a temp file and linked into place: a concurrent reader never sees an
-  // empty or half-written key, and of two racing writers the first link wins.
-  const tmp = `${path}.${toHex(random.bytes(8))}.tmp`;
-  try {
-    const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
-    try {
-      await file.write(new TextEncoder().encode(toHex(random.bytes(32))));
-      await file.sync();
-    } finally {
-      file.close();
-    }
-    await Deno.chmod(tmp, 0o600);
-    await Deno.link(tmp, path);
-  } catch (error) {
-    // Another writer created it between our read and our link: use theirs.
-    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-  } finally {
-    await Deno.remove(tmp).catch(() => {});
-  }
-  return { ...(await readAuditKey(path)), created: true };
+  // Published whole by link: a concurrent reader never sees an empty key, the first link wins.
+  const created = await writeFileIfAbsent(path, toHex(random.bytes(32)), { mode: 0o600 });
+  return { ...(await readAuditKey(path)), created };
 }
 
 /** K2 = HKDF-SHA256(ikm = K, no salt, info = "audit", 32 bytes): the scheme-2 chain key. */

@@ -126,27 +126,35 @@ export async function openAtomicFile(
   };
 }
 
-/** Writes `path` only if it does not exist yet; returns false when it already existed. */
+/**
+ * Writes `path` only if it does not exist yet; returns false when it already existed. The bytes
+ * are written whole to a temp file in the same folder and linked into place, so a concurrent
+ * reader never sees the file empty or half-written, and of two racing writers the first link
+ * wins (the other gets false and the winner's content stays).
+ */
 export async function writeFileIfAbsent(
   path: string,
   data: Uint8Array | string,
   options: WriteOptions = {},
 ): Promise<boolean> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  let file: Deno.FsFile;
+  const tmp = join(dirname(path), `.${Deno.pid}.${++tmpCounter}.tmp`);
+  const file = await Deno.open(tmp, { write: true, createNew: true, mode: options.mode ?? 0o644 });
   try {
-    file = await Deno.open(path, { write: true, createNew: true, mode: options.mode ?? 0o644 });
+    try {
+      await writeAll(file, bytes);
+      await file.sync();
+    } finally {
+      file.close();
+    }
+    await Deno.link(tmp, path);
+    return true;
   } catch (error) {
     if (error instanceof Deno.errors.AlreadyExists) return false;
     throw error;
-  }
-  try {
-    await writeAll(file, bytes);
-    await file.sync();
   } finally {
-    file.close();
+    await Deno.remove(tmp).catch(() => {});
   }
-  return true;
 }
 
 /** Writes every byte (a single `write` may be partial). */
