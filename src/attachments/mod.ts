@@ -117,3 +117,15 @@ export {
 } from "./spawn_path.ts";
 export { type AttachmentSpec, parseAttachmentSpec, rangeText } from "./spec.ts";
 export { composePrompt, encodeAttachmentBlock, numberLines, type WireAttachment } from "./wire.ts";
+export {
+  type BlobReference,
+  type BlobRepair,
+  type BlobSource,
+  type CasReferences,
+  checkProjectCas,
+  collectCasReferences,
+  type ProjectCasReport,
+  type RecoveredBlob,
+  recoverBlob,
+  repairProjectCas,
+} from "./cas_sources.ts";
