@@ -125,7 +125,7 @@ export {
   checkProjectCas,
   collectCasReferences,
   type ProjectCasReport,
-  type RecoveredBlob,
   recoverBlob,
+  type RecoveredBlob,
   repairProjectCas,
 } from "./cas_sources.ts";
