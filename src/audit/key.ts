@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { KeyMissingError } from "../errors/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { toHex } from "../canonical/mod.ts";
-import { type EnvReader, type Random, writeFileIfAbsent } from "../io/mod.ts";
+import { type EnvReader, type Random, readSecretFile, writeFileIfAbsent } from "../io/mod.ts";
 import { hkdfSha256 } from "../crypto/mod.ts";
 
 /** Where the audit key lives (FORMATS.md §2), and which rule chose it. */
@@ -44,39 +44,24 @@ export interface AuditKey {
 
 /**
  * Reads the audit key. A missing key is a {@linkcode KeyMissingError} (exit 3; verifiers never
- * create one); a key readable by group or others, or not 64 hex characters, is refused.
+ * create one); a symlink, a key readable by group or others (`secret.*`, src/io's secret-file
+ * policy), or one that is not 64 hex characters (`audit.key_invalid`) is refused.
  */
 export async function readAuditKey(path: string): Promise<AuditKey> {
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.stat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new KeyMissingError("audit.key_missing", `audit key not found at ${path}`, {
-        hint:
-          "a writer ('bernstein init' or a run) creates it; for verification, point BERNSTEIN_AUDIT_KEY_PATH at the key",
-      });
-    }
-    throw error;
+  const bytes = await readSecretFile(path, { what: "audit key" });
+  if (bytes === undefined) {
+    throw new KeyMissingError("audit.key_missing", `audit key not found at ${path}`, {
+      hint:
+        "a writer ('bernstein init' or a run) creates it; for verification, point BERNSTEIN_AUDIT_KEY_PATH at the key",
+    });
   }
-  if (!info.isFile) throw new BernsteinError("audit.key_invalid", `${path} is not a regular file`);
-  if (info.mode !== null && (info.mode & 0o077) !== 0) {
-    throw new BernsteinError(
-      "audit.key_permissions",
-      `audit key ${path} is readable by group or others (mode ${
-        (info.mode & 0o777).toString(8)
-      }); refusing to use it`,
-      { hint: `chmod 600 ${path}` },
-    );
-  }
-  const text = await Deno.readTextFile(path);
-  if (!/^[0-9a-f]{64}$/.test(text)) {
+  if (!/^[0-9a-f]{64}$/.test(new TextDecoder().decode(bytes))) {
     throw new BernsteinError(
       "audit.key_invalid",
       `audit key ${path} is not 64 lowercase hex characters`,
     );
   }
-  return { bytes: new TextEncoder().encode(text), path };
+  return { bytes, path };
 }
 
 /**

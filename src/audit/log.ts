@@ -2,7 +2,7 @@
 // seals a torn tail before anything else, and commits concurrent appends as one group.
 import { join } from "node:path";
 import { concatBytes, type JsonObject } from "../canonical/mod.ts";
-import { type Clock, systemClock, writeAll } from "../io/mod.ts";
+import { type Clock, syncDirectory, systemClock, writeAll } from "../io/mod.ts";
 import { AuditError } from "./errors.ts";
 import { isStorageFailure } from "../errors/mod.ts";
 import type { AuditKey } from "./key.ts";
@@ -456,15 +456,6 @@ export class AuditLog implements AuditSink {
     }
     // Appends happen only under the lock, so the size is the known size plus what we wrote.
     return { size: (created ? 0 : known?.size ?? 0) + bytes.length, ino: open.ino };
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await Deno.open(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
   }
 }
 

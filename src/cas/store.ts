@@ -9,6 +9,7 @@ import {
   type Clock,
   type Random,
   readUpTo,
+  syncDirectory,
   systemClock,
   systemRandom,
   writeAll,
@@ -78,15 +79,6 @@ export function checkCasKey(key: string): string {
     throw new CasError("cas.invalid_key", `CAS key ${shown} is not 64 lowercase hex characters`);
   }
   return key;
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await Deno.open(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
-  }
 }
 
 /**

@@ -1,5 +1,5 @@
-// Durable file writes: atomic replace (temp file, fsync, rename), create-if-absent, durable
-// appends, and a streaming atomic writer.
+// Durable file writes: atomic replace (temp file, fsync, rename, folder fsync), create-if-absent,
+// durable appends, folder fsync, and a streaming atomic writer.
 
 import { dirname, join } from "node:path";
 
@@ -34,6 +34,23 @@ export async function writeFileAtomic(
   } catch (error) {
     await Deno.remove(tmp).catch(() => {});
     throw error;
+  }
+  // The rename is durable only once the folder's entry is on disk.
+  await syncDirectory(dirname(path));
+}
+
+/**
+ * Fsyncs a folder, so entries created, renamed or removed in it survive a crash (a file's own
+ * fsync does not cover its name in the folder).
+ */
+export async function syncDirectory(dir: string): Promise<void> {
+  // Windows cannot open a folder for fsync; NTFS journals its metadata itself.
+  if (Deno.build.os === "windows") return;
+  const handle = await Deno.open(dir, { read: true });
+  try {
+    await handle.sync();
+  } finally {
+    handle.close();
   }
 }
 
@@ -118,6 +135,7 @@ export async function openAtomicFile(
         await Deno.remove(tmp).catch(() => {});
         throw error;
       }
+      await syncDirectory(dirname(path));
     },
     async abort() {
       close();

@@ -30,7 +30,7 @@ export {
   TaskClient,
   type TaskClientOptions,
 } from "./client.ts";
-export { readSecretFile } from "./_secret_file.ts";
+export { readTokenFile } from "./_secret_file.ts";
 export {
   HttpError,
   ServerRefusalError,
