@@ -1,5 +1,3 @@
-// The error an adapter fails with.
-
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /**

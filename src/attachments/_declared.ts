@@ -3,7 +3,14 @@
 // task's list (a file declared twice is attached once).
 import type { BernsteinError } from "../errors/mod.ts";
 import type { AttachmentRow, RunWideEntry } from "./record.ts";
-import { type AttachmentKind, screenAttachment, type Screened } from "./screen.ts";
+import {
+  type AttachmentDeclaration,
+  checkDeclarations,
+  type HostAttachment,
+  hostBytes,
+} from "../plan/mod.ts";
+import { AttachmentError } from "./errors.ts";
+import { type AttachmentKind, screenAttachment, type Screened, screenText } from "./screen.ts";
 import { listFolder } from "./folder.ts";
 import { locateSource, readSource } from "./source.ts";
 import { type AttachmentSpec, rangeText } from "./spec.ts";
@@ -117,6 +124,52 @@ export async function screenDeclared(
       reason: screened.reason,
     },
   };
+}
+
+/**
+ * An attachment held by value (checked at the door: name, MIME type against the bytes, sizes)
+ * as its item: text screened as text (line-numbered, cut at whole lines past the limit, never
+ * sniffed as anything else), an image whole. The name is its label.
+ */
+export function hostItem(field: string, held: HostAttachment): Item {
+  const bytes = hostBytes(held);
+  const screened: Screened = "text" in held
+    ? screenText(bytes, { path: held.name }, { field, shownPath: held.name })
+    : screenAttachment(bytes, { path: held.name }, { field, shownPath: held.name });
+  if (!("text" in held) && screened.mime !== held.image.mime) {
+    throw new AttachmentError(`declared ${held.image.mime}, but the bytes are ${screened.mime}`, {
+      location: `${field}.image.mime`,
+    });
+  }
+  return {
+    field,
+    path: held.name,
+    key: `\0held\0${held.name}`,
+    wire: wireOf(screened, held.name),
+    kind: screened.kind,
+    outcome: screened.outcome,
+    reason: screened.reason,
+  };
+}
+
+/**
+ * A task's declaration list checked again with the door's rules (a task created before this
+ * version, or a draft built in code): the valid declarations, and each problem as an
+ * `attach.invalid` error at its field path.
+ */
+export function taskDeclarations(
+  field: string,
+  list: readonly unknown[],
+): { declarations: AttachmentDeclaration[]; problems: AttachmentError[] } {
+  // The count is checked after de-duplication, with the run-wide ones (checkAttachmentCount).
+  const checked = checkDeclarations(list, { max: Number.MAX_SAFE_INTEGER });
+  const problems = checked.problems.map((p) =>
+    new AttachmentError(p.message, {
+      location: field + p.path.map((s) => typeof s === "number" ? `[${s}]` : `.${s}`).join(""),
+      hint: p.hint,
+    })
+  );
+  return { declarations: checked.declarations, problems };
 }
 
 /** The report row of an item given to a task. */

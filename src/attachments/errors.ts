@@ -1,12 +1,10 @@
-// Attachment errors: refused files, capability and spawn-path mismatches, unreadable or
-// unattested content, worktree access outside the allowed folders.
-
 import { BernsteinError, type BernsteinErrorOptions, ExitCode } from "../errors/mod.ts";
+import { ATTACH_INVALID_ALIASES } from "../plan/mod.ts";
 
 /** An attachment refused at the door (one code for every reason; the field path comes first). */
 export class AttachmentError extends BernsteinError {
   constructor(message: string, options: BernsteinErrorOptions = {}) {
-    super("attach.invalid", message, { exitCode: 2, ...options });
+    super("attach.invalid", message, { exitCode: 2, aliases: ATTACH_INVALID_ALIASES, ...options });
   }
 }
 
@@ -75,7 +73,10 @@ export class AttachmentProblemsError extends BernsteinError {
     super(
       codes.size === 1 ? problems[0].code : "attach.invalid",
       `${problems.length} attachment problems; nothing was started:\n${lines.join("\n")}`,
-      { exitCode: ExitCode.usage },
+      {
+        exitCode: ExitCode.usage,
+        ...(codes.size === 1 && problems[0].aliases ? { aliases: problems[0].aliases } : {}),
+      },
     );
     this.problems = problems;
   }

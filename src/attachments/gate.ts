@@ -10,9 +10,11 @@ import { BernsteinError, type Warning } from "../errors/mod.ts";
 import type { TaskDraft } from "../tasks/mod.ts";
 import {
   type Declared,
+  hostItem,
   runWideFor,
   type RunWideItem,
   screenDeclared,
+  taskDeclarations,
   taskField,
   type TaskItems,
 } from "./_declared.ts";
@@ -99,9 +101,16 @@ async function checkOwn(
 ): Promise<void> {
   const taskId = draft.id ?? draft.title;
   const field = taskField(draft);
-  for (const [i, text] of (draft.attachments ?? []).entries()) {
+  const { declarations, problems } = taskDeclarations(field, draft.attachments ?? []);
+  ctx.problems.push(...problems);
+  for (const [i, declared] of declarations.entries()) {
     const f = `${field}[${i}]`;
-    const spec = await collecting(ctx.problems, () => parseAttachmentSpec(text, f));
+    if (typeof declared !== "string") {
+      const item = await collecting(ctx.problems, () => hostItem(f, declared));
+      if (item !== undefined) task.add(item);
+      continue;
+    }
+    const spec = await collecting(ctx.problems, () => parseAttachmentSpec(declared, f));
     if (spec === undefined) continue;
     const d: Declared = { field: f, path: spec.path, spec };
     const got = await collecting(

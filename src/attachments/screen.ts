@@ -66,7 +66,16 @@ function splitLines(text: string): { lines: string[]; trailingNewline: boolean }
   return { lines, trailingNewline };
 }
 
-function screenText(bytes: Uint8Array, spec: AttachmentSpec, options: ScreenOptions): Screened {
+/**
+ * Screens UTF-8 text as text, whatever its first bytes look like (a text handed over by value
+ * that starts with `GIF89a` or `%PDF-` is still text): whole or the declared line range, cut at
+ * whole lines past the rendered-character limit.
+ */
+export function screenText(
+  bytes: Uint8Array,
+  spec: AttachmentSpec,
+  options: ScreenOptions,
+): Screened {
   const max = options.maxTextChars ?? MAX_TEXT_CHARS;
   const { lines, trailingNewline } = splitLines(utf8.decode(bytes));
   const count = lines.length;

@@ -15,15 +15,17 @@ import { type Clock, type Random, resolveInside } from "../io/mod.ts";
 import type { StampAttachmentsOptions, Task } from "../tasks/mod.ts";
 import {
   type Declared,
+  hostItem,
   type Item,
   runWideFor,
   type RunWideItem,
   screenDeclared,
+  taskDeclarations,
   taskField,
   type TaskItems,
 } from "./_declared.ts";
 import { attestAttachment, type Delivery, worktreeIdOf } from "./attest.ts";
-import { AttachmentUnreadableError } from "./errors.ts";
+import { AttachmentUnreadableError, throwProblems } from "./errors.ts";
 import { checkAdapterTakesMedia, checkAttachmentCount } from "./limits.ts";
 import type { AttachmentRow, RunAttachmentRecord, SpawnEntry } from "./record.ts";
 import type { AttachmentResolver } from "./resolver.ts";
@@ -142,9 +144,15 @@ export class SpawnAttachmentProvider {
     const items = runWideFor(task.id, this.#init.runWide);
     const field = taskField(task);
     const unreadable: string[] = [];
-    for (const [i, text] of task.attachments.entries()) {
+    const { declarations, problems } = taskDeclarations(field, task.attachments);
+    throwProblems(problems);
+    for (const [i, declared] of declarations.entries()) {
       const f = `${field}[${i}]`;
-      const spec = parseAttachmentSpec(text, f);
+      if (typeof declared !== "string") {
+        items.add(hostItem(f, declared));
+        continue;
+      }
+      const spec = parseAttachmentSpec(declared, f);
       const d: Declared = { field: f, path: spec.path, spec };
       const got = await screenDeclared(d, { root, base: root, deny }).catch((error) => {
         // A file that vanished or changed between the check and the read.

@@ -1,6 +1,3 @@
-// Python's `repr` of a float (shortest round-trip digits), so canonical bytes match the Python
-// implementation.
-
 import { CanonicalEncodeError } from "./errors.ts";
 
 /**

@@ -1,5 +1,3 @@
-// The error a content-addressed store operation fails with.
-
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /**

@@ -1,5 +1,3 @@
-// Flags every command takes (`--help`, `--debug`) and the shared `--json` flag.
-
 import type { CommandSpec, FlagSpec } from "./spec.ts";
 
 /** Flags every command accepts. */

@@ -3,7 +3,7 @@
  * where errors become `error[code]: …` lines and exit codes.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { main } from "./mod.ts";
  * Deno.exit(await main(Deno.args));
  * ```

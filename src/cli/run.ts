@@ -69,7 +69,12 @@ async function run(ctx: CommandContext): Promise<number> {
       attachments.provider({ ...parts, clock: io.systemClock, random: io.systemRandom }),
     onStopSignal: installStopHandler,
     workers: async (parts) => (await import("../workers/mod.ts")).startWorkerPool(parts),
+  }).catch(async (error) => {
+    // A plan with several problems: every one on its own line (then exit 2), not the first.
+    if (await listPlanProblems(ctx, error)) return undefined;
+    throw error;
   });
+  if (report === undefined) return 2;
   const attached = attachments.rows();
   if (report.kind === "plan" || report.kind === "dry-run") {
     const rows = report.planned.drafts.map((d) => ({
@@ -131,6 +136,19 @@ async function run(ctx: CommandContext): Promise<number> {
   }
   if (s.end === "manager-stalled") return 2;
   return s.health === "HEALTHY" ? 0 : 1;
+}
+
+/** Prints each error of a plan that did not load; false when `error` is not such a plan. */
+async function listPlanProblems(ctx: CommandContext, error: unknown): Promise<boolean> {
+  const { PlanLoadError } = await import("../plan/mod.ts");
+  if (!(error instanceof PlanLoadError)) return false;
+  const errors = error.problems.filter((p) => p.severity === "error");
+  if (errors.length < 2) return false;
+  const { BernsteinError } = await import("../errors/mod.ts");
+  for (const p of errors) {
+    ctx.out.error(new BernsteinError(p.code, p.message, { location: p.location, hint: p.hint }));
+  }
+  return true;
 }
 
 /** Connects to the configured engines when the configuration is valid (else `run` reports it). */

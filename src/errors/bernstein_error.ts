@@ -23,6 +23,8 @@ export interface BernsteinErrorOptions {
   exitCode?: ExitCodeValue;
   /** The error that caused this one. */
   cause?: unknown;
+  /** Other names of `code` (another design's name for the same error), for scripts. */
+  aliases?: readonly string[];
 }
 
 /**
@@ -32,13 +34,10 @@ export interface BernsteinErrorOptions {
  *
  * @example
  * ```ts
- * import { strictEqual } from "node:assert/strict";
- *
- * const error = new BernsteinError("config.unknown_key", "unknown key 'max_agnets'", {
+ * throw new BernsteinError("config.unknown_key", "unknown key 'max_agnets'", {
  *   location: "bernstein.yaml:3:1",
  *   hint: "did you mean 'max_agents'?",
  * });
- * strictEqual(error.code, "config.unknown_key");
  * ```
  */
 export class BernsteinError extends Error {
@@ -50,6 +49,8 @@ export class BernsteinError extends Error {
   readonly hint?: string;
   /** Exit code for the CLI. */
   readonly exitCode: ExitCodeValue;
+  /** Other names of `code` (the task server answers them beside it). */
+  readonly aliases?: readonly string[];
 
   constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -58,6 +59,7 @@ export class BernsteinError extends Error {
     this.location = options.location;
     this.hint = options.hint;
     this.exitCode = options.exitCode ?? ExitCode.failed;
+    if (options.aliases !== undefined) this.aliases = options.aliases;
   }
 }
 

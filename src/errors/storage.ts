@@ -14,12 +14,7 @@ const OS_ERRNO = /\(os error (28|30|122)\)/;
  *
  * @example
  * ```ts
- * import { strictEqual } from "node:assert/strict";
- * import { isStorageFailure } from "./storage.ts";
- *
- * const diskFull = new Error("write failed", { cause: new Error("No space left (os error 28)") });
- * strictEqual(isStorageFailure(diskFull), true);
- * strictEqual(isStorageFailure(new Error("permission denied")), false);
+ * try { await Deno.writeFile(path, bytes); } catch (e) { if (isStorageFailure(e)) stop(e); }
  * ```
  */
 export function isStorageFailure(error: unknown): boolean {

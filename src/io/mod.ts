@@ -14,7 +14,6 @@ export {
   pathExists,
   readFileIfExists,
   readUpTo,
-  syncDirectory,
   withFileLock,
   writeAll,
   writeFileAtomic,
@@ -32,9 +31,3 @@ export {
 } from "./process.ts";
 export { type Random, SeededRandom, systemRandom } from "./random.ts";
 export { checkRelativePath, resolveInside } from "./safe_path.ts";
-export {
-  readSecretFile,
-  type ReadSecretFileOptions,
-  SecretFileError,
-  type SecretFileErrorCode,
-} from "./secret_file.ts";

@@ -5,7 +5,7 @@
  * deterministic run ids.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { LedgerWriter, runIdFromSeed, verifyScorecard, writeScorecard } from "./mod.ts";
  * const runId = runIdFromSeed(seedBytes);
  * const ledger = await LedgerWriter.open(".sdd", runId, { clock: systemClock });

@@ -1,6 +1,3 @@
-// The git operations of a run (worktrees, diffs, merges, commits) behind one class that always
-// runs git with a safe environment and configuration an agent cannot change.
-
 import { isRunConfigPath } from "../config/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import {

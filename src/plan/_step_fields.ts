@@ -2,6 +2,7 @@
 import { EFFORTS } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
 import { compileGlob } from "./glob.ts";
+import { type AttachmentDeclaration, checkDeclarations } from "./host_attachment.ts";
 import { type FieldPath, FieldReader, relativePathProblem, typeName } from "./_reader.ts";
 import {
   type CompletionSignal,
@@ -246,10 +247,11 @@ function readAttachments(
   obj: Record<string, unknown>,
   path: FieldPath,
   title: string | undefined,
-): string[] {
+): AttachmentDeclaration[] {
   const value = obj.attachments;
   const step = title === undefined ? "this step" : `step '${title}'`;
-  if (value !== undefined && value !== null && !Array.isArray(value)) {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
     reader.problem(
       [...path, "attachments"],
       "attach.invalid",
@@ -258,19 +260,17 @@ function readAttachments(
     );
     return [];
   }
-  const list = reader.stringList(obj, "attachments", path, {
-    code: "attach.invalid",
-    what: "file paths",
-    check: relativePathProblem,
+  const checked = checkDeclarations(value, {
+    pathProblem: relativePathProblem,
+    max: MAX_ATTACHMENTS_PER_TASK,
   });
-  if (Array.isArray(value) && value.length > MAX_ATTACHMENTS_PER_TASK) {
-    reader.problem(
-      [...path, "attachments"],
-      "attach.invalid",
-      `${step} has ${value.length} attachments; at most ${MAX_ATTACHMENTS_PER_TASK} per task`,
-    );
+  for (const p of checked.problems) {
+    const message = p.path.length === 0 ? `${step} ${p.message}` : p.message;
+    reader.problem([...path, "attachments", ...p.path], "attach.invalid", message, {
+      hint: p.hint,
+    });
   }
-  return list;
+  return checked.declarations;
 }
 
 /**

@@ -1,6 +1,3 @@
-// Glob patterns of owned files (`*`, `**`, `?`, `[…]`) compiled to anchored regular
-// expressions, with their literal prefix.
-
 import { BernsteinError } from "../errors/mod.ts";
 
 /** A glob pattern that cannot be compiled (an unclosed `[`). */

@@ -1,7 +1,13 @@
-// The plan graph as a JSON document for `--json` output (absent optional values as `null`).
-
-import type { JsonObject } from "../canonical/mod.ts";
+import type { JsonObject, JsonValue } from "../canonical/mod.ts";
+import type { AttachmentDeclaration } from "./host_attachment.ts";
 import type { CompletionSignal, PlanGraph, PlanStep } from "./types.ts";
+
+/** A declared attachment as JSON: its path, or the held value as given. */
+function declarationJson(d: AttachmentDeclaration): JsonValue {
+  if (typeof d === "string") return d;
+  if ("text" in d) return { name: d.name, text: d.text };
+  return { name: d.name, image: { mime: d.image.mime, base64: d.image.base64 } };
+}
 
 function signalJson(signal: CompletionSignal): JsonObject {
   switch (signal.kind) {
@@ -33,7 +39,7 @@ function stepJson(step: PlanStep): JsonObject {
     effort: step.effort ?? null,
     files: [...step.files],
     completion_signals: step.completion_signals.map(signalJson),
-    attachments: [...step.attachments],
+    attachments: step.attachments.map(declarationJson),
     depends_on: [...step.depends_on],
     condition: step.condition === undefined ? null : {
       on: [...step.condition.on],

@@ -4,7 +4,7 @@
  * `file:line:col` with its field path. The run loop turns the graph into tasks.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { checkPlan } from "./mod.ts";
  * const { graph, problems } = checkPlan(await Deno.readTextFile("plan.yaml"), {
  *   file: "plan.yaml",
@@ -54,6 +54,26 @@ export {
   stepId,
 } from "./load.ts";
 export { MAX_ATTACHMENTS_PER_TASK, STEP_KEYS } from "./_step_fields.ts";
+export {
+  ATTACH_INVALID_ALIASES,
+  type AttachmentDeclaration,
+  checkDeclarations,
+  type DeclarationCheck,
+  type DeclarationCheckOptions,
+  type DeclarationProblem,
+  HOST_IMAGE_TYPES,
+  type HostAttachment,
+  hostBytes,
+  type HostImageAttachment,
+  hostNameProblem,
+  type HostTextAttachment,
+  type ImageMime,
+  imageMimeOf,
+  isHostAttachment,
+  MAX_HOST_BYTES_PER_TASK,
+  MAX_HOST_NAME_CHARS,
+  MAX_HOST_TEXT_BYTES,
+} from "./host_attachment.ts";
 export {
   matchesTaskFilter,
   parseTaskFilter,

@@ -1,6 +1,4 @@
-// The plan's vocabulary: scopes, complexities, priorities and efforts, and the types of a loaded
-// plan graph.
-
+import type { AttachmentDeclaration } from "./host_attachment.ts";
 import type { EFFORTS, Scope } from "../config/mod.ts";
 
 /** Task scopes, smallest first (they pick the agent's wall-clock deadline bucket). */
@@ -69,8 +67,11 @@ export interface StepFields {
   files: string[];
   /** Checks that the work is present, evaluated in the step's worktree. */
   completion_signals: CompletionSignal[];
-  /** Files handed to this step's agents (relative paths, checked again at spawn). */
-  attachments: string[];
+  /**
+   * What is handed to this step's agents: relative paths (checked again at spawn) and
+   * attachments held by value (`{name, text}`, `{name, image: {mime, base64}}`).
+   */
+  attachments: AttachmentDeclaration[];
 }
 
 /**

@@ -14,6 +14,7 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   "server.json_too_deep": 400,
   "server.bad_request": 400,
   "task.invalid": 400,
+  "attach.invalid": 400,
   "task.unknown_reference": 400,
   "auth.missing_token": 401,
   "auth.invalid_token": 401,
@@ -55,10 +56,17 @@ export function jsonResponse(status: number, body: unknown, headers: HeadersInit
 export function errorResponse(error: unknown): Response {
   if (error instanceof BernsteinError) {
     const status = error instanceof HttpError ? error.status : STATUS_BY_CODE[error.code] ?? 500;
-    const body: { code: string; message: string; field?: string; hint?: string } = {
+    const body: {
+      code: string;
+      aliases?: readonly string[];
+      message: string;
+      field?: string;
+      hint?: string;
+    } = {
       code: error.code,
       message: error.location ? `${error.location}: ${error.message}` : error.message,
     };
+    if (error.aliases !== undefined) body.aliases = error.aliases;
     if (error.location) body.field = error.location;
     if (error.hint) body.hint = error.hint;
     const headers: Record<string, string> = status === 401

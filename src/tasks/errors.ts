@@ -1,6 +1,4 @@
-// Errors of the task store: validation, unknown tasks, illegal transitions, version conflicts,
-// unfinished dependencies, lost claims and locks, each with its stable code.
-
+import { ATTACH_INVALID_ALIASES } from "../plan/mod.ts";
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 import type { TaskStatus } from "./task.ts";
 
@@ -8,6 +6,21 @@ import type { TaskStatus } from "./task.ts";
 export class TaskValidationError extends BernsteinError {
   constructor(message: string, options: BernsteinErrorOptions = {}) {
     super("task.invalid", message, { exitCode: 2, ...options });
+  }
+}
+
+/**
+ * A task's declared attachments break the attachment rules (`attach.invalid`, the agent-core
+ * design's `config.user_attachment_invalid`); `location` is the field path
+ * (`attachments[3].image.mime`).
+ */
+export class TaskAttachmentInvalidError extends BernsteinError {
+  constructor(message: string, options: BernsteinErrorOptions = {}) {
+    super("attach.invalid", message, {
+      exitCode: 2,
+      aliases: ATTACH_INVALID_ALIASES,
+      ...options,
+    });
   }
 }
 

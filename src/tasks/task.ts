@@ -3,8 +3,13 @@
 import { z } from "zod";
 import { EFFORTS } from "../config/mod.ts";
 import { checkRelativePath } from "../io/mod.ts";
-import type { CompletionSignal } from "../plan/mod.ts";
-import { TaskValidationError } from "./errors.ts";
+import {
+  type AttachmentDeclaration,
+  checkDeclarations,
+  type CompletionSignal,
+  MAX_ATTACHMENTS_PER_TASK,
+} from "../plan/mod.ts";
+import { TaskAttachmentInvalidError, TaskValidationError } from "./errors.ts";
 
 /** Every task status. `claimed`/`in_progress`/`waiting_for_subtasks` are "active". */
 export const TASK_STATUSES = [
@@ -81,8 +86,8 @@ export interface Task {
   model: string | null;
   /** Reasoning effort, or null for the role's policy. */
   effort: TaskEffort | null;
-  /** Files given to the agent with the prompt (repo-relative). */
-  attachments: string[];
+  /** Given to the agent with the prompt: repo-relative paths, or held by value. */
+  attachments: AttachmentDeclaration[];
   /** How many times a failed task may be reopened. */
   max_retries: number;
   /** How many times it was reopened after failing. */
@@ -170,6 +175,28 @@ const Text = (max: number) => z.string().max(max);
 const Name = z.string().min(1).max(200);
 const Iso = z.string().datetime({ offset: false, precision: 3 });
 
+/**
+ * A draft's attachment list, checked with the agent-core rules (plan/host_attachment.ts):
+ * every problem is an issue at its own path (`attachments[3].image.mime`).
+ */
+const DeclarationListSchema = z.array(z.unknown()).superRefine((list, ctx) => {
+  const { problems } = checkDeclarations(list, {
+    pathProblem: (p) => p.length > 4096 ? "is longer than 4096 characters" : undefined,
+    max: MAX_ATTACHMENTS_PER_TASK,
+  });
+  for (const p of problems) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: p.path, message: p.message });
+  }
+}).transform((list) => list as AttachmentDeclaration[]);
+
+/** A stored declaration: a path, or an attachment held by value (checked when created). */
+const StoredDeclaration = z.union([
+  z.string(),
+  z.object({ name: z.string(), text: z.string() }).strict(),
+  z.object({ name: z.string(), image: z.object({ mime: z.string(), base64: z.string() }).strict() })
+    .strict(),
+]);
+
 /** Schema of a task draft (HTTP `POST /tasks`, plan loading, `TaskStore.create`). */
 export const TaskDraftSchema = z.object({
   id: TaskIdSchema.optional(),
@@ -186,7 +213,7 @@ export const TaskDraftSchema = z.object({
   cli: Name.nullable().default(null),
   model: Name.nullable().default(null),
   effort: z.enum(EFFORTS).nullable().default(null),
-  attachments: z.array(z.string().min(1).max(4096)).default([]),
+  attachments: DeclarationListSchema.default([]),
   max_retries: z.number().int().min(0).max(100).optional(),
   metadata: z.record(z.string(), TaskJsonSchema).default({}),
   status: z.enum(["planned", "open"]).default("open"),
@@ -211,7 +238,7 @@ export const TaskSchema: z.ZodType<Task, z.ZodTypeDef, unknown> = z.object({
   cli: Name.nullable(),
   model: Name.nullable(),
   effort: z.enum(EFFORTS).nullable(),
-  attachments: z.array(z.string()),
+  attachments: z.array(StoredDeclaration),
   max_retries: z.number().int().min(0),
   retry_count: z.number().int().min(0),
   assigned_agent: Name.nullable(),
@@ -259,8 +286,11 @@ export function describeZodIssue(issue: z.ZodIssue): string {
 export function validationError(
   error: z.ZodError,
   prefix: readonly (string | number)[] = [],
-): TaskValidationError {
+): TaskValidationError | TaskAttachmentInvalidError {
   const { message, location } = describeZodError(error, prefix);
+  // The attachment rules have their own code (and the agent-core design's alias for it).
+  const first = error.issues[0]?.path ?? [];
+  if (first[0] === "attachments") return new TaskAttachmentInvalidError(message, { location });
   return new TaskValidationError(message, { location });
 }
 

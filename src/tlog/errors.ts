@@ -1,5 +1,3 @@
-// The error a checkpoint write or check fails with.
-
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /**

@@ -145,17 +145,17 @@ Deno.test("a non-string attachment is an error at its own position, never coerce
   deepStrictEqual(errors(result).map((e) => [e.location, e.message, e.code]), [
     [
       "plan.yaml:6:31",
-      "stages[0].steps[0].attachments[1]: expected a string, got an integer",
+      "stages[0].steps[0].attachments[1]: expected a file path or a {name, text} / {name, image} mapping, got an integer",
       "attach.invalid",
     ],
     [
       "plan.yaml:6:35",
-      "stages[0].steps[0].attachments[2]: expected a string, got a boolean",
+      "stages[0].steps[0].attachments[2]: expected a file path or a {name, text} / {name, image} mapping, got a boolean",
       "attach.invalid",
     ],
     [
       "plan.yaml:6:41",
-      "stages[0].steps[0].attachments[3]: expected a string, got null",
+      "stages[0].steps[0].attachments[3]: expected a file path or a {name, text} / {name, image} mapping, got null",
       "attach.invalid",
     ],
   ]);

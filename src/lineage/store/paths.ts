@@ -1,5 +1,3 @@
-// Paths of the lineage store under `.sdd/lineage/`: the log, signatures, cards, checkpoints.
-
 import { join } from "node:path";
 import { LOG_FILE } from "../mod.ts";
 
