@@ -6,6 +6,7 @@ import { AuditError } from "./errors.ts";
 import { type AuditChainKeys, checkRecordLine, GENESIS_HMAC } from "./record.ts";
 import { type LineSource, readLines } from "./_line_reader.ts";
 import { openSegment, type SegmentEntry } from "./segments.ts";
+import type { WitnessedLoss } from "./_witness.ts";
 
 /** How the tail was torn. */
 export type TearClass = "missing_terminator" | "partial_record" | "invalid_record";
@@ -34,6 +35,8 @@ export interface TailState {
   newest?: { name: string; path: string; size: number; ino: number | null };
   /** Set when the newest segment must be sealed before appending. */
   torn?: TornTail;
+  /** Set when the tip witness shows acknowledged bytes cut off (sealed too). */
+  lost?: WitnessedLoss;
 }
 
 const TAIL_WINDOW = 64 * 1024;

@@ -17,7 +17,13 @@ import {
   TORN_RECORD_EVENT,
 } from "./record.ts";
 import { listSegmentsSync, segmentNameFor } from "./segments.ts";
-import { readTailState, type TailState } from "./_tail.ts";
+import { readTailState, type TailState, type TornTail } from "./_tail.ts";
+import {
+  readWitnessSync,
+  type WitnessedLoss,
+  witnessedLoss,
+  writeWitnessSync,
+} from "./_witness.ts";
 
 /** Options of one append. */
 export interface AppendOptions {
@@ -72,6 +78,38 @@ interface TipCache {
 
 const LOCK_FILE = ".chain.lock";
 const SEGMENT_MODE = 0o600;
+
+const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/**
+ * The `chain.torn_record` details: the torn bytes at the end of the newest segment, and when
+ * the tip witness shows acknowledged bytes cut off, how many (`bytes_lost`) and the tip that
+ * was acknowledged. A cut at a record boundary has no torn bytes: class `truncated`, or
+ * `segment_lost` when the segment file is gone.
+ */
+function sealDetails(torn: TornTail | undefined, lost: WitnessedLoss | undefined): JsonObject {
+  const details: JsonObject = torn !== undefined
+    ? {
+      segment: torn.segment,
+      byte_offset: torn.size,
+      verified_prefix_offset: torn.regionStart,
+      torn_bytes_sha256: torn.sha256,
+      tear_class: torn.tearClass,
+    }
+    : {
+      segment: lost?.segment ?? "",
+      byte_offset: lost?.size ?? 0,
+      verified_prefix_offset: lost?.size ?? 0,
+      torn_bytes_sha256: EMPTY_SHA256,
+      tear_class: lost?.segment_gone ? "segment_lost" : "truncated",
+    };
+  if (lost !== undefined) {
+    details.bytes_lost = lost.bytes_lost;
+    details.acknowledged_size = lost.expected_size;
+    details.acknowledged_tip = lost.acknowledged_tip;
+  }
+  return details;
+}
 
 function laterName(a: string, b: string | undefined): string {
   return b !== undefined && b > a ? b : a;
@@ -282,7 +320,10 @@ export class AuditLog implements AuditSink {
         }
       }
     }
-    return await readTailState(segments, this.#keys);
+    const state = await readTailState(segments, this.#keys);
+    // Only when the cache could not vouch for the tail: was an acknowledged tail cut off?
+    const lost = witnessedLoss(readWitnessSync(this.dir), segments);
+    return lost === undefined ? state : { ...state, lost };
   }
 
   #timestampNs(): bigint {
@@ -309,29 +350,27 @@ export class AuditLog implements AuditSink {
           else writes.push({ segment, parts: [bytes] });
         };
         const torn = state.torn;
-        if (torn !== undefined) {
+        const lost = state.lost;
+        let floor = state.newest?.name;
+        if (torn !== undefined || lost !== undefined) {
+          const segment = torn?.segment ?? lost?.segment ?? "";
           const seal = buildRecord({
             actor: "bernstein",
             event_type: TORN_RECORD_EVENT,
             resource_type: "audit_segment",
-            resource_id: torn.segment,
-            details: {
-              segment: torn.segment,
-              byte_offset: torn.size,
-              verified_prefix_offset: torn.regionStart,
-              torn_bytes_sha256: torn.sha256,
-              tear_class: torn.tearClass,
-            },
+            resource_id: segment,
+            details: sealDetails(torn, lost),
           }, {
             prevHmac: tip,
             timestamp: formatAuditTimestamp(this.#timestampNs()),
             keys: this.#keys,
           });
-          if (!torn.terminated) push(torn.segment, new Uint8Array([0x0a]));
-          push(torn.segment, seal.line);
+          if (torn !== undefined && !torn.terminated) push(segment, new Uint8Array([0x0a]));
+          // A segment that is gone gets the seal as its first line, under its own name.
+          push(segment, seal.line);
+          floor = laterName(segment, floor);
           tip = seal.record.hmac;
         }
-        let floor = state.newest?.name;
         for (const item of batch) {
           try {
             const ns = this.#timestampNs();
@@ -353,9 +392,10 @@ export class AuditLog implements AuditSink {
             writeOf.push(-1);
           }
         }
-        let written: TipCache | undefined = state.newest === undefined || torn !== undefined
-          ? undefined
-          : { name: state.newest.name, size: state.newest.size, ino: state.newest.ino, tip };
+        let written: TipCache | undefined =
+          state.newest === undefined || torn !== undefined || lost !== undefined
+            ? undefined
+            : { name: state.newest.name, size: state.newest.size, ino: state.newest.ino, tip };
         for (const w of writes) {
           const known = w.segment === state.newest?.name ? state.newest : undefined;
           const info = await this.#writeSegment(w.segment, concatBytes(w.parts), known);
@@ -363,6 +403,9 @@ export class AuditLog implements AuditSink {
           durable++;
         }
         this.#cache = written;
+        if (written !== undefined) {
+          writeWitnessSync(this.dir, { segment: written.name, size: written.size, tip });
+        }
       } finally {
         lock.unlockSync();
       }

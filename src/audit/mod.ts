@@ -83,6 +83,7 @@ export {
   type AuditSealedTear,
   type AuditSegmentSummary,
   type AuditTornTail,
+  type AuditTruncation,
   type AuditVerifyReport,
   verifyAuditLog,
   type VerifyAuditOptions,

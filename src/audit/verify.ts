@@ -20,6 +20,7 @@ import {
 } from "./record.ts";
 import { listSegments, openSegment, type SegmentEntry, type SegmentReader } from "./segments.ts";
 import { type RawLine, readLines } from "./_line_reader.ts";
+import { readWitnessSync, witnessedLoss } from "./_witness.ts";
 
 /** One problem found by {@linkcode verifyAuditLog}. */
 export interface AuditIssue {
@@ -51,6 +52,27 @@ export interface AuditSealedTear {
   tear_class: string | null;
   /** Line of the sealing record. */
   sealed_by_line: number;
+  /**
+   * Acknowledged bytes cut off before the seal (the tip witness said the segment was longer),
+   * or null when the seal does not say (written before the witness existed, or no loss seen).
+   */
+  bytes_lost: number | null;
+  /** The chain tip the last append had acknowledged, when the seal says. */
+  acknowledged_tip: string | null;
+}
+
+/** Acknowledged bytes cut off the log and not sealed yet (the next append seals them). */
+export interface AuditTruncation {
+  /** The segment the tip witness names. */
+  segment: string;
+  /** Its size when the last append acknowledged it. */
+  acknowledged_size: number;
+  /** Its size now (0: the file is gone). */
+  size: number;
+  /** Bytes cut off. */
+  bytes_lost: number;
+  /** The acknowledged tip (its record is no longer in the log). */
+  acknowledged_tip: string;
 }
 
 /** Bytes at the end of the newest segment that are not yet sealed (the next append seals them). */
@@ -95,6 +117,8 @@ export interface AuditVerifyReport {
   tears: AuditSealedTear[];
   /** Unsealed torn tail of the newest segment, if any. */
   torn_tail: AuditTornTail | null;
+  /** Acknowledged bytes cut off and not sealed yet, if the tip witness shows any. */
+  truncated: AuditTruncation | null;
   /** The checkpoint check (FORMATS.md §8), or null when not asked for. */
   checkpoint: AuditCheckpointReport | null;
 }
@@ -196,6 +220,7 @@ class Walk {
     issue_count: 0,
     tears: [],
     torn_tail: null,
+    truncated: null,
     checkpoint: null,
   };
   /** Stored hmac of the last line that had one (verified or not): what the next record names. */
@@ -322,6 +347,12 @@ class Walk {
             ? record.details.tear_class
             : null,
           sealed_by_line: line.number,
+          bytes_lost: typeof record.details.bytes_lost === "number"
+            ? record.details.bytes_lost
+            : null,
+          acknowledged_tip: typeof record.details.acknowledged_tip === "string"
+            ? record.details.acknowledged_tip
+            : null,
         });
         this.resetPending();
       } else {
@@ -439,6 +470,16 @@ export async function verifyAuditLog(
     }
   }
   walk.report.tip = walk.tip;
+  const lost = witnessedLoss(readWitnessSync(dir), segments);
+  if (lost !== undefined) {
+    walk.report.truncated = {
+      segment: lost.segment,
+      acknowledged_size: lost.expected_size,
+      size: lost.size,
+      bytes_lost: lost.bytes_lost,
+      acknowledged_tip: lost.acknowledged_tip,
+    };
+  }
   if (leaves !== undefined && options.checkpoints !== undefined) {
     walk.report.checkpoint = checkCheckpoints(walk, leaves, options.checkpoints);
   }

@@ -1,5 +1,6 @@
 // `bernstein audit …`: verify the HMAC-chained audit log and show its authenticated records.
-import type { ScannedAuditRecord } from "../audit/mod.ts";
+import type { AuditSealedTear, ScannedAuditRecord } from "../audit/mod.ts";
+import type { Warning } from "../errors/mod.ts";
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import { CHECKPOINT_FLAG, EXPORT_FLAGS, OPERATOR_KEY_FLAG } from "./_checkpoint.ts";
 import type { CommandContext, CommandSpec, FlagSpec } from "./spec.ts";
@@ -71,26 +72,24 @@ async function verify(ctx: CommandContext): Promise<number> {
   if (report.issue_count > report.issues.length) {
     ctx.out.note(`… and ${report.issue_count - report.issues.length} more issues (see --json)`);
   }
-  for (const tear of report.tears) {
-    const lines = tear.first_line === null
-      ? "a missing final newline"
-      : tear.first_line === tear.last_line
-      ? `line ${tear.first_line}`
-      : `lines ${tear.first_line}-${tear.last_line}`;
-    ctx.out.warn({
-      code: "audit.sealed_tear",
-      location: `${tear.segment}:${tear.sealed_by_line}`,
-      message: `torn tail (${lines}, ${tear.torn_bytes} bytes${
-        tear.tear_class ? `, ${tear.tear_class}` : ""
-      }) sealed by this chain.torn_record; the torn record is lost`,
-    });
-  }
+  for (const tear of report.tears) ctx.out.warn(sealedTearWarning(tear));
   if (report.torn_tail !== null) {
     const t = report.torn_tail;
     ctx.out.note(
       `torn tail: ${t.segment} ends with ${t.bytes} unsealed byte(s) at offset ${t.byte_offset}; ` +
         "the next append seals it",
     );
+  }
+  if (report.truncated !== null) {
+    const t = report.truncated;
+    ctx.out.warn({
+      code: "audit.truncated",
+      location: t.segment,
+      message: `${t.bytes_lost} acknowledged byte(s) cut off: the last append left the segment ` +
+        `at ${t.acknowledged_size} bytes (tip ${t.acknowledged_tip.slice(0, 16)}…), it has ${
+          t.size === 0 ? "gone" : `${t.size}`
+        }; the next append seals the loss into the chain`,
+    });
   }
   const hmacFailures = report.issues.filter((i) => i.code === "audit.hmac_mismatch").length;
   if (report.records === 0 && hmacFailures > 0) {
@@ -102,9 +101,7 @@ async function verify(ctx: CommandContext): Promise<number> {
   const summary = `${report.segments.length} segment(s), ${report.records} record(s)${legacy}`;
   ctx.out.line(
     report.ok
-      ? `PASS ${dir}: ${summary}${
-        report.tears.length ? `, ${report.tears.length} sealed tear(s)` : ""
-      }`
+      ? `PASS ${dir}: ${summary}${tearSummary(report.tears)}`
       : `FAIL (${report.issue_count} issue${
         report.issue_count === 1 ? "" : "s"
       }) ${dir}: ${summary}`,
@@ -119,6 +116,36 @@ async function verify(ctx: CommandContext): Promise<number> {
     );
   }
   return ok ? 0 : 1;
+}
+
+/** One sealed tear as a warning: where, what was torn, and the acknowledged bytes lost. */
+function sealedTearWarning(tear: AuditSealedTear): Warning {
+  const lines = tear.first_line === null
+    ? tear.torn_bytes === 0 ? "no torn bytes left" : "a missing final newline"
+    : tear.first_line === tear.last_line
+    ? `line ${tear.first_line}`
+    : `lines ${tear.first_line}-${tear.last_line}`;
+  const lost = tear.bytes_lost === null
+    ? ""
+    : `; ${tear.bytes_lost} acknowledged byte(s) were cut off before it (tip ${
+      (tear.acknowledged_tip ?? "").slice(0, 16)
+    }… is lost)`;
+  return {
+    code: "audit.sealed_tear",
+    location: `${tear.segment}:${tear.sealed_by_line}`,
+    message: `torn tail (${lines}, ${tear.torn_bytes} bytes${
+      tear.tear_class ? `, ${tear.tear_class}` : ""
+    }) sealed by this chain.torn_record; the torn record is lost${lost}`,
+  };
+}
+
+/** `, N sealed tear(s)` with the bytes lost, for the PASS line ("" when there are none). */
+function tearSummary(tears: readonly AuditSealedTear[]): string {
+  if (tears.length === 0) return "";
+  const torn = tears.reduce((n, t) => n + t.torn_bytes, 0);
+  const cut = tears.reduce((n, t) => n + (t.bytes_lost ?? 0), 0);
+  return `, ${tears.length} sealed tear(s): ${torn} torn byte(s)` +
+    (cut > 0 ? `, ${cut} acknowledged byte(s) cut off` : "");
 }
 
 async function checkpoint(ctx: CommandContext): Promise<number> {
@@ -229,7 +256,9 @@ export const AUDIT_COMMANDS: CommandSpec[] = [
       "Checks every line of every segment in name order: strict UTF-8, py-default byte binding\n" +
       "(`non-canonical line bytes`), `missing trailing newline`, `prev_hmac mismatch`, `HMAC\n" +
       "mismatch` and false predecessor claims (details.prev_chain_digest). Torn tails sealed by\n" +
-      "a matching chain.torn_record are warnings, not failures. Then the signed checkpoints\n" +
+      "a matching chain.torn_record are warnings, not failures, listed on every verify with\n" +
+      "the acknowledged bytes cut off before them (the tip witness .sdd/audit/.tip); a cut\n" +
+      "not sealed yet is warned about as audit.truncated. Then the signed checkpoints\n" +
       "(checkpoints.jsonl): a deleted, inserted, reordered or truncated line fails, naming the\n" +
       "checkpoint and the first differing leaf; lines after the latest are counted as not yet\n" +
       "checkpointed. Never creates a key.\n" +
@@ -237,7 +266,9 @@ export const AUDIT_COMMANDS: CommandSpec[] = [
       "JSON: {ok, dir, key_path, operator_key, segments: [{name, lines, bytes, records}],\n" +
       "records, legacy_records, tip, issues: [{segment, line, code, message}], issue_count,\n" +
       "tears: [{segment, first_line, last_line, region_offset, byte_offset, torn_bytes,\n" +
-      "tear_class, sealed_by_line}], torn_tail: {segment, byte_offset, bytes} | null,\n" +
+      "tear_class, sealed_by_line, bytes_lost, acknowledged_tip}], torn_tail: {segment,\n" +
+      "byte_offset, bytes} | null, truncated: {segment, acknowledged_size, size, bytes_lost,\n" +
+      "acknowledged_tip} | null,\n" +
       "checkpoint: {checkpoints, verified_signatures, matched, external, latest: {where, size,\n" +
       "root, ts} | null, not_checkpointed}}.",
     flags: [DIR_FLAG, OPERATOR_KEY_FLAG, CHECKPOINT_FLAG],

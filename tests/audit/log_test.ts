@@ -173,6 +173,9 @@ Deno.test("a torn partial record is sealed, never truncated, and the chain verif
       torn_bytes: torn.length - lastStart,
       tear_class: "partial_record",
       sealed_by_line: 4,
+      // The cut-off part of record 3 had been acknowledged (the tip witness knew it).
+      bytes_lost: 40,
+      acknowledged_tip: parseRecords(new TextDecoder().decode(full))[2].hmac,
     });
   });
 });

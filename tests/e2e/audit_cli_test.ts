@@ -89,6 +89,58 @@ Deno.test("audit verify reports a sealed tear as a warning and passes", async ()
   });
 });
 
+Deno.test("an acknowledged run.end cut off whole: verify warns with the bytes lost; sealed, it stays in the output and JSON", async () => {
+  await withTempDir(async (root) => {
+    const { keyPath } = await project(root);
+    const seg2 = join(root, ".sdd", "audit", "2026-01-02.jsonl");
+    const bytes = await Deno.readFile(seg2);
+    const cut = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
+    await Deno.writeFile(seg2, bytes.subarray(0, cut));
+    const lost = bytes.length - cut;
+    const env = { BERNSTEIN_AUDIT_KEY_PATH: keyPath };
+    const pending = await runBernstein(["audit", "verify"], { cwd: root, env });
+    strictEqual(pending.code, 0, pending.stderr);
+    ok(
+      pending.stderr.includes(
+        `warning[audit.truncated]: 2026-01-02.jsonl: ${lost} acknowledged byte(s) cut off`,
+      ),
+      pending.stderr,
+    );
+    const key = await ensureAuditKey(keyPath, new SeededRandom(0));
+    const log = new AuditLog(join(root, ".sdd", "audit"), key, {
+      clock: new FakeClock(Date.UTC(2026, 0, 2, 12)),
+    });
+    await log.append({ actor: "a", event_type: "later", resource_type: "x", resource_id: "y" });
+    await log.close();
+    const sealed = await runBernstein(["audit", "verify"], { cwd: root, env });
+    strictEqual(sealed.code, 0, sealed.stderr);
+    ok(
+      sealed.stderr.includes(
+        "warning[audit.sealed_tear]: 2026-01-02.jsonl:2: torn tail (no torn bytes left, 0 bytes, " +
+          `truncated) sealed by this chain.torn_record; the torn record is lost; ${lost} ` +
+          "acknowledged byte(s) were cut off before it",
+      ),
+      sealed.stderr,
+    );
+    ok(!sealed.stderr.includes("audit.truncated"), sealed.stderr);
+    ok(
+      sealed.stdout.includes(
+        `1 sealed tear(s): 0 torn byte(s), ${lost} acknowledged byte(s) cut off`,
+      ),
+      sealed.stdout,
+    );
+    const json = JSON.parse(
+      (await runBernstein(["audit", "verify", "--json"], { cwd: root, env })).stdout,
+    );
+    strictEqual(json.ok, true);
+    strictEqual(json.truncated, null);
+    deepStrictEqual(
+      json.tears.map((t: Record<string, unknown>) => [t.tear_class, t.bytes_lost]),
+      [["truncated", lost]],
+    );
+  });
+});
+
 Deno.test("audit verify with no key exits 3 and creates no key", async () => {
   await withTempDir(async (root) => {
     await project(root);
