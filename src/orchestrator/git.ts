@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { isRunConfigPath } from "../config/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import {
@@ -301,23 +302,43 @@ export class Git {
     return next;
   }
 
-  /** Creates a worktree at `path` on a new branch `branch` starting at `base`. */
-  addWorktree(path: string, branch: string, base: string): Promise<void> {
-    return this.#worktreeOps(async () => {
-      await this.run(["worktree", "add", "--quiet", "-b", branch, path, base]);
+  /**
+   * Creates a worktree at `path` on a new branch `branch` starting at `base`. Only the
+   * registration waits in the worktree queue; the files are written afterwards, beside other
+   * worktrees' changes (see {@linkcode Git.#populate}).
+   */
+  async addWorktree(path: string, branch: string, base: string): Promise<void> {
+    await this.#worktreeOps(async () => {
+      await this.run(["worktree", "add", "--quiet", "--no-checkout", "-b", branch, path, base]);
     });
+    await this.#populate(path);
   }
 
   /** Creates a worktree at `path` checking out the existing branch `branch`. */
-  checkoutWorktree(path: string, branch: string): Promise<void> {
-    return this.#worktreeOps(async () => {
-      await this.run(["worktree", "add", "--quiet", path, branch]);
+  async checkoutWorktree(path: string, branch: string): Promise<void> {
+    await this.#worktreeOps(async () => {
+      await this.run(["worktree", "add", "--quiet", "--no-checkout", path, branch]);
     });
+    await this.#populate(path);
   }
 
-  /** Removes a worktree (its branch stays). */
-  removeWorktree(path: string, force = false): Promise<void> {
-    return this.#worktreeOps(async () => {
+  /**
+   * Writes a registered worktree's index and files from its HEAD. Outside the worktree queue:
+   * it touches only that worktree's own index and folder, and checking out a whole tree is the
+   * one worktree step whose cost grows with the repository (under the queue every agent of a
+   * run waited for every other agent's checkout).
+   */
+  async #populate(path: string): Promise<void> {
+    await this.run(["reset", "--hard", "--quiet"], { cwd: path });
+  }
+
+  /**
+   * Removes a worktree (its branch stays). The files go first, outside the worktree queue (the
+   * same reasoning as {@linkcode Git.addWorktree}); only the unregistering waits in it.
+   */
+  async removeWorktree(path: string, force = false): Promise<void> {
+    if (force) await emptyWorktreeFolder(path);
+    await this.#worktreeOps(async () => {
       await this.run(["worktree", "remove", ...(force ? ["--force"] : []), path]);
     });
   }
@@ -328,7 +349,7 @@ export class Git {
       await this.run(["worktree", "remove", "--force", path], { allowFailure: true });
       await Deno.remove(path, { recursive: true }).catch(() => {});
       await this.run(["worktree", "prune"], { allowFailure: true });
-      await this.run(["branch", "-D", branch], { allowFailure: true });
+      await this.run(["update-ref", "-d", `refs/heads/${branch}`], { allowFailure: true });
     });
   }
 
@@ -456,10 +477,54 @@ export class Git {
       .code === 0;
   }
 
-  /** Deletes a local branch (after its work merged). */
+  /**
+   * Deletes a local branch (after its work merged). Forced, only the ref goes (`update-ref -d`):
+   * `git branch -D` also rewrites `.git/config` to drop a `branch.<name>` section bernstein never
+   * writes, and a config file replaced mid-run races with an agent sandbox starting, which
+   * mounts its own file over that path.
+   */
   async deleteBranch(branch: string, force = false): Promise<void> {
-    await this.run(["branch", force ? "-D" : "-d", branch]);
+    if (force) await this.run(["update-ref", "-d", `refs/heads/${branch}`]);
+    else await this.run(["branch", "-d", branch]);
   }
+}
+
+/**
+ * Deletes everything in a linked worktree's folder but its `.git` link file, so that `git
+ * worktree remove` has nothing left to walk. Only a folder git itself would take for a linked
+ * worktree (see {@linkcode isLinkedWorktree}) is touched: a path naming the main work tree or
+ * any other folder is left to git, which refuses it as before. Best effort: whatever stays is
+ * left to git too. Links are removed, never followed.
+ */
+async function emptyWorktreeFolder(path: string): Promise<void> {
+  let entries: Deno.DirEntry[];
+  try {
+    if (!(await isLinkedWorktree(path))) return;
+    entries = await Array.fromAsync(Deno.readDir(path));
+  } catch {
+    return;
+  }
+  await Promise.all(
+    entries.filter((e) => e.name !== ".git").map((e) =>
+      Deno.remove(`${path}/${e.name}`, { recursive: true }).catch(() => {})
+    ),
+  );
+}
+
+/**
+ * True when `path/.git` is a plain file naming a worktree admin folder whose `gitdir` file
+ * points back at it: git's own test of a linked worktree (the main work tree has a `.git`
+ * folder).
+ */
+async function isLinkedWorktree(path: string): Promise<boolean> {
+  const link = `${path}/.git`;
+  if (!(await Deno.lstat(link)).isFile) return false;
+  const m = /^gitdir: (.+?)\r?\n?$/.exec(await Deno.readTextFile(link));
+  if (m === null) return false;
+  // Both links may be relative (worktree.useRelativePaths): to the worktree, to the admin folder.
+  const admin = resolve(path, m[1]);
+  const back = resolve(admin, (await Deno.readTextFile(`${admin}/gitdir`)).trim());
+  return await Deno.realPath(back) === await Deno.realPath(link);
 }
 
 /** Parses `git diff --raw -z` output: `:old new oldsha newsha status\0path\0` per entry. */

@@ -1,4 +1,4 @@
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { Git } from "../../src/orchestrator/mod.ts";
 import { processEnv } from "../../src/io/mod.ts";
@@ -105,5 +105,74 @@ Deno.test("the branch guard counts tracked edits but not run configuration or st
       ["src/a.ts", "src/renamed name.ts"],
     );
     strictEqual(await g.isDirty(undefined, true), true, "a rename of a source file counts");
+  });
+});
+
+Deno.test("worktrees made and removed together: each gets the whole tree, removal leaves nothing, a link's target survives", async () => {
+  await withTempDir(async (tmp) => {
+    const dir = join(tmp, "repo");
+    await Deno.mkdir(dir);
+    await makeRepo(dir);
+    for (let i = 0; i < 20; i++) await Deno.writeTextFile(join(dir, `f${i}.txt`), `${i}\n`);
+    await git(dir, "add", "-A");
+    await git(dir, "commit", "-qm", "files");
+    const outside = join(tmp, "outside");
+    await Deno.mkdir(outside);
+    await Deno.writeTextFile(join(outside, "keep.txt"), "keep\n");
+    const g = new Git(dir, { env: processEnv });
+    const names = Array.from({ length: 6 }, (_, i) => `w${i}`);
+    await Promise.all(names.map((n) => g.addWorktree(join(tmp, n), `agent/${n}`, "HEAD")));
+    for (const n of names) {
+      strictEqual(await Deno.readTextFile(join(tmp, n, "f19.txt")), "19\n");
+      strictEqual(await g.isDirty(join(tmp, n)), false, `${n} is a clean checkout`);
+      await Deno.mkdir(join(tmp, n, "deep", "er"), { recursive: true });
+      await Deno.writeTextFile(join(tmp, n, "deep", "er", "untracked.txt"), "x\n");
+      await Deno.symlink(outside, join(tmp, n, "link"));
+    }
+    await Promise.all(names.map((n) => g.removeWorktree(join(tmp, n), true)));
+    for (const n of names) {
+      strictEqual(await Deno.lstat(join(tmp, n)).then(() => true, () => false), false, n);
+    }
+    strictEqual(
+      (await g.text(["worktree", "list", "--porcelain"])).match(/^worktree /gm)?.length,
+      1,
+    );
+    strictEqual(await Deno.readTextFile(join(outside, "keep.txt")), "keep\n");
+  });
+});
+
+Deno.test("a forced worktree removal empties nothing but a linked worktree: the main work tree and look-alikes are left whole", async () => {
+  await withTempDir(async (tmp) => {
+    const dir = join(tmp, "repo");
+    await Deno.mkdir(dir);
+    await makeRepo(dir);
+    const g = new Git(dir, { env: processEnv });
+    await rejects(() => g.removeWorktree(dir, true));
+    strictEqual(await Deno.readTextFile(join(dir, "README.md")).then(() => true), true);
+    // A folder whose .git file names a real worktree's admin folder, which points elsewhere.
+    const real = join(tmp, "real");
+    await g.addWorktree(real, "agent/real", "HEAD");
+    const fake = join(tmp, "fake");
+    await Deno.mkdir(fake);
+    await Deno.writeTextFile(join(fake, ".git"), await Deno.readTextFile(join(real, ".git")));
+    await Deno.writeTextFile(join(fake, "precious.txt"), "mine\n");
+    await g.removeWorktree(fake, true).catch(() => {});
+    strictEqual(await Deno.readTextFile(join(fake, "precious.txt")), "mine\n");
+    ok(await Deno.lstat(join(real, "README.md")));
+  });
+});
+
+Deno.test("a forced branch deletion leaves .git/config alone (the same file: a sandbox mounts over that path)", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const g = new Git(dir, { env: processEnv });
+    const wt = join(dir, ".sdd", "worktrees", "s3");
+    await g.addWorktree(wt, "agent/s3", "HEAD");
+    await g.removeWorktree(wt, true);
+    const before = await Deno.stat(join(dir, ".git", "config"));
+    await g.deleteBranch("agent/s3", true);
+    strictEqual(await g.refExists("refs/heads/agent/s3"), false);
+    const after = await Deno.stat(join(dir, ".git", "config"));
+    strictEqual(after.ino, before.ino, "git branch -D would have replaced the file");
   });
 });
