@@ -202,3 +202,29 @@ Deno.test("files are snake_case, folders have mod.ts, no index.ts and no default
   }
   ok(problems.length === 0, problems.join("\n"));
 });
+
+/** The comment a file opens with (`//` lines or a `/** … *\/` block), or "" when it opens with code. */
+function openingComment(text: string): string {
+  const lines = text.split("\n");
+  let i = 0;
+  while (i < lines.length && lines[i].trim() === "") i++;
+  if (lines[i]?.startsWith("/**") || lines[i]?.startsWith("/*")) {
+    const end = text.indexOf("*/", text.indexOf("/*"));
+    return end < 0 ? "" : text.slice(text.indexOf("/*") + 2, end);
+  }
+  const out: string[] = [];
+  for (; i < lines.length && lines[i].startsWith("//"); i++) out.push(lines[i].slice(2));
+  return out.join(" ");
+}
+
+Deno.test("every src file opens with a paragraph saying what it is for", async () => {
+  const problems: string[] = [];
+  for (const file of await sourceFiles("src")) {
+    const words = openingComment(await Deno.readTextFile(`${REPO_ROOT}${file}`))
+      .replace(/[*@{}]/g, " ").split(/\s+/).filter((w) => /[a-z]/i.test(w));
+    if (words.length < 5) {
+      problems.push(`${file}: no opening paragraph (a comment saying what the file is for)`);
+    }
+  }
+  ok(problems.length === 0, problems.join("\n"));
+});

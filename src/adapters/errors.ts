@@ -1,3 +1,5 @@
+// The error an adapter fails with.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /**

@@ -5,7 +5,7 @@
  * checks behind `bernstein adapters list|check`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { resolveCli, systemPathLookup, writeInvocationFiles } from "./mod.ts";
  * import { processEnv, spawnProcess } from "../io/mod.ts";
  * const { adapter, executable } = await resolveCli("claude", {

@@ -1,3 +1,6 @@
+// Splits an agent CLI's stdout into lines across chunk borders and feeds them to the adapter's
+// parser, collecting the events it reports.
+
 import type { Adapter, AgentResult, ExitInfo, OutputParser, ProgressEvent } from "./types.ts";
 
 /**

@@ -1,3 +1,5 @@
+// Finds executables on PATH (the system lookup, or a fixed map in tests).
+
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { EnvReader } from "../io/mod.ts";
 

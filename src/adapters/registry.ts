@@ -1,3 +1,6 @@
+// The table of agent adapters, the order `auto` prefers them in, and their availability on this
+// machine.
+
 import { closestMatch } from "../errors/mod.ts";
 import { aider } from "./aider.ts";
 import { amp } from "./amp.ts";

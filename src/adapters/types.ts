@@ -1,3 +1,6 @@
+// What an adapter is: its settings, endpoint profiles, capabilities and the invocation it builds
+// for one agent.
+
 import type { EnvReader } from "../io/mod.ts";
 import type { Capabilities } from "./capabilities.ts";
 

@@ -1,3 +1,6 @@
+// Writes an invocation's planned files into the spawn's private HOME and its attachment copies
+// into the worktree, each checked to stay inside its root (no `..`, no symlink escape).
+
 import { dirname, isAbsolute, relative } from "node:path";
 import { checkRelativePath, resolveInside, writeFileAtomic } from "../io/mod.ts";
 import type { Invocation } from "./types.ts";

@@ -1,3 +1,6 @@
+// Attachment errors: refused files, capability and spawn-path mismatches, unreadable or
+// unattested content, worktree access outside the allowed folders.
+
 import { BernsteinError, type BernsteinErrorOptions, ExitCode } from "../errors/mod.ts";
 import { ATTACH_INVALID_ALIASES } from "../plan/mod.ts";
 

@@ -6,7 +6,7 @@
  * attested to.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const attachments = await RunAttachments.fromCommandLine(["design.png", "src/app.ts:40-80"], {
  *   cwd: Deno.cwd(),
  *   warn: (w) => console.error(w.message),
@@ -117,3 +117,15 @@ export {
 } from "./spawn_path.ts";
 export { type AttachmentSpec, parseAttachmentSpec, rangeText } from "./spec.ts";
 export { composePrompt, encodeAttachmentBlock, numberLines, type WireAttachment } from "./wire.ts";
+export {
+  type BlobReference,
+  type BlobRepair,
+  type BlobSource,
+  type CasReferences,
+  checkProjectCas,
+  collectCasReferences,
+  type ProjectCasReport,
+  recoverBlob,
+  type RecoveredBlob,
+  repairProjectCas,
+} from "./cas_sources.ts";

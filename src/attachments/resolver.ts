@@ -110,7 +110,7 @@ function eventOf(scanned: ScannedAuditRecord): AttachEvent {
  * come from CAS, re-hashed on read.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const resolver = new AttachmentResolver({ auditDir: ".sdd/audit", auditKey, cas });
  * const a = await resolver.resolve(digest, { worktreePath: "/repo/.sdd/worktrees/t1-a1" });
  * // another worktree → WorktreeAccessDenied; a tampered chain → AttachmentChainUnverified

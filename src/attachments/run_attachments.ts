@@ -56,7 +56,7 @@ export interface AttachmentGateInput {
  * prints {@linkcode RunAttachments.rows} with the summary.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const attachments = await RunAttachments.fromCommandLine(["design.png"], { cwd, warn });
  * await attachments.gate({ project, config, drafts, adapters, spawnPath: "direct-subprocess" });
  * const provider = await attachments.provider(parts); // run loop: provider.forSpawn(task, spawn)

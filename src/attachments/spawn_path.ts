@@ -1,3 +1,6 @@
+// The spawn paths attachments may travel on (direct subprocess, sandbox), and the refusal for
+// any other.
+
 import { AttachmentSpawnPathError } from "./errors.ts";
 
 /**

@@ -1,3 +1,6 @@
+// The attachment wire format in a prompt (FORMATS.md §7): one marked block per attachment at
+// the prompt's head, text line-numbered, images as base64.
+
 import { toBase64 } from "../canonical/mod.ts";
 
 /** One attachment ready to be put into a prompt. */

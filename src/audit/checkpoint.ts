@@ -35,7 +35,7 @@ export async function auditLogFiles(dir: string): Promise<LogFile[]> {
  * Nothing is written when the log has not grown since the latest checkpoint.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const r = await checkpointAuditLog(".sdd/audit", signer);
  * r.checkpoint.size; // lines covered
  * ```

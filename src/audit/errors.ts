@@ -1,3 +1,5 @@
+// The error an audit log operation fails with.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /** An audit log operation failed: bad event input, unsafe segment, refused claim. */

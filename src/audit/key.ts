@@ -1,9 +1,11 @@
+// The audit key: where it lives (`BERNSTEIN_AUDIT_KEY_PATH`, else the XDG state folder, else
+// `~/.local/state/bernstein/`), creating it once, reading it, and the keys derived from it.
+
 import { join } from "node:path";
 import { KeyMissingError } from "../errors/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { toHex } from "../canonical/mod.ts";
-import type { EnvReader } from "../io/mod.ts";
-import type { Random } from "../io/mod.ts";
+import { type EnvReader, type Random, readSecretFile, writeFileIfAbsent } from "../io/mod.ts";
 import { hkdfSha256 } from "../crypto/mod.ts";
 
 /** Where the audit key lives (FORMATS.md §2), and which rule chose it. */
@@ -42,39 +44,24 @@ export interface AuditKey {
 
 /**
  * Reads the audit key. A missing key is a {@linkcode KeyMissingError} (exit 3; verifiers never
- * create one); a key readable by group or others, or not 64 hex characters, is refused.
+ * create one); a symlink, a key readable by group or others (`secret.*`, src/io's secret-file
+ * policy), or one that is not 64 hex characters (`audit.key_invalid`) is refused.
  */
 export async function readAuditKey(path: string): Promise<AuditKey> {
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.stat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new KeyMissingError("audit.key_missing", `audit key not found at ${path}`, {
-        hint:
-          "a writer ('bernstein init' or a run) creates it; for verification, point BERNSTEIN_AUDIT_KEY_PATH at the key",
-      });
-    }
-    throw error;
+  const bytes = await readSecretFile(path, { what: "audit key" });
+  if (bytes === undefined) {
+    throw new KeyMissingError("audit.key_missing", `audit key not found at ${path}`, {
+      hint:
+        "a writer ('bernstein init' or a run) creates it; for verification, point BERNSTEIN_AUDIT_KEY_PATH at the key",
+    });
   }
-  if (!info.isFile) throw new BernsteinError("audit.key_invalid", `${path} is not a regular file`);
-  if (info.mode !== null && (info.mode & 0o077) !== 0) {
-    throw new BernsteinError(
-      "audit.key_permissions",
-      `audit key ${path} is readable by group or others (mode ${
-        (info.mode & 0o777).toString(8)
-      }); refusing to use it`,
-      { hint: `chmod 600 ${path}` },
-    );
-  }
-  const text = await Deno.readTextFile(path);
-  if (!/^[0-9a-f]{64}$/.test(text)) {
+  if (!/^[0-9a-f]{64}$/.test(new TextDecoder().decode(bytes))) {
     throw new BernsteinError(
       "audit.key_invalid",
       `audit key ${path} is not 64 lowercase hex characters`,
     );
   }
-  return { bytes: new TextEncoder().encode(text), path };
+  return { bytes, path };
 }
 
 /**
@@ -91,26 +78,9 @@ export async function ensureAuditKey(
     if (!(error instanceof KeyMissingError)) throw error;
   }
   await Deno.mkdir(join(path, ".."), { recursive: true, mode: 0o700 });
-  // Written whole to a temp file and linked into place: a concurrent reader never sees an
-  // empty or half-written key, and of two racing writers the first link wins.
-  const tmp = `${path}.${toHex(random.bytes(8))}.tmp`;
-  try {
-    const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
-    try {
-      await file.write(new TextEncoder().encode(toHex(random.bytes(32))));
-      await file.sync();
-    } finally {
-      file.close();
-    }
-    await Deno.chmod(tmp, 0o600);
-    await Deno.link(tmp, path);
-  } catch (error) {
-    // Another writer created it between our read and our link: use theirs.
-    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-  } finally {
-    await Deno.remove(tmp).catch(() => {});
-  }
-  return { ...(await readAuditKey(path)), created: true };
+  // Published whole by link: a concurrent reader never sees an empty key, the first link wins.
+  const created = await writeFileIfAbsent(path, toHex(random.bytes(32)), { mode: 0o600 });
+  return { ...(await readAuditKey(path)), created };
 }
 
 /** K2 = HKDF-SHA256(ikm = K, no salt, info = "audit", 32 bytes): the scheme-2 chain key. */

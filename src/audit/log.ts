@@ -2,7 +2,7 @@
 // seals a torn tail before anything else, and commits concurrent appends as one group.
 import { join } from "node:path";
 import { concatBytes, type JsonObject } from "../canonical/mod.ts";
-import { type Clock, systemClock, writeAll } from "../io/mod.ts";
+import { type Clock, syncDirectory, systemClock, writeAll } from "../io/mod.ts";
 import { AuditError } from "./errors.ts";
 import { isStorageFailure } from "../errors/mod.ts";
 import type { AuditKey } from "./key.ts";
@@ -124,7 +124,7 @@ function laterName(a: string, b: string | undefined): string {
  * fsync per group, and every promise resolves only after that fsync (durable acknowledgement).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const log = new AuditLog(".sdd/audit", await ensureAuditKey(path, systemRandom));
  * await log.append({ actor: "orchestrator", event_type: "task.transition",
  *   resource_type: "task", resource_id: "t-1", details: { to: "done" } });
@@ -499,15 +499,6 @@ export class AuditLog implements AuditSink {
     }
     // Appends happen only under the lock, so the size is the known size plus what we wrote.
     return { size: (created ? 0 : known?.size ?? 0) + bytes.length, ino: open.ino };
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await Deno.open(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
   }
 }
 

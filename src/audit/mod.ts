@@ -4,7 +4,7 @@
  * verification.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const key = await ensureAuditKey(resolveAuditKeyPath(processEnv).path, systemRandom);
  * const log = new AuditLog(".sdd/audit", key);
  * await log.append({ actor: "orchestrator", event_type: "run.start", resource_type: "run",

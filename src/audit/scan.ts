@@ -213,7 +213,7 @@ class Scan {
  * per segment; a segment that changed behind it forces a full rescan.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * let cursor: AuditScanCursor | undefined;
  * const first = await scanAuditLog(dir, key, { cursor });
  * cursor = first.cursor; // the next scan reads only what was appended since

@@ -402,7 +402,7 @@ class Walk {
  * that a matching `chain.torn_record` seals are reported as tears, not issues.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const report = await verifyAuditLog(".sdd/audit", await readAuditKey(path));
  * if (!report.ok) for (const i of report.issues) console.log(`${i.segment}:${i.line}: ${i.message}`);
  * ```

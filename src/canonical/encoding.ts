@@ -1,3 +1,5 @@
+// Hex, base64 and base64url encodings and byte concatenation.
+
 import { Buffer } from "node:buffer";
 import { BernsteinError } from "../errors/mod.ts";
 

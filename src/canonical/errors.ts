@@ -1,3 +1,5 @@
+// Errors of JSON that cannot be parsed and values that cannot be encoded canonically.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /** Bytes that are not valid (strict) JSON or not valid UTF-8. */

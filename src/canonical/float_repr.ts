@@ -1,3 +1,6 @@
+// Python's `repr` of a float (shortest round-trip digits), so canonical bytes match the Python
+// implementation.
+
 import { CanonicalEncodeError } from "./errors.ts";
 
 /**

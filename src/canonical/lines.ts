@@ -1,3 +1,6 @@
+// Splits JSONL bytes into lines (on 0x0A only) and parses one line while checking that it is
+// canonical.
+
 import { canonicalize, completeCanonicalParse } from "./serialize.ts";
 import { decodeUtf8Strict, parseJson } from "./parse.ts";
 import type { CanonicalProfile, JsonValue } from "./value.ts";

@@ -1,3 +1,6 @@
+// A strict JSON parser (RFC 8259): exact integers of any size and integral floats kept;
+// duplicate keys, lone surrogates, NaN and invalid UTF-8 refused.
+
 import { JsonParseError } from "./errors.ts";
 import { JsonFloat, type JsonObject, type JsonValue } from "./value.ts";
 

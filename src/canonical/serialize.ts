@@ -1,3 +1,6 @@
+// Canonical JSON serialization in the project's profiles (docs/FORMATS.md §1) and checks that
+// bytes are canonical.
+
 import { CanonicalEncodeError } from "./errors.ts";
 import { pythonFloatRepr } from "./float_repr.ts";
 import { type CanonicalProfile, JsonFloat, type JsonValue } from "./value.ts";

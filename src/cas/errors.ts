@@ -1,3 +1,5 @@
+// The error a content-addressed store operation fails with.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /**

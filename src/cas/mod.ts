@@ -3,14 +3,23 @@
  * with a `<hex>.meta.json` sidecar; first writer wins; reads refuse symlinks and re-hash.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const cas = new CasStore(join(project.sdd, "cas"));
  * const put = await cas.putFile("shot.png", { contentType: "image/png", maxBytes: 20 << 20 });
  * const bytes = await cas.read(put.digest);
+ * const report = await checkCasStore(cas); // every blob re-hashed, sidecars checked
  * ```
  *
  * @module
  */
+export {
+  badDigests,
+  type CasCheckOptions,
+  type CasCheckReport,
+  type CasProblem,
+  type CasProblemCode,
+  checkCasStore,
+} from "./check.ts";
 export { CasError } from "./errors.ts";
 export {
   type CasMeta,

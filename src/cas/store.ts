@@ -1,7 +1,7 @@
 // The content-addressed blob store of FORMATS.md §3: `.sdd/cas/<hex[0:2]>/<hex>` plus a
 // `<hex>.meta.json` sidecar. Writes are tmp + fsync + link (first writer wins); reads refuse
 // symlinks and non-regular files and re-hash every byte.
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { z } from "zod";
 import { canonicalBytes, type JsonObject, parseJsonBytes, toHex } from "../canonical/mod.ts";
 import { sha256Hex, sha256Stream } from "../crypto/mod.ts";
@@ -9,6 +9,7 @@ import {
   type Clock,
   type Random,
   readUpTo,
+  syncDirectory,
   systemClock,
   systemRandom,
   writeAll,
@@ -80,20 +81,11 @@ export function checkCasKey(key: string): string {
   return key;
 }
 
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await Deno.open(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
-  }
-}
-
 /**
  * A content-addressed store rooted at `.sdd/cas`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const cas = new CasStore(".sdd/cas");
  * const { digest } = await cas.put(bytes, { contentType: "image/png" });
  * const same = await cas.read(digest); // re-hashed; a changed blob is a CasError
@@ -177,7 +169,10 @@ export class CasStore {
           throw new CasError(
             "cas.integrity",
             `existing blob ${path} has ${info.size} bytes, but its digest names ${size}`,
-            { hint: "the store is damaged; check it with the CAS verify" },
+            {
+              hint:
+                "the store is damaged: 'bernstein cas verify' lists what, 'bernstein cas repair' mends it",
+            },
           );
         }
       }
@@ -254,11 +249,77 @@ export class CasStore {
     return result.data as CasMeta;
   }
 
+  /**
+   * Puts known-good bytes back under `digest` (`bernstein cas repair`): they must hash to the
+   * key. A damaged blob or sidecar found there is moved aside to `.damaged/` (kept for a look,
+   * never read again), then the bytes are written tmp + fsync + rename, and a sidecar that is
+   * missing or does not match is written anew.
+   */
+  async restore(
+    digest: string,
+    bytes: Uint8Array,
+    options: CasPutOptions = {},
+  ): Promise<{ path: string; moved_aside: string[] }> {
+    checkCasKey(digest);
+    if (sha256Hex(bytes) !== digest) {
+      throw new CasError("cas.integrity", `the bytes offered for ${digest} hash to something else`);
+    }
+    const path = this.blobPath(digest);
+    const shard = join(this.root, digest.slice(0, 2));
+    await Deno.mkdir(shard, { recursive: true });
+    await this.#refuseSymlink(shard);
+    const movedAside: string[] = [];
+    const blobOk = await this.verify(digest).then(() => true, () => false);
+    if (!blobOk) {
+      const aside = await this.#moveAside(path);
+      if (aside !== undefined) movedAside.push(aside);
+      const tmp = join(this.root, `.tmp-${Deno.pid}-${toHex(this.#random.bytes(8))}`);
+      try {
+        const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o644 });
+        try {
+          await writeAll(file, bytes);
+          await file.sync();
+        } finally {
+          file.close();
+        }
+        await Deno.rename(tmp, path);
+      } finally {
+        await Deno.remove(tmp).catch(() => {});
+      }
+    }
+    const meta = await this.readMeta(digest).catch(() => undefined);
+    if (meta === undefined || meta.size_bytes !== bytes.length) {
+      const aside = await this.#moveAside(this.metaPath(digest));
+      if (aside !== undefined) movedAside.push(aside);
+      await this.#ensureMeta(digest, bytes.length, options);
+    }
+    await syncDirectory(shard);
+    return { path, moved_aside: movedAside };
+  }
+
+  /** Moves a damaged file to `.damaged/<name>.<random>`; undefined when nothing was there. */
+  async #moveAside(path: string): Promise<string | undefined> {
+    try {
+      await Deno.lstat(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return undefined;
+      throw error;
+    }
+    const dir = join(this.root, ".damaged");
+    await Deno.mkdir(dir, { recursive: true });
+    const target = join(dir, `${basename(path)}.${toHex(this.#random.bytes(4))}`);
+    await Deno.rename(path, target);
+    return target;
+  }
+
   #integrity(digest: string): never {
     throw new CasError(
       "cas.integrity",
       `blob ${digest} does not hash to its key: the stored bytes changed`,
-      { location: this.blobPath(digest) },
+      {
+        location: this.blobPath(digest),
+        hint: "'bernstein cas repair' restores it from its source if the source is unchanged",
+      },
     );
   }
 

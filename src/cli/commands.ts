@@ -4,6 +4,7 @@ import { ADAPTERS_COMMANDS } from "./adapters.ts";
 import { AGENTS_COMMANDS } from "./agents.ts";
 import { ATTACHMENTS_COMMANDS } from "./attachments.ts";
 import { AUDIT_COMMANDS } from "./audit.ts";
+import { CAS_COMMANDS } from "./cas.ts";
 import { COMPLIANCE_COMMANDS } from "./compliance.ts";
 import { CONFIG_COMMANDS } from "./config.ts";
 import { CONN_COMMANDS } from "./conn.ts";
@@ -36,6 +37,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { name: "plan", summary: "Check plan files and the backlog before a run." },
   { name: "runs", summary: "List past runs; verify their scorecards; write their reports." },
   { name: "attachments", summary: "Export a run's attachments for an offline audit." },
+  { name: "cas", summary: "Check and repair the content-addressed blob store." },
   { name: "task", summary: "Report on and inspect tasks through the task server." },
   { name: "storage", summary: "The shared task store's PostgreSQL schema." },
   { name: "workers", summary: "Workers on other hosts: tokens, list, cordon, drain." },
@@ -79,6 +81,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...PLAN_COMMANDS,
   ...RUNS_COMMANDS,
   ...ATTACHMENTS_COMMANDS,
+  ...CAS_COMMANDS,
   ...TASK_COMMANDS,
   ...STORAGE_COMMANDS,
   ...WORKERS_COMMANDS,

@@ -1,3 +1,5 @@
+// Flags every command takes (`--help`, `--debug`) and the shared `--json` flag.
+
 import type { CommandSpec, FlagSpec } from "./spec.ts";
 
 /** Flags every command accepts. */

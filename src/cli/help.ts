@@ -1,3 +1,6 @@
+// `--help` text for the root, a command group and a command, and the README's command
+// reference generated from the same specs.
+
 import { MAIN_BINARY, VERSION } from "../meta/mod.ts";
 import { alignColumns } from "./output.ts";
 import { flagsOf } from "./global_flags.ts";

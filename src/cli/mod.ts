@@ -3,7 +3,7 @@
  * where errors become `error[code]: …` lines and exit codes.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { main } from "./mod.ts";
  * Deno.exit(await main(Deno.args));
  * ```

@@ -1,3 +1,5 @@
+// Where a command's output goes (a sink, buffered in tests) and helpers to align columns.
+
 import { canonicalize, type JsonValue } from "../canonical/mod.ts";
 import {
   type BernsteinError,

@@ -1,3 +1,6 @@
+// Parses a command's arguments and flags against its spec, with a usage error naming the flag
+// or argument at fault.
+
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { closestMatch, UsageError } from "../errors/mod.ts";
 import { flagsOf } from "./global_flags.ts";

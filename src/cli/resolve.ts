@@ -1,3 +1,5 @@
+// Finds the command an argv names (a command, a group, or an unknown word with suggestions).
+
 import { closestMatch, UsageError } from "../errors/mod.ts";
 import type { CommandSpec, GroupSpec } from "./spec.ts";
 

@@ -1,3 +1,5 @@
+// How a command is declared: its path, flags, arguments, help text and handler.
+
 import type { EnvReader } from "../io/mod.ts";
 import type { Output } from "./output.ts";
 

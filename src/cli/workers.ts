@@ -165,7 +165,7 @@ async function worker(ctx: CommandContext): Promise<number> {
     });
   }
   const tokenFile = stringFlag(ctx, "token-file") ?? "";
-  const secret = await server.readSecretFile(tokenFile);
+  const secret = await server.readTokenFile(tokenFile);
   if (secret === undefined) {
     throw new UsageError("workers.token_missing", `${tokenFile} does not exist`, {
       location: "--token-file",

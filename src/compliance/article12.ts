@@ -64,7 +64,7 @@ const NS_PER_DAY = 86_400_000_000_000n;
  * The `article12` manifest block.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const block = buildArticle12({ facts, riskPaths: [], riskEntryCount: 0, … });
  * block["12(1)"]; // { requirement, evidence, entry_count, … }
  * ```

@@ -26,7 +26,7 @@ function sameKey(a: AgentCard, b: AgentCard): boolean {
  * Picks the card of every `(agent_id, kid)` in `signers` from `files`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const picked = selectCards(readCardDirectory(".sdd/agents"), [{ agent_id, kid }]);
  * ```
  */

@@ -1,3 +1,5 @@
+// The error a compliance pack build fails with.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /** A compliance pack that cannot be built as asked (bad window, unusable key, clashing names). */

@@ -6,7 +6,7 @@
  * its verification live in `src/verify/` so the read-only verifier never loads the builder.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const pack = buildPack({ org, since, until, builtAt: null, builder, entries, externalParents,
  *   cards, article12, operatorPublicKey: signer.publicKey }, signer);
  * pack.zip; // same inputs, same bytes

@@ -385,7 +385,7 @@ export interface WrittenPack {
  * them (only the compressed log and CSV, the signatures and the manifest).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const w = new WindowMembers();
  * for (const e of entries) w.add(e.line, e.entry, e.hash, e.signature);
  * const written = writePack(header, w.finish(), signer, fileSink);
@@ -471,7 +471,7 @@ export interface BuiltPack extends SealedPack {
  * Builds the whole pack: members, sealed manifest, reproducible ZIP.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const pack = buildPack(content, signer);
  * await Deno.writeFile("pack.zip", pack.zip);
  * ```

@@ -54,7 +54,7 @@ export interface WindowSelectorOptions {
  * Feeds every line of the log; picks the window.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const s = new WindowSelector(packWindow("2026-01-01", "2026-03-31")!);
  * for await (const l of streamLines(log)) s.add(l.line, l.bytes, l.terminated);
  * s.result().entries;

@@ -103,7 +103,7 @@ export interface CollectedWindow {
  * Collects the members of a window's entries, fed in log order.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const members = new WindowMembers();
  * for (const e of windowEntries) members.add(e.line, e.entry, e.hash, e.signature);
  * const collected = members.finish();

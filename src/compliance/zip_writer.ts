@@ -55,7 +55,7 @@ export interface PreparedMember {
  * streamed through the deflater in fixed pieces. Computes the CRC-32 and SHA-256 on the way.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const c = new MemberCompressor(PACK_DEFLATE_LEVEL);
  * for (const line of lines) c.write(line);
  * writer.addPrepared("lineage-log.jsonl", c.finish());
@@ -214,7 +214,7 @@ interface DirectoryRecord {
  * 32-bit, so an archive must stay below 4 GiB).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const w = new ZipStreamWriter(sink);
  * w.add("README.md", readme);
  * w.addPrepared("lineage-log.jsonl", compressor.finish());
@@ -400,7 +400,7 @@ export class MemorySink implements ZipSink {
  * as writing them with {@linkcode ZipStreamWriter}).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const zip = zipMembers(new Map([["README.md", bytes]]));
  * ```
  */

@@ -1,3 +1,6 @@
+// The `BERNSTEIN_*` environment variables that override configuration keys: one table, read
+// into a layer of the configuration with each variable named in errors.
+
 import type { EnvReader } from "../io/mod.ts";
 import type { ConfigProblem } from "./errors.ts";
 import { setPath } from "./merge.ts";

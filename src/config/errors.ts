@@ -1,3 +1,5 @@
+// Configuration errors and problems, each naming the file, line and column it comes from.
+
 import { BernsteinError, type BernsteinErrorOptions, type Warning } from "../errors/mod.ts";
 
 /** A configuration problem that stops the command (bad type, unreadable file, bad overlay). */

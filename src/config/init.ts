@@ -1,3 +1,6 @@
+// `bernstein init`: the `.sdd/` folders with their modes, the workspace config template, the
+// project template and the paths excluded from git.
+
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { toHex } from "../canonical/mod.ts";

@@ -1,3 +1,7 @@
+// Loads a project's configuration from its layers, lowest first (defaults, `.sdd/config.yaml`,
+// the active context, plan defaults, bernstein.yaml, the overlay, `BERNSTEIN_CONFIG_OVERRIDE`,
+// `BERNSTEIN_*` variables, flags), naming each key's source.
+
 import { join, relative, resolve } from "node:path";
 import type { EnvReader } from "../io/mod.ts";
 import { activeContextLayer } from "./context_layer.ts";
@@ -120,7 +124,7 @@ export function overlayPath(
  * `BERNSTEIN_*` variables, flags.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const loaded = await loadConfig({ cwd: Deno.cwd(), env: processEnv });
  * loaded.config?.max_agents;
  * ```

@@ -5,7 +5,7 @@
  * list of keys that do nothing yet, and the workspace writer.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { requireConfig } from "./mod.ts";
  * const { config, warnings } = await requireConfig({ cwd: Deno.cwd(), env: processEnv });
  * ```

@@ -23,7 +23,6 @@ export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
   { key: "workspace.worktrees_dir", issue: 12 },
   { key: "tuning.slo.error_budget_min_failures", issue: 12 },
   { key: "budget", issue: null },
-  { key: "notify", issue: 21 },
   { key: "bridges", issue: null },
 ];
 

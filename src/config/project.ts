@@ -1,3 +1,6 @@
+// Finds the project around a folder (the nearest ancestor holding `.git`) and its paths (work
+// tree root, git directory, `.sdd`), and answers whether a path lies inside a folder.
+
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 
 /** Where a project's files are. */

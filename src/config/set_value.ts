@@ -1,3 +1,6 @@
+// `bernstein config set`: parses a dotted key and a YAML value and writes it into the
+// workspace configuration (`.sdd/config.yaml`) without touching tracked files.
+
 import { join } from "node:path";
 import { parse as parseYaml, parseDocument } from "yaml";
 import { closestMatch, UsageError } from "../errors/mod.ts";

@@ -107,7 +107,7 @@ class Roots {
  * size) gets a full explanation; later ones that fail too are summed up in one more finding.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const r = checkLogAgainstCheckpoints({ digests, count }, checkpoints, {
  *   logName: "log.jsonl", where: (i) => `log.jsonl:${i + 1}`, committed });
  * for (const f of r.findings) console.log(f.message);

@@ -1,3 +1,6 @@
+// Ed25519 key pairs from a seed, signatures and verification over node:crypto, with the PKCS#8
+// and SPKI prefixes the key encodings need.
+
 import { Buffer } from "node:buffer";
 import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from "node:crypto";
 import { toHex } from "../canonical/mod.ts";

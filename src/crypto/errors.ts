@@ -1,3 +1,5 @@
+// Errors of malformed keys, PEM text and JWS objects.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /** A key, PEM block or signature that cannot be decoded. */

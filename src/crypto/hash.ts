@@ -1,3 +1,6 @@
+// SHA-256, HMAC-SHA-256 and HKDF-SHA-256 over node:crypto (native), one-shot and streaming,
+// and a timing-safe byte comparison.
+
 import { createHash, createHmac, hash as hashOneShot, hkdfSync } from "node:crypto";
 
 /** SHA-256 of bytes (native; ~8x faster than the pure-JS reference on these machines). */

@@ -80,7 +80,7 @@ export interface SignDetachedJwsOptions {
  * (`<header_b64>..<signature_b64url>`, no newline).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const jws = signDetachedJws(pair.seed, entryBytes, { kid: "k1" });
  * verifyDetachedJws(parseDetachedJws(jws), { payload: entryBytes, publicKey }); // true
  * ```

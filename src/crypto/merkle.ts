@@ -62,7 +62,7 @@ function equal32(a: Uint8Array, b: Uint8Array): boolean {
  * of the leaves, so a log is checked against a checkpoint in one streaming pass.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const f = new MerkleFrontier();
  * for (const digest of lineDigests) f.push(merkleLeafHash(digest));
  * f.root(); // MTH of every leaf pushed

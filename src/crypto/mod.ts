@@ -5,7 +5,7 @@
  * it); tests check it against `@noble` reference implementations and RFC vectors.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const pair = ed25519KeyPairFromSeed(systemRandom.bytes(32));
  * const sig = ed25519Sign(pair.seed, bytes);
  * ed25519Verify(pair.publicKey, bytes, sig); // true

@@ -1,3 +1,5 @@
+// PEM encoding and decoding of Ed25519 private (PKCS#8) and public (SPKI) keys.
+
 import { fromBase64, toBase64 } from "../canonical/mod.ts";
 import { PKCS8_ED25519_PREFIX, SPKI_ED25519_PREFIX } from "./ed25519.ts";
 import { CryptoFormatError } from "./errors.ts";

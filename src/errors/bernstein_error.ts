@@ -34,10 +34,13 @@ export interface BernsteinErrorOptions {
  *
  * @example
  * ```ts
- * throw new BernsteinError("config.unknown_key", "unknown key 'max_agnets'", {
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const error = new BernsteinError("config.unknown_key", "unknown key 'max_agnets'", {
  *   location: "bernstein.yaml:3:1",
  *   hint: "did you mean 'max_agents'?",
  * });
+ * strictEqual(error.code, "config.unknown_key");
  * ```
  */
 export class BernsteinError extends Error {

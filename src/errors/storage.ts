@@ -14,7 +14,12 @@ const OS_ERRNO = /\(os error (28|30|122)\)/;
  *
  * @example
  * ```ts
- * try { await Deno.writeFile(path, bytes); } catch (e) { if (isStorageFailure(e)) stop(e); }
+ * import { strictEqual } from "node:assert/strict";
+ * import { isStorageFailure } from "./storage.ts";
+ *
+ * const diskFull = new Error("write failed", { cause: new Error("No space left (os error 28)") });
+ * strictEqual(isStorageFailure(diskFull), true);
+ * strictEqual(isStorageFailure(new Error("permission denied")), false);
  * ```
  */
 export function isStorageFailure(error: unknown): boolean {

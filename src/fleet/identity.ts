@@ -10,7 +10,7 @@ import {
   encodePublicKeyPem,
 } from "../crypto/mod.ts";
 import { KeyMissingError } from "../errors/mod.ts";
-import { type Random, writeFileAtomic, writeFileIfAbsent } from "../io/mod.ts";
+import { type Random, readSecretFile, writeFileAtomic, writeFileIfAbsent } from "../io/mod.ts";
 import { kidForPublicKey } from "../lineage/mod.ts";
 import { operatorFingerprint } from "../verify/mod.ts";
 import { FleetError } from "./errors.ts";
@@ -37,27 +37,15 @@ export interface InstallIdentity {
 /** Reads the install identity; missing is `fleet.identity_missing` (exit 3). */
 export async function readInstallIdentity(sdd: string): Promise<InstallIdentity> {
   const path = join(sdd, INSTALL_KEY_FILE);
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.lstat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new KeyMissingError("fleet.identity_missing", `no install identity at ${path}`, {
-        hint: "'bernstein init' or 'bernstein conn create' creates it",
-      });
-    }
-    throw error;
-  }
-  if (!info.isFile || (info.mode !== null && (info.mode & 0o077) !== 0)) {
-    throw new FleetError(
-      "fleet.identity_missing",
-      `install key ${path} is not a regular file readable only by its owner`,
-      { hint: `chmod 600 ${path}` },
-    );
+  const pem = await readSecretFile(path, { what: "install key" });
+  if (pem === undefined) {
+    throw new KeyMissingError("fleet.identity_missing", `no install identity at ${path}`, {
+      hint: "'bernstein init' or 'bernstein conn create' creates it",
+    });
   }
   let seed: Uint8Array;
   try {
-    seed = decodePrivateKeyPem(new TextDecoder().decode(await Deno.readFile(path)));
+    seed = decodePrivateKeyPem(new TextDecoder().decode(pem));
   } catch (cause) {
     throw new FleetError("fleet.identity_missing", `${path} is not an Ed25519 PKCS#8 PEM key`, {
       cause,

@@ -4,7 +4,7 @@
  * and history, divergence and replay resolved from the chain alone — offline, no server.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const vars = new VariableStore({ sdd: ".sdd", auditKey });
  * await vars.set("threshold", 5);
  * (await vars.get("threshold")).value; // 5

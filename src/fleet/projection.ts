@@ -363,7 +363,7 @@ function addContext(p: FleetProjection, e: FleetChainEvent): void {
  * Projects the fleet records of a chain, in chain order, and checks them.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const p = projectFleet(events);
  * p.variables.get("threshold")?.writes.at(-1)?.new_value_hash; // the current value's hash
  * ```

@@ -117,7 +117,7 @@ interface Answer {
  * GitHub's REST API.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const gh = new GitHubClient({ apiUrl, token, fetch, clock: systemClock,
  *   requestTimeoutMs: 30_000, maxRateWaitMs: 300_000 });
  * const { issues } = await gh.openIssues({ owner: "acme", name: "widget" }, 500);

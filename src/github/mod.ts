@@ -6,7 +6,7 @@
  * roles and priorities. The run wires it (src/orchestrator/github_backlog.ts).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const client = new GitHubClient({ apiUrl: "https://api.github.com", token, fetch,
  *   clock: systemClock, requestTimeoutMs: 30_000, maxRateWaitMs: 300_000 });
  * const report = await syncBacklog({ sdd, repo: { owner: "acme", name: "widget" },

@@ -81,7 +81,7 @@ function labelFilter(labels: readonly string[] | undefined): (issue: Issue) => b
  * Pulls the repository's open issues into the backlog.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const report = await syncBacklog({ sdd, repo, webHost: "github.com", client, maxIssues: 500 });
  * ```
  */

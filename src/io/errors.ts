@@ -1,3 +1,5 @@
+// Errors of paths escaping their root and of processes that could not be started.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /** A path from outside escapes its root (`..`, absolute, or a symlink pointing out). */

@@ -1,3 +1,6 @@
+// Durable file writes: atomic replace (temp file, fsync, rename, folder fsync), create-if-absent,
+// durable appends, folder fsync, and a streaming atomic writer.
+
 import { dirname, join } from "node:path";
 
 /** Options for {@linkcode writeFileAtomic} and {@linkcode appendDurable}. */
@@ -32,6 +35,23 @@ export async function writeFileAtomic(
     await Deno.remove(tmp).catch(() => {});
     throw error;
   }
+  // The rename is durable only once the folder's entry is on disk.
+  await syncDirectory(dirname(path));
+}
+
+/**
+ * Fsyncs a folder, so entries created, renamed or removed in it survive a crash (a file's own
+ * fsync does not cover its name in the folder).
+ */
+export async function syncDirectory(dir: string): Promise<void> {
+  // Windows cannot open a folder for fsync; NTFS journals its metadata itself.
+  if (Deno.build.os === "windows") return;
+  const handle = await Deno.open(dir, { read: true });
+  try {
+    await handle.sync();
+  } finally {
+    handle.close();
+  }
 }
 
 /** A file written in pieces that appears at its path only once complete (see {@linkcode openAtomicFile}). */
@@ -52,7 +72,7 @@ export interface AtomicFileWriter {
  * fsyncs and renames over the target. For outputs too large to build in memory first.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const out = await openAtomicFile("pack.zip");
  * try {
  *   for (const piece of pieces) out.write(piece);
@@ -115,6 +135,7 @@ export async function openAtomicFile(
         await Deno.remove(tmp).catch(() => {});
         throw error;
       }
+      await syncDirectory(dirname(path));
     },
     async abort() {
       close();
@@ -123,27 +144,35 @@ export async function openAtomicFile(
   };
 }
 
-/** Writes `path` only if it does not exist yet; returns false when it already existed. */
+/**
+ * Writes `path` only if it does not exist yet; returns false when it already existed. The bytes
+ * are written whole to a temp file in the same folder and linked into place, so a concurrent
+ * reader never sees the file empty or half-written, and of two racing writers the first link
+ * wins (the other gets false and the winner's content stays).
+ */
 export async function writeFileIfAbsent(
   path: string,
   data: Uint8Array | string,
   options: WriteOptions = {},
 ): Promise<boolean> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  let file: Deno.FsFile;
+  const tmp = join(dirname(path), `.${Deno.pid}.${++tmpCounter}.tmp`);
+  const file = await Deno.open(tmp, { write: true, createNew: true, mode: options.mode ?? 0o644 });
   try {
-    file = await Deno.open(path, { write: true, createNew: true, mode: options.mode ?? 0o644 });
+    try {
+      await writeAll(file, bytes);
+      await file.sync();
+    } finally {
+      file.close();
+    }
+    await Deno.link(tmp, path);
+    return true;
   } catch (error) {
     if (error instanceof Deno.errors.AlreadyExists) return false;
     throw error;
-  }
-  try {
-    await writeAll(file, bytes);
-    await file.sync();
   } finally {
-    file.close();
+    await Deno.remove(tmp).catch(() => {});
   }
-  return true;
 }
 
 /** Writes every byte (a single `write` may be partial). */

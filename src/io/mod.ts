@@ -14,6 +14,7 @@ export {
   pathExists,
   readFileIfExists,
   readUpTo,
+  syncDirectory,
   withFileLock,
   writeAll,
   writeFileAtomic,
@@ -31,3 +32,9 @@ export {
 } from "./process.ts";
 export { type Random, SeededRandom, systemRandom } from "./random.ts";
 export { checkRelativePath, resolveInside } from "./safe_path.ts";
+export {
+  readSecretFile,
+  type ReadSecretFileOptions,
+  SecretFileError,
+  type SecretFileErrorCode,
+} from "./secret_file.ts";

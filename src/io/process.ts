@@ -1,3 +1,6 @@
+// Starting processes: a handle over a spawned child (output, exit, kill of its group), a run
+// that collects its output, and the filtered environment children get.
+
 import type { EnvReader } from "./env.ts";
 import { SpawnError } from "./errors.ts";
 
@@ -97,8 +100,12 @@ async function drain(
  *
  * @example
  * ```ts
- * const handle = spawnProcess(["git", "status"], { cwd: "/repo", env: { PATH: "/usr/bin" } });
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const handle = spawnProcess(["echo", "hello"], { env: { PATH: "/usr/bin:/bin" } });
  * const result = await handle.done;
+ * strictEqual(result.code, 0);
+ * strictEqual(outputText(result.stdout), "hello\n");
  * ```
  */
 export function spawnProcess(argv: readonly string[], options: ProcessOptions = {}): ProcessHandle {

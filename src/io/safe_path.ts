@@ -1,3 +1,6 @@
+// Relative paths that cannot climb out of their root, and resolution inside a root that
+// refuses symlinks pointing outside it.
+
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { PathEscapeError } from "./errors.ts";
 

@@ -1,3 +1,6 @@
+// Checks a ledger's bytes: canonical rows, each chained to the previous row's hash; the first
+// break is named.
+
 import {
   JsonFloat,
   type JsonObject,
@@ -118,7 +121,7 @@ function readRow(value: JsonValue, seq: number, prev: string): LedgerRow | strin
  * Reports the first broken row. Pure.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const check = verifyLedgerBytes(await Deno.readFile(path));
  * if (!check.ok) console.log(`line ${check.broken?.line}: ${check.broken?.reason}`);
  * ```

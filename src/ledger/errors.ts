@@ -1,3 +1,5 @@
+// The error a ledger operation fails with.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /** The work ledger or a scorecard is missing, broken or cannot be written. */

@@ -5,7 +5,7 @@
  * deterministic run ids.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { LedgerWriter, runIdFromSeed, verifyScorecard, writeScorecard } from "./mod.ts";
  * const runId = runIdFromSeed(seedBytes);
  * const ledger = await LedgerWriter.open(".sdd", runId, { clock: systemClock });

@@ -1,3 +1,6 @@
+// Run ids and the ledger's paths under `.sdd/ledger/`; `checkRunId` refuses ids that could
+// escape their folder.
+
 import { join } from "node:path";
 import { UsageError } from "../errors/mod.ts";
 

@@ -1,3 +1,6 @@
+// The work ledger's row format: kinds, fields, the entry hash that chains rows, and timestamps
+// in the canonical float form.
+
 import {
   canonicalBytes,
   compareCodePoints,

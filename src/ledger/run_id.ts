@@ -1,3 +1,5 @@
+// Memorable run ids (`brave-otter-3fa9c2`) derived from the run's seed, so they are reproducible.
+
 import { toHex } from "../canonical/mod.ts";
 import { sha256 } from "../crypto/mod.ts";
 import { ADJECTIVES, NOUNS } from "./_words.ts";

@@ -1,3 +1,6 @@
+// The run scorecard: written from the verified ledger at the end of a run, found and verified
+// again by `runs scorecard` and the report.
+
 import { join } from "node:path";
 import {
   canonicalBytes,

@@ -1,3 +1,6 @@
+// Writes a run's ledger rows durably and in order, and reads a run's ledger back with its chain
+// checked.
+
 import { join } from "node:path";
 import type { Clock } from "../io/mod.ts";
 import { appendDurable, readFileIfExists, withFileLock } from "../io/mod.ts";
@@ -34,7 +37,7 @@ function brokenError(path: string, check: LedgerCheck): LedgerError {
  * appended to (nothing is truncated or rewritten).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const ledger = await LedgerWriter.open(".sdd", "brave-otter-3fa9c2", { clock: systemClock });
  * await ledger.append({ kind: "run.open", payload: { branch: "feature" } });
  * await ledger.append({ kind: "task.scheduled", task_id: "1.1-add-api" });

@@ -85,9 +85,11 @@ export function artefactKeyProblem(key: string): string | undefined {
  *
  * @example
  * ```ts
- * checkArtefactKey("src/app.ts"); // "src/app.ts"
- * checkArtefactKey("pr://github.com/acme/widget/12"); // ok
- * checkArtefactKey("../etc/passwd"); // throws
+ * import { strictEqual, throws } from "node:assert/strict";
+ *
+ * strictEqual(checkArtefactKey("src/app.ts"), "src/app.ts");
+ * strictEqual(checkArtefactKey("pr://github.com/acme/widget/12"), "pr://github.com/acme/widget/12");
+ * throws(() => checkArtefactKey("../etc/passwd"), /has a '..' segment/);
  * ```
  */
 export function checkArtefactKey(key: string, location?: string): string {

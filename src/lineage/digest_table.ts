@@ -42,7 +42,7 @@ export function digestText(bytes: Uint8Array, at = 0): string {
  * form are refused by {@linkcode DigestTable.set} and never found by `get`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const t = new DigestTable();
  * t.set(entryHash, 7);
  * t.get(entryHash); // 7

@@ -350,7 +350,7 @@ export type UnsealedEntry = Omit<LineageEntry, "operator_hmac" | "v">;
  * {@linkcode LineageEntryError} on a bad field.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const entry = sealEntry({ artefact_path: "src/a.ts", artefact_kind: "file", … }, key);
  * entryHash(entry); // "sha256:…"
  * ```

@@ -1,3 +1,5 @@
+// Errors of lineage entries, artefact keys, agent cards and conflicting writes.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /** A lineage entry that breaks a rule of FORMATS.md §4 (field set, types, values). */

@@ -222,7 +222,7 @@ function verifyJwsDetached(
  * `verified_foreign` only with a pinned key for its issuer key id and a valid signature.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * verifyForeignAttestation(envelope).verdict; // "unverifiable"
  * verifyForeignAttestation(envelope, { trustedIssuers: new Map([["ci-1", key]]) }).verdict;
  * ```

@@ -112,7 +112,7 @@ export function chunksOf(source: ByteSource): Iterable<Uint8Array> | AsyncIterab
  * without `\n` is yielded with `terminated: false`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * for await (const l of streamLines(file.readable)) check(l.line, l.bytes);
  * ```
  */

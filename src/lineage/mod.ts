@@ -6,7 +6,7 @@
  * `src/lineage/store/`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { entryHash, parseEntry, sealEntry } from "./mod.ts";
  * const entry = sealEntry({ artefact_path: "src/a.ts", artefact_kind: "file", … }, operatorKey);
  * entryHash(entry); // "sha256:…"

@@ -6,7 +6,7 @@
  * the run's random names, so identical runs give identical bytes.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const bytes = receiptBytes(receipt);
  * const hex = receiptContentHash(bytes); // the file name and the spine's content_hash
  * ```

@@ -9,7 +9,7 @@
  * last entry hash and the row count under the same key, so a cut tail shows.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const key = spineKey(auditKey.bytes);
  * const e = sealSpineEntry({ prev_hash: "", artifact_path, content_hash, actor, step_id,
  *   model: "", timestamp: 0 }, key);

@@ -145,7 +145,7 @@ export interface AnalyzedEntry {
  * number of single-parent entries (one small record each), not with entry size.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const a = new LineageAnalyzer();
  * for (const e of entries) a.add({ hash: entryHash(e), ...e });
  * a.unresolvedForks(); // []

@@ -160,7 +160,7 @@ function desktopPlan(notify: NotifyConfig): { events: ReadonlySet<string> } | un
  * Reads `notify.*`: the channels it configures, with their secrets, and why any is off.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const plan = planChannels(config, processEnv);
  * for (const p of plan.problems) console.warn(p.message);
  * ```

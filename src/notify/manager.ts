@@ -69,7 +69,7 @@ export function backoffMs(attempt: number, limits: ManagerLimits): number {
  * Fans notifications out to channels.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const manager = new NotificationManager({ channels, limits, clock: systemClock });
  * manager.notify(notification);
  * await manager.drain(30_000);

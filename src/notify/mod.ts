@@ -7,7 +7,7 @@
  * injected clock, never blocks its caller and reports every delivery.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const plan = planChannels(config, processEnv);
  * const { channels } = await openChannels(plan, edges, 10_000);
  * const manager = new NotificationManager({ channels, limits: managerLimits(config.tuning), clock });

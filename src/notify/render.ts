@@ -18,7 +18,7 @@ export const NOTIFICATION_VERSION = 1;
  * inside the signed bytes, so a replayed body carries its old time.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const body = JSON.stringify(jsonBody(notification, 1767225600));
  * ```
  */

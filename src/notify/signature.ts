@@ -30,7 +30,7 @@ export type SignatureProblem = "missing" | "mismatch" | "stale" | "bad-timestamp
  * to the body's `timestamp`, and it is within `windowS` of `nowS`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const problem = checkDelivery(secret, bodyBytes, request.headers, Date.now() / 1000);
  * if (problem) return new Response(problem, { status: 401 });
  * ```

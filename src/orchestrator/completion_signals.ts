@@ -215,7 +215,7 @@ export interface EvaluateOptions {
  * commands run one at a time.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const edges = worktreeEdges(".sdd/worktrees/s1", { env: processEnv });
  * const report = await evaluateCompletionSignals(step.completion_signals, edges);
  * if (!report.met) console.log(report.results.filter((r) => !r.met).map((r) => r.reason));

@@ -60,7 +60,7 @@ function headerOf(session: SessionRecord): RunHeader {
  * the run's earlier records when it resumes).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const feed = await startDashboardFeed({ sdd, session, audit, auditKey, reporter, resume });
  * // startTaskServer({ …, dashboard: { source: feed.journal, random } })
  * feed.connect({ tasks: () => store.list({}), agents: () => loop.liveAgents() });

@@ -1,3 +1,6 @@
+// `bernstein doctor`: one check per line (configuration, git, adapters, endpoints, task store,
+// notifications, isolation, keys), each OK, WARN or FAIL with the reason.
+
 import { join } from "node:path";
 import {
   ADAPTER_NAMES,
@@ -6,6 +9,7 @@ import {
   isAdapterName,
   systemPathLookup,
 } from "../adapters/mod.ts";
+import { checkProjectCas } from "../attachments/mod.ts";
 import { findProject, isWithin, loadConfig } from "../config/mod.ts";
 import { decideIsolation, probeSandbox, type SandboxProbe } from "../sandbox/mod.ts";
 import { KeyMissingError } from "../errors/mod.ts";
@@ -285,6 +289,39 @@ async function stateCheck(cwd: string): Promise<DoctorCheck> {
   }
 }
 
+/** The CAS: every blob re-hashed, and the blobs run records need present. */
+async function casCheck(cwd: string): Promise<DoctorCheck> {
+  try {
+    const paths = await findProject(cwd);
+    const { check } = await checkProjectCas(paths.sdd, paths.root);
+    if (check.problems.length === 0) {
+      return {
+        name: "cas",
+        status: "OK",
+        detail: `${check.blobs} blob(s), ${check.bytes} bytes, every one hashes to its key`,
+      };
+    }
+    const serious = check.problems.filter((p) =>
+      p.code === "cas.integrity" || p.code === "cas.missing" || p.code === "cas.not_regular"
+    );
+    const first = check.problems[0];
+    return {
+      name: "cas",
+      status: serious.length > 0 ? "FAIL" : "WARN",
+      detail:
+        `${check.problems.length} problem(s) in ${check.blobs} blob(s); first: ${first.code} ` +
+        `${first.digest ?? first.path}: ${first.message}`,
+      hint: "'bernstein cas verify' lists them, 'bernstein cas repair' restores what it can",
+    };
+  } catch (error) {
+    return {
+      name: "cas",
+      status: "FAIL",
+      detail: `cannot check the CAS: ${(error as Error).message}`,
+    };
+  }
+}
+
 async function adapterChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
   let config;
   try {
@@ -444,6 +481,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     await installIdentityCheck(options.cwd),
     await isolationCheck(options),
     await stateCheck(options.cwd),
+    await casCheck(options.cwd),
     ...await storageChecks(options.cwd, options.env),
     await portCheck(options.cwd, options.env),
     ...await adapterChecks(options.cwd, options.env),

@@ -1,3 +1,6 @@
+// Quality gates on a task's diff before it merges: the built-in `run_config` gate and command
+// gates, which run in the agent's isolation because they run code the agent wrote.
+
 import { isRunConfigPath } from "../config/mod.ts";
 import { buildChildEnv, type EnvReader, outputText, runProcess } from "../io/mod.ts";
 import type { ChangedPath } from "./git.ts";

@@ -1,3 +1,6 @@
+// The git operations of a run (worktrees, diffs, merges, commits) behind one class that always
+// runs git with a safe environment and configuration an agent cannot change.
+
 import { resolve } from "node:path";
 import { isRunConfigPath } from "../config/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";

@@ -5,7 +5,7 @@
  * stopping, and the recorder every fact goes through.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { evaluateCompletionSignals, worktreeEdges } from "./mod.ts";
  * const edges = worktreeEdges(worktreePath, { env: processEnv });
  * const report = await evaluateCompletionSignals(step.completion_signals, edges);

@@ -1,3 +1,6 @@
+// Owned-file entries of plan steps (paths, folders, globs): whether two of them may name the
+// same file, so the scheduler keeps such steps apart.
+
 const GLOB_CHARS = /[*?[]/;
 
 function globToRegExp(glob: string): RegExp {

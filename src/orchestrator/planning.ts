@@ -1,3 +1,6 @@
+// Turns what the operator asked for (a plan file, a goal, a backlog) into the tasks of a fresh
+// run, in an order the task store accepts; recovery steps start `planned` with their condition.
+
 import { relative, resolve } from "node:path";
 import { ADAPTER_NAMES } from "../adapters/mod.ts";
 import { UsageError, type Warning } from "../errors/mod.ts";

@@ -1,3 +1,6 @@
+// The prompt an agent is given: its role template, the task, recovery facts when it was routed
+// on a failure, and the protocol text that says how to report back.
+
 import { RUN_CONFIG_FILES, STATE_DIR } from "../config/mod.ts";
 
 /** What the prompt is built from. */

@@ -935,7 +935,7 @@ export interface RecorderOptions {
  * event, then tells subscribers.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const recorder = new Recorder({ audit, ledger, reporter, sdd });
  * const off = recorder.on((fact) => { if (fact.kind === "merge.completed") notify(fact); });
  * await recorder.record({ kind: "task.done", taskId: "t1", summary: "added the parser" });

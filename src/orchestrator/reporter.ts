@@ -1,3 +1,6 @@
+// How a run tells the operator what happens: JSON lines (`--json`), plain lines (no TTY) and
+// the TTY live view, all fed the same run events.
+
 import type { JsonObject } from "../canonical/mod.ts";
 import { renderLiveView, terminalSafe } from "../report/mod.ts";
 

@@ -296,7 +296,7 @@ async function verifyRunScorecard(
  * audit chain has no record of that run.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const records = await loadRunRecords(project.sdd, "brave-otter-3fa9c2", { env, verify: true });
  * const model = buildRunModel(records, { nowMs: Date.now() });
  * ```

@@ -1,3 +1,6 @@
+// Per-agent session files and refused merges under `.sdd/runtime/`: what `ps`, `logs` and a
+// resumed run's merges read back.
+
 import { join } from "node:path";
 import type { JsonObject } from "../canonical/mod.ts";
 import { canonicalize, type JsonValue, parseJson } from "../canonical/mod.ts";

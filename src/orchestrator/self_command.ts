@@ -1,3 +1,7 @@
+// How bernstein runs itself again: the compiled binary or `deno run` of this checkout, for the
+// agents' `bernstein task …` shim, background runs and `bernstein-verify`, with what a sandbox
+// must show read-only for the command to start.
+
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EnvReader } from "../io/mod.ts";

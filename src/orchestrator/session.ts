@@ -1,3 +1,6 @@
+// The run session file (`.sdd/runtime/session.json`): what a resumed run needs to carry on,
+// and the process start times that tell a live agent from a reused pid.
+
 import { join } from "node:path";
 import { parseJson } from "../canonical/mod.ts";
 import { canonicalize } from "../canonical/mod.ts";

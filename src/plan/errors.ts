@@ -1,3 +1,5 @@
+// Plan problems (FILE:LINE:COL, code, message) and the error a plan that cannot load fails with.
+
 import { BernsteinError, ExitCode, type Warning } from "../errors/mod.ts";
 
 /** One problem found in a plan file or backlog item. */

@@ -1,3 +1,6 @@
+// Glob patterns of owned files (`*`, `**`, `?`, `[…]`) compiled to anchored regular
+// expressions, with their literal prefix.
+
 import { BernsteinError } from "../errors/mod.ts";
 
 /** A glob pattern that cannot be compiled (an unclosed `[`). */

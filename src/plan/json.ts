@@ -1,3 +1,5 @@
+// The plan graph as a JSON document for `--json` output (absent optional values as `null`).
+
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import type { AttachmentDeclaration } from "./host_attachment.ts";
 import type { CompletionSignal, PlanGraph, PlanStep } from "./types.ts";

@@ -1,3 +1,6 @@
+// Loads and checks a plan file (YAML): stages, steps, dependencies and their conditions, owned
+// files, attachments; every problem is reported with its FILE:LINE:COL.
+
 import { basename, extname } from "node:path";
 import { parseYamlLayer, readConfigFile, TOP_LEVEL_KEYS } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
@@ -432,7 +435,7 @@ function buildGraph(
  * unsafe paths), each naming `file:line:col` and the field path. Pure: no I/O.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const { graph, problems } = checkPlan(text, { file: "plan.yaml" });
  * ```
  */

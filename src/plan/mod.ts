@@ -4,7 +4,7 @@
  * `file:line:col` with its field path. The run loop turns the graph into tasks.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { checkPlan } from "./mod.ts";
  * const { graph, problems } = checkPlan(await Deno.readTextFile("plan.yaml"), {
  *   file: "plan.yaml",

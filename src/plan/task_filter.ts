@@ -1,3 +1,6 @@
+// `BERNSTEIN_TASK_FILTER`: a comma list of task ids and globs selecting which tasks run, and
+// the patterns that matched nothing (reported, not ignored).
+
 import { UsageError } from "../errors/mod.ts";
 import { compileGlob } from "./glob.ts";
 

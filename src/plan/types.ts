@@ -1,3 +1,6 @@
+// The plan's vocabulary: scopes, complexities, priorities and efforts, and the types of a loaded
+// plan graph.
+
 import type { AttachmentDeclaration } from "./host_attachment.ts";
 import type { EFFORTS, Scope } from "../config/mod.ts";
 

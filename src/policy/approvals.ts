@@ -58,7 +58,7 @@ interface Entry {
  * The queue of parked calls.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const queue = new ApprovalQueue({ clock, random, timeoutMs: 300_000 });
  * const { approval, outcome } = queue.park(request);
  * queue.resolve(approval.id, "approve", "operator");

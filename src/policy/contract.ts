@@ -153,7 +153,7 @@ export function failClosed(
  * message.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * checkDecision({ action: "allow", decisionReason: "defaultAllow" }).ok; // true
  * const r = checkDecision({ action: "allow", reason: "fine" });
  * r.ok; // false

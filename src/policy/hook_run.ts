@@ -30,7 +30,7 @@ export interface HookOutcome {
  * Answers one hook call.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const out = await answerHook(stdinBytes, {
  *   format: "claude",
  *   maxInputBytes: 1 << 20,

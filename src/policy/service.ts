@@ -121,7 +121,7 @@ function remotePlaces(
  * The run's policy.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const service = new PolicyService({ policy, places, clock, random, approvalTimeoutMs, record });
  * service.register({ session: "s1", task_id: "t1", cli: "claude", agent_id: "a", cwd, home });
  * const d = await service.decide("s1", { tool: "Read", input: { file_path: "src/a.ts" } });

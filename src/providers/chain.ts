@@ -67,7 +67,7 @@ function projection(d: Omit<RouteDecision, "hash">): JsonValue {
  * (configuration validation refuses the others).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const d = decideRoute("backend", "default", chain, probes, []);
  * d.chosen; // 0 when the primary is healthy
  * ```

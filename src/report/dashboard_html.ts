@@ -226,7 +226,7 @@ function withLive(view: DashboardView): RunModel {
  * The dashboard's sections by element id (what one SSE update carries).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const sections = renderDashboardSections(view, Date.now());
  * // { "d-headline": "<div class=…>", "d-agents": …, … }
  * ```

@@ -32,7 +32,7 @@ export interface RunJournalProviders {
  * when an agent printed something (`touch`) and ends it (`end`); the dashboard reads `view`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const journal = new RunJournal(header, { tasks: () => store.list({}) });
  * journal.add(record);
  * const view = await journal.view(Date.now());

@@ -5,7 +5,7 @@
  * sections. No I/O here: the run gathers the records, the task server serves the pages.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { buildRunModel, renderReportHtml, selectRunEvents } from "./mod.ts";
  * const events = selectRunEvents(auditRecords, runId);
  * const model = buildRunModel({ header, events, tasks, summary, logTails, verification }, {

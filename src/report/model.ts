@@ -327,7 +327,7 @@ const ACTIVE_STATUSES = new Set(["claimed", "in_progress", "waiting_for_subtasks
  * Builds the run model. Pure: the same records and `nowMs` give the same model.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const model = buildRunModel(records, { nowMs: Date.now() });
  * console.log(model.counts.merged, model.attempts.length);
  * ```

@@ -99,7 +99,7 @@ export const UNCHECKED: Verification = {
  * is refused while one is in progress), so the window is exact.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const mine = selectRunEvents(allRecords, "brave-otter-3fa9c2");
  * ```
  */

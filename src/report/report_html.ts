@@ -37,7 +37,7 @@ function section(id: string, title: string, body: string): string {
  * The report of one run as a complete HTML document.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const html = renderReportHtml(buildRunModel(records, { nowMs: Date.now() }));
  * await Deno.writeTextFile("run.html", html);
  * ```

@@ -93,7 +93,7 @@ export function terminalSafe(text: string): string {
  * would break it).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * renderLiveView(rows, { done: 2, total: 5, merged: 2, refused: 0 }, {
  *   frame: 3, width: 100, color: false,
  * });

@@ -139,7 +139,7 @@ function statusBytes(status: string, message = ""): Uint8Array {
  * The host side of the agents' network: one listener per session, one allowlist each.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const proxy = new EgressProxy({ socketDir, onRefused: (r) => audit(r) });
  * const channel = await proxy.open({
  *   session: "s1", transport: "unix",

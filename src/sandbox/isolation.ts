@@ -47,7 +47,7 @@ export const UNSANDBOXED_REACH =
  * falls back to none with a warning naming what agents can then reach; `none` is what it says.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const decision = decideIsolation("auto", await probeSandbox());
  * if (decision.reason) warn(decision.reason);
  * ```

@@ -66,7 +66,7 @@ function checkPort(port: number): number {
  * The `sandbox-exec -p` profile of one agent.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const profile = macSandboxProfile({
  *   worktree: "/Users/me/p/.sdd/worktrees/s1", home: "/Users/me/p/.sdd/runtime/homes/s1",
  *   gitDir: "/Users/me/p/.git", readOnly: [], hidden: ["/Users/me/p/.sdd", "/Users/me"],

@@ -7,7 +7,7 @@
  * command line for one session.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { decideIsolation, probeSandbox, sandboxCommand } from "./mod.ts";
  * const decision = decideIsolation("auto", await probeSandbox());
  * if (decision.isolation === "sandbox") {

@@ -1,25 +1,18 @@
+// Reads the task server's token files: one secret per file under the one secret-file policy of
+// src/io (no symlink, owner-only mode), decoded and trimmed; an empty token file is refused.
+
+import { readSecretFile } from "../io/mod.ts";
 import { TokenFileError } from "./errors.ts";
 
 /**
- * Reads a secret (token) file: a regular file, not readable by group or others, not empty.
- * Returns undefined when it does not exist.
+ * Reads a token file: its trimmed text, or undefined when it does not exist. Refused with a
+ * `secret.*` error like every secret file (symlink, not a regular file, readable by group or
+ * others); an empty one is `server.token_file`.
  */
-export async function readSecretFile(path: string): Promise<string | undefined> {
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.lstat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
-  if (!info.isFile) throw new TokenFileError(`${path} is not a regular file`);
-  if (info.mode !== null && (info.mode & 0o077) !== 0) {
-    throw new TokenFileError(
-      `${path} is readable by group or others (mode ${(info.mode & 0o777).toString(8)})`,
-      { hint: `run: chmod 600 ${path}` },
-    );
-  }
-  const text = new TextDecoder().decode(await Deno.readFile(path)).trim();
+export async function readTokenFile(path: string): Promise<string | undefined> {
+  const bytes = await readSecretFile(path, { what: "token file" });
+  if (bytes === undefined) return undefined;
+  const text = new TextDecoder().decode(bytes).trim();
   if (text === "") throw new TokenFileError(`${path} is empty`);
   return text;
 }

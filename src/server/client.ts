@@ -6,7 +6,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Clock, EnvReader } from "../io/mod.ts";
 import type { Approval } from "../policy/mod.ts";
 import type { Hold, Task, TaskDraft, TaskStatus } from "../tasks/mod.ts";
-import { readSecretFile } from "./_secret_file.ts";
+import { readTokenFile } from "./_secret_file.ts";
 import { ServerRefusalError, ServerUnreachableError, TokenMissingError } from "./errors.ts";
 import type { AgentLiveness } from "./events.ts";
 import { SERVER_PORT_FILE } from "./server.ts";
@@ -117,7 +117,7 @@ export async function discoverToken(
   const file = options.env.get(TASK_TOKEN_FILE_ENV);
   if (file !== undefined && file !== "") {
     const path = resolve(options.cwd, file);
-    const token = await readSecretFile(path);
+    const token = await readTokenFile(path);
     if (token === undefined) {
       throw new TokenMissingError(`${TASK_TOKEN_FILE_ENV}=${file} does not exist`);
     }
@@ -158,7 +158,7 @@ export async function readOperatorToken(
   } catch {
     return undefined;
   }
-  return { path, token: await readSecretFile(path) };
+  return { path, token: await readTokenFile(path) };
 }
 
 /** Finds URL and token (see {@linkcode discoverServerUrl} and {@linkcode discoverToken}). */
@@ -206,7 +206,7 @@ async function refused(url: URL): Promise<boolean> {
  * A client of the task server.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const endpoint = await discoverEndpoint({ env: processEnv, cwd: Deno.cwd() });
  * const client = new TaskClient(endpoint, { attempts: 6, baseDelayMs: 100, clock: systemClock });
  * await client.complete("t-01…", "added the parser and its tests");

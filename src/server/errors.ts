@@ -1,3 +1,6 @@
+// The task server's errors: HTTP refusals raised inside it, token-file and start-up failures,
+// and what a client sees when the server refuses or cannot be reached.
+
 import { BernsteinError, type BernsteinErrorOptions, KeyMissingError } from "../errors/mod.ts";
 
 /**

@@ -6,7 +6,7 @@
  * `bernstein task …`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { startTaskServer, TokenRegistry } from "./mod.ts";
  * const tokens = await TokenRegistry.open(runtimeDir, { random: systemRandom, operatorTokenPath });
  * const server = await startTaskServer({ store, holds, tokens, runtimeDir, config, clock });
@@ -30,7 +30,7 @@ export {
   TaskClient,
   type TaskClientOptions,
 } from "./client.ts";
-export { readSecretFile } from "./_secret_file.ts";
+export { readTokenFile } from "./_secret_file.ts";
 export {
   HttpError,
   ServerRefusalError,

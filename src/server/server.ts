@@ -195,7 +195,7 @@ function requireOwnTask(scope: TokenScope, id: string): void {
  * writes the port to `.sdd/runtime/server.port`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const server = await startTaskServer({ store, holds, tokens, runtimeDir, config, clock });
  * server.events.on((e) => { if (e.type === "task.completed") scheduler.wake(); });
  * ```

@@ -10,7 +10,7 @@ import { fromHex, toBase64Url, toHex } from "../canonical/mod.ts";
 import { sha256, timingSafeEqualBytes } from "../crypto/mod.ts";
 import { sha256Hex } from "../crypto/mod.ts";
 import { type Random, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
-import { readSecretFile } from "./_secret_file.ts";
+import { readTokenFile } from "./_secret_file.ts";
 import { TokenFileError } from "./errors.ts";
 
 /** File name of the operator token. */
@@ -104,7 +104,7 @@ export interface TokenRegistryOptions {
  * issued tokens are reloaded from their scope files.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const tokens = await TokenRegistry.open(".sdd/runtime", {
  *   random: systemRandom,
  *   operatorTokenPath: operatorTokenPath(auditKeyPath, projectRoot),
@@ -145,7 +145,7 @@ export class TokenRegistry {
     await Deno.mkdir(runtimeDir, { recursive: true, mode: 0o700 });
     const path = options.operatorTokenPath;
     await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    let operator = await readSecretFile(path);
+    let operator = await readTokenFile(path);
     if (operator === undefined) {
       operator = newToken("bop", options.random);
       await writeFileAtomic(path, operator, { mode: 0o600 });

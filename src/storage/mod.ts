@@ -6,7 +6,7 @@
  * the password-free form ever reach output.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { openTaskStore } from "./mod.ts";
  * const store = await openTaskStore({ config, sources, runtimeDir, runId, clock, random, sink });
  * const next = await store.claimNext("backend", { agent: "session-1" });

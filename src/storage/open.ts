@@ -110,7 +110,7 @@ export type OpenedTaskStore = JsonlTaskStore | PostgresTaskStore;
  * one of another version, and take the namespace when `owner` is given.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const store = await openTaskStore({
  *   config, sources: loaded.sources, runtimeDir, runId, clock, random, sink,
  *   owner: { host: Deno.hostname(), pid: Deno.pid },

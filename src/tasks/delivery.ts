@@ -9,7 +9,7 @@ import { NULL_EVENT_SINK, type TaskEvent, type TaskEventSink } from "./events.ts
  * even when callers interleave.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const delivery = new OrderedDelivery(auditSink);
  * await delivery.deliver(changes.map((c) => c.event)); // after the changes are durable
  * ```

@@ -1,3 +1,6 @@
+// Errors of the task store: validation, unknown tasks, illegal transitions, version conflicts,
+// unfinished dependencies, lost claims and locks, each with its stable code.
+
 import { ATTACH_INVALID_ALIASES } from "../plan/mod.ts";
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 import type { TaskStatus } from "./task.ts";

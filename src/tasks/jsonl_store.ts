@@ -5,7 +5,7 @@
 import { dirname } from "node:path";
 import { z } from "zod";
 import type { Clock, Random } from "../io/mod.ts";
-import { readFileIfExists, writeAll, writeFileAtomic } from "../io/mod.ts";
+import { readFileIfExists, syncDirectory, writeAll, writeFileAtomic } from "../io/mod.ts";
 import { TaskLogCorruptError, TaskStoreLockedError } from "./errors.ts";
 import type { TaskEventSink } from "./events.ts";
 import {
@@ -138,15 +138,6 @@ export class JsonlTaskStore extends IndexedTaskStore {
   }
 }
 
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await Deno.open(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
-  }
-}
-
 interface Pending {
   bytes: Uint8Array;
   resolve: () => void;
@@ -216,7 +207,6 @@ class JsonlJournal implements TaskJournal {
     const tasks = this.snapshot?.() ?? [];
     const parts = tasks.map((t) => encodeTaskLogLine([t]));
     await writeFileAtomic(this.#path, concatBytes(parts), { mode: 0o600 });
-    await syncDirectory(dirname(this.#path));
     this.#file.close();
     this.#file = await Deno.open(this.#path, { append: true });
     this.#records = tasks.length;
@@ -235,7 +225,7 @@ class JsonlJournal implements TaskJournal {
  * aside in `<path>.torn-<offset>` and cuts it off, and compacts an oversized log.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const store = await openJsonlTaskStore(".sdd/runtime/tasks.jsonl", {
  *   clock: systemClock, random: systemRandom, defaults: { priority: 2, max_retries: 2 },
  *   compactMinRecords: 10000,

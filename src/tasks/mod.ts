@@ -4,7 +4,7 @@
  * backend shares, store events for the audit chain, and orchestrator holds.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { openJsonlTaskStore } from "./mod.ts";
  * const store = await openJsonlTaskStore(".sdd/runtime/tasks.jsonl", {
  *   clock, random, sink, defaults: { priority: 2, max_retries: 2 }, compactMinRecords: 10000,

@@ -114,7 +114,7 @@ export interface ReleaseStaleOptions extends ChangeOptions {
  * promise resolves only after the change is durable and its event was recorded.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const task = await store.create({ title: "Add tests", role: "qa" }, { actor: "planner" });
  * const mine = await store.claimNext("qa", { agent: "session-1" });
  * await store.transition(mine!.id, "in_progress", { actor: "orchestrator", reason: "spawned" });

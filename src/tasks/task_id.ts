@@ -1,3 +1,6 @@
+// Task ids: `t-` and a ULID drawn from the injected clock and randomness, strictly increasing
+// from one generator so creation order is never ambiguous.
+
 import type { Clock, Random } from "../io/mod.ts";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case

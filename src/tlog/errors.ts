@@ -1,3 +1,5 @@
+// The error a checkpoint write or check fails with.
+
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /**

@@ -6,7 +6,7 @@
  * `src/crypto/` so the read-only verifier shares them.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const r = await writeCheckpoint({ dir: ".sdd/lineage", log: "lineage",
  *   files: [{ name: "log.jsonl", path: ".sdd/lineage/log.jsonl" }], signer, clock });
  * r.checkpoint.root; // RFC 9162 root of every line of the log

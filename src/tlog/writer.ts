@@ -273,7 +273,7 @@ async function hintedEnd(
  * damaged, signed by another key, or the log no longer holds the committed lines.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * await withFileLock(lockPath, () =>
  *   writeCheckpoint({ dir: ".sdd/lineage", log: "lineage", files, signer, clock }));
  * ```

@@ -80,7 +80,7 @@ interface Side {
  * the operator key, and a consistency proof in `newer` from `older`'s size that verifies).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const r = verifyCheckpointConsistency(
  *   { name: "old.json", bytes: oldBytes }, { name: "new.json", bytes: newBytes },
  *   { operatorFingerprint: hex });

@@ -129,7 +129,7 @@ export interface DirectoryGateInput {
  * (nothing recorded yet: the gate is skipped).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const opened = await openDirectoryGateInput({ logPath, cardsDir });
  * if (opened) try { await runLineageGate(opened.input) } finally { opened.close() }
  * ```

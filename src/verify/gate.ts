@@ -107,7 +107,7 @@ function byLine(a: GateIssue, b: GateIssue): number {
  * unresolved forks and conflicting agent cards.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const result = await runLineageGate({ log, signatures, cards, operatorKey });
  * result.ok ? "PASS" : `FAIL (${result.issues.length} issues)`;
  * ```

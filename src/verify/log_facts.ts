@@ -54,7 +54,7 @@ function prefix52(hash: string): number {
  * Collects {@linkcode LogFacts} while entries stream past.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const c = new LogFactsCollector();
  * for (const e of entries) c.add(e);
  * c.facts().entry_count;

@@ -7,7 +7,7 @@
  * reads the environment or opens the network.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const opened = await openDirectoryGateInput({ logPath: ".sdd/lineage/log.jsonl", cardsDir: ".sdd/agents" });
  * const result = await runLineageGate(opened!.input);
  * console.log(gateVerdict(result)); // "PASS" or "FAIL (3 issues)"

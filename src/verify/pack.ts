@@ -129,7 +129,7 @@ export interface PackVerifyResult {
  * Verifies a compliance pack read through `source` (a read-only file or a buffer).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const result = await verifyPack(memoryBytes(zip), { operatorFingerprint: hex });
  * result.ok ? "PASS" : result.errors.map((e) => e.message);
  * ```

@@ -218,7 +218,7 @@ function findEndOfCentralDirectory(source: RandomAccessBytes): number | undefine
  * header consistent with its directory entry, and no two members' data overlapping.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const dir = readZipDirectory(memoryBytes(zip), limits);
  * if (dir.problems.length === 0) for (const m of dir.members) readZipMember(source, m);
  * ```

@@ -5,7 +5,7 @@
  * local run.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { startWorkerPool } from "./mod.ts";
  * // executeRun calls this (through RunDeps.workers) when `workers.listen` is set:
  * const workers = await startWorkerPool(parts);

@@ -41,7 +41,7 @@ function checkName(name: string): void {
  * Mints (or replaces) the token of worker `name`; the secret is returned once and never stored.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const { token } = await mintWorkerToken(".sdd", "build-2", systemRandom, new Date());
  * await Deno.writeTextFile("worker.token", token, { mode: 0o600 });
  * ```

@@ -23,7 +23,7 @@ function asPredicate(test: LineTest): (line: string) => boolean {
  * ends without one.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const err = new LineWatcher(child.stderr);
  * await err.waitFor(/retrying in/, "the first retry");
  * ```
@@ -123,7 +123,7 @@ export interface WaitUntilOptions {
  * condition still does not hold: no wall-clock limit, so a slow machine only waits longer.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * await waitUntil(() => exists(marker), { what: "the agent started", until: child.status });
  * ```
  */

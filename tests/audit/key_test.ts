@@ -29,7 +29,7 @@ Deno.test("a key readable by group or others is refused", async () => {
       await Deno.chmod(path, mode);
       await rejects(
         readAuditKey(path),
-        (e) => (e as { code?: string }).code === "audit.key_permissions",
+        (e) => (e as { code?: string }).code === "secret.permissions",
       );
       await rejects(ensureAuditKey(path, new SeededRandom(1)), /readable by group or others/);
     }

@@ -36,16 +36,27 @@ Deno.test("a key readable by group or others, a symlink, or garbage is refused",
     await rejects(
       readOperatorSigningKey(key.path),
       (e: unknown) =>
-        e instanceof OperatorKeyError && e.message.includes("readable by group or others"),
+        (e as { code?: string }).code === "secret.permissions" &&
+        (e as Error).message.includes("readable by group or others"),
     );
-    await rejects(ensureOperatorSigningKey(sdd, new SeededRandom(1)), OperatorKeyError);
+    await rejects(
+      ensureOperatorSigningKey(sdd, new SeededRandom(1)),
+      (e: unknown) => (e as { code?: string }).code === "secret.permissions",
+    );
     await Deno.chmod(key.path, 0o600);
     const link = join(dir, "link.key");
     await Deno.symlink(key.path, link);
-    await rejects(readOperatorSigningKey(link), /symlink/);
+    await rejects(
+      readOperatorSigningKey(link),
+      (e: unknown) => (e as { code?: string }).code === "secret.symlink",
+    );
     const junk = join(dir, "junk.key");
     await Deno.writeTextFile(junk, "not a key", { mode: 0o600 });
-    await rejects(readOperatorSigningKey(junk), /not an Ed25519 PKCS#8 PEM private key/);
+    await rejects(
+      readOperatorSigningKey(junk),
+      (e: unknown) =>
+        e instanceof OperatorKeyError && /not an Ed25519 PKCS#8 PEM private key/.test(e.message),
+    );
   });
 });
 

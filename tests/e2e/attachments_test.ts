@@ -912,6 +912,85 @@ Deno.test("a resume refuses attachments whose chain does not verify or whose wor
   }
 });
 
+Deno.test("a corrupted CAS blob: cas verify and doctor list it, cas repair restores it from its unchanged source (or says the run cannot resume byte-identically)", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir);
+    const { release, first } = await crashedRun(fx);
+    try {
+      const sdd = join(fx.root, ".sdd");
+      const png = sha256Hex(PNG);
+      const blob = join(sdd, "cas", png.slice(0, 2), png);
+      const runId = (await Array.fromAsync(Deno.readDir(join(sdd, "runs")))).map((e) => e.name)
+        .find((n) => n !== "unknown") ?? "";
+      ok(runId !== "", "the run has a record folder");
+      await Deno.writeFile(blob, enc("flipped bytes"));
+      const cas = (args: string[]) => runBernstein(["cas", ...args], { cwd: fx.root, env: fx.env });
+      const verify = await cas(["verify", "--json"]);
+      strictEqual(verify.code, 1, verify.stderr);
+      const report = JSON.parse(verify.stdout);
+      strictEqual(report.ok, false);
+      deepStrictEqual(
+        report.problems.map((p: { code: string; digest: string }) => [p.code, p.digest]),
+        [
+          ["cas.integrity", png],
+        ],
+      );
+      deepStrictEqual(report.needed_by, { [png]: [runId] });
+      const text = await cas(["verify"]);
+      ok(
+        text.stderr.includes(
+          `error[cas.integrity]: .sdd/cas/${png.slice(0, 2)}/${png}: blob ${png}`,
+        ) &&
+          text.stderr.includes(`needed by run ${runId}`),
+        text.stderr,
+      );
+      ok(
+        /^FAIL \(1 problem\) \.sdd\/cas: \d+ of \d+ blob\(s\) good$/m.test(text.stdout),
+        text.stdout,
+      );
+      const doctor = await runBernstein(["doctor", "--json"], { cwd: fx.root, env: fx.env });
+      const casLine = JSON.parse(doctor.stdout).checks.find((c: { name: string }) =>
+        c.name === "cas"
+      );
+      strictEqual(casLine.status, "FAIL", doctor.stdout);
+      ok(casLine.detail.includes("cas.integrity"), casLine.detail);
+      // The source changed since the run read it: nothing hashes to the key.
+      await Deno.writeTextFile(join(fx.root, "design.png"), "edited by the operator");
+      const lost = await cas(["repair"]);
+      strictEqual(lost.code, 1, lost.stderr + lost.stdout);
+      ok(lost.stdout.includes(`unrecoverable ${png}: needed by run ${runId}`), lost.stdout);
+      ok(lost.stderr.includes("design.png: changed since the run read it"), lost.stderr);
+      ok(
+        lost.stderr.includes(
+          `warning[cas.unrecoverable]: run ${runId} cannot resume byte-identically`,
+        ) && lost.stderr.includes("bernstein run --fresh"),
+        lost.stderr,
+      );
+      deepStrictEqual(await Deno.readFile(blob), enc("flipped bytes"), "nothing was replaced");
+      // The source is back as the run read it: restored, the damaged bytes kept aside.
+      await Deno.writeFile(join(fx.root, "design.png"), PNG);
+      const fixed = await cas(["repair", "--json"]);
+      strictEqual(fixed.code, 0, fixed.stderr + fixed.stdout);
+      const repaired = JSON.parse(fixed.stdout);
+      strictEqual(repaired.blobs.length, 1);
+      strictEqual(repaired.blobs[0].status, "restored");
+      strictEqual(repaired.blobs[0].from, join(fx.root, "design.png"));
+      deepStrictEqual(await Deno.readFile(blob), PNG);
+      deepStrictEqual(await Deno.readFile(repaired.blobs[0].moved_aside[0]), enc("flipped bytes"));
+      strictEqual((await cas(["verify"])).code, 0);
+      // The resume now finishes with the byte-identical prompt.
+      await Deno.writeTextFile(release, "");
+      const r = await run(fx, ["--json"]);
+      strictEqual(r.code, 0, r.stderr + r.stdout);
+      const blocks = (t: string) =>
+        t.replace(/<attachment-outcomes>\n[^]*?<\/attachment-outcomes>\n/, "");
+      strictEqual(blocks(dec(await Deno.readFile(fx.record))), blocks(dec(first)));
+    } finally {
+      await Deno.writeTextFile(release, "");
+    }
+  });
+});
+
 for (const isolation of ["auto", "none"]) {
   Deno.test(`a worktree copy reaches the agent byte for byte; an agent that commits it is stopped (isolation ${isolation})`, async () => {
     await withTempDir(async (dir) => {

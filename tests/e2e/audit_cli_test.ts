@@ -169,7 +169,7 @@ Deno.test("audit verify refuses a key readable by others", async () => {
       env: { BERNSTEIN_AUDIT_KEY_PATH: keyPath },
     });
     strictEqual(run.code, 1);
-    ok(run.stderr.includes("error[audit.key_permissions]"), run.stderr);
+    ok(run.stderr.includes("error[secret.permissions]"), run.stderr);
     strictEqual(((await Deno.stat(keyPath)).mode ?? -1) & 0o777, 0o644);
   });
 });

@@ -7,7 +7,6 @@ import {
   ServerRefusalError,
   ServerUnreachableError,
   TaskClient,
-  TokenFileError,
   TokenMissingError,
 } from "../../src/server/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
@@ -75,7 +74,7 @@ Deno.test("client: discovery prefers env, then walks up to .sdd/runtime from a w
       await Deno.chmod(tokenFile, 0o644);
       await assert.rejects(
         discoverEndpoint({ env: mapEnv({ BERNSTEIN_TASK_TOKEN_FILE: tokenFile }), cwd: worktree }),
-        TokenFileError,
+        (err: unknown) => (err as { code?: string }).code === "secret.permissions",
       );
       await Deno.writeTextFile(join(runtime, "server.port"), "http\n");
       await assert.rejects(

@@ -616,7 +616,7 @@ Deno.test("tokens: files are 0600, the operator token is reused, reloaded tokens
     await assert.rejects(
       open(4),
       (e: unknown) =>
-        (e as { code?: string }).code === "server.token_file" &&
+        (e as { code?: string }).code === "secret.permissions" &&
         /readable by group or others/.test((e as Error).message),
     );
   } finally {

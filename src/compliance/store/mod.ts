@@ -3,7 +3,7 @@
  * project pack builder that reads `.sdd/` (lineage log, sidecars, cards, audit log).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const key = await ensureOperatorSigningKey(project.sdd, systemRandom);
  * const out = await openAtomicFile(output);
  * const r = await buildProjectPack({ sdd: project.sdd, org, since, until, builtAt, builder,

@@ -12,7 +12,13 @@ import {
   encodePublicKeyPem,
 } from "../../crypto/mod.ts";
 import { BernsteinError, KeyMissingError } from "../../errors/mod.ts";
-import { type Random, readFileIfExists, writeFileAtomic, writeFileIfAbsent } from "../../io/mod.ts";
+import {
+  type Random,
+  readFileIfExists,
+  readSecretFile,
+  writeFileAtomic,
+  writeFileIfAbsent,
+} from "../../io/mod.ts";
 import { kidForPublicKey } from "../../lineage/mod.ts";
 import { operatorFingerprint } from "../../verify/mod.ts";
 import type { OperatorSigner } from "../mod.ts";
@@ -43,34 +49,20 @@ export interface LoadedOperatorKey {
 }
 
 /**
- * Reads an Ed25519 PKCS#8 PEM private key: a regular file (not a symlink), not readable by
- * group or others. A missing file is a {@linkcode KeyMissingError} (exit 3).
+ * Reads an Ed25519 PKCS#8 PEM private key under src/io's secret-file policy (`secret.*`: not a
+ * symlink, a regular file, not readable by group or others). A missing file is a
+ * {@linkcode KeyMissingError} (exit 3).
  */
 export async function readOperatorSigningKey(path: string): Promise<LoadedOperatorKey> {
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.lstat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new KeyMissingError("compliance.operator_key_missing", `no operator key at ${path}`, {
-        hint: "'bernstein init' creates .sdd/keys/operator.key; or pass --operator-key PEM",
-      });
-    }
-    throw error;
-  }
-  if (info.isSymlink) throw new OperatorKeyError(`operator key ${path} is a symlink (refused)`);
-  if (!info.isFile) throw new OperatorKeyError(`operator key ${path} is not a regular file`);
-  if (info.mode !== null && (info.mode & 0o077) !== 0) {
-    throw new OperatorKeyError(
-      `operator key ${path} is readable by group or others (mode ${
-        (info.mode & 0o777).toString(8)
-      }); refusing to use it`,
-      { hint: `chmod 600 ${path}` },
-    );
+  const pem = await readSecretFile(path, { what: "operator key" });
+  if (pem === undefined) {
+    throw new KeyMissingError("compliance.operator_key_missing", `no operator key at ${path}`, {
+      hint: "'bernstein init' creates .sdd/keys/operator.key; or pass --operator-key PEM",
+    });
   }
   let seed: Uint8Array;
   try {
-    seed = decodePrivateKeyPem(new TextDecoder().decode(await Deno.readFile(path)));
+    seed = decodePrivateKeyPem(new TextDecoder().decode(pem));
   } catch (cause) {
     throw new OperatorKeyError(`${path} is not an Ed25519 PKCS#8 PEM private key`, { cause });
   }

@@ -364,7 +364,7 @@ async function analyzeWindow(
  * what each one holds (the fork analysis, the window's members) is garbage before the next.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const out = await openAtomicFile(output);
  * const r = await buildProjectPack({ sdd, org, since, until, builtAt: null, builder,
  *   compliance: config.compliance, signer, env, sink: out });

@@ -13,6 +13,7 @@ import {
 import {
   type Random,
   readFileIfExists,
+  readSecretFile,
   withFileLock,
   writeFileAtomic,
   writeFileIfAbsent,
@@ -70,16 +71,10 @@ async function ensureDir(path: string, mode: number): Promise<void> {
 }
 
 async function readPrivateKey(path: string): Promise<Uint8Array> {
-  const info = await Deno.lstat(path);
-  if (!info.isFile) throw new AgentKeyError(`${path} is not a regular file`);
-  if (info.mode !== null && (info.mode & 0o077) !== 0) {
-    throw new AgentKeyError(
-      `agent key ${path} is readable by group or others (mode ${(info.mode & 0o777).toString(8)})`,
-      { hint: `chmod 600 ${path}` },
-    );
-  }
+  const pem = await readSecretFile(path, { what: "agent key" });
+  if (pem === undefined) throw new AgentKeyError(`agent key ${path} does not exist`);
   try {
-    return decodePrivateKeyPem(decoder.decode(await Deno.readFile(path)));
+    return decodePrivateKeyPem(decoder.decode(pem));
   } catch (cause) {
     throw new AgentKeyError(`${path} is not a PKCS#8 Ed25519 private key`, { cause });
   }

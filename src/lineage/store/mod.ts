@@ -5,7 +5,7 @@
  * and key rotation), the steward identity that signs merges, and `recordWrite`.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const store = openLineageStore({
  *   sdd: project.sdd,
  *   operatorKey: () => resolveOperatorKey({ env, createWith: systemRandom }),

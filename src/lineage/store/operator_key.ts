@@ -1,3 +1,6 @@
+// The lineage operator HMAC key (FORMATS.md §4): `BERNSTEIN_OPERATOR_SECRET` when set, else
+// derived from the audit key; only a writer may create a missing audit key.
+
 import {
   type AuditKey,
   deriveOperatorKey,

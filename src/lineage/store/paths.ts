@@ -1,3 +1,5 @@
+// Paths of the lineage store under `.sdd/lineage/`: the log, signatures, cards, checkpoints.
+
 import { join } from "node:path";
 import { LOG_FILE } from "../mod.ts";
 

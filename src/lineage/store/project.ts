@@ -26,7 +26,7 @@ export interface ProjectLineageOptions {
  * writer may create the audit key).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const store = await openProjectLineageStore({ cwd: Deno.cwd(), env: processEnv });
  * await store.recordWrite("src/app.ts", bytes, { agent, toolCallId, spanId });
  * ```

@@ -228,7 +228,7 @@ async function lastByte(path: string, size: number): Promise<number | undefined>
  * implementation never interleave, and the parent of each write is read under that lock.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const store = openLineageStore({ sdd: ".sdd", operatorKey: key });
  * await store.recordWrite("src/app.ts", bytes, { agent: "claude-1", toolCallId, spanId });
  * ```

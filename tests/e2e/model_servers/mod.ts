@@ -7,7 +7,7 @@
  * proxy the CLIs get, so any attempt to reach another host is recorded.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { startModelServer } from "./mod.ts";
  * const server = startModelServer({ script: ["@model write hello.txt hi", "@model say done"] });
  * // point a CLI at server.origin, run it, then:
