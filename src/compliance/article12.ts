@@ -4,6 +4,7 @@
 // that show how the pack's evidence meets it. Log-derived figures come from
 // `article12LogFigures` so the verifier can recompute them.
 import type { JsonObject } from "../canonical/mod.ts";
+import { agentIsolationBlock, type AgentIsolationFacts } from "./agent_isolation.ts";
 import { article12LogFigures, isoOfNs, type LogFacts } from "../verify/mod.ts";
 
 /** The regulation the facts refer to. */
@@ -44,6 +45,8 @@ export interface Article12Input {
   unresolvedForkCount: number;
   /** `tool_call_id` → audit event links. */
   audit: AuditCrossLinks;
+  /** Each agent's isolation from its `agent.spawned` events (absent: not stated). */
+  agentIsolation?: AgentIsolationFacts;
   /** `compliance.remote_biometric_identification`. */
   remoteBiometricIdentification: boolean;
   /** `compliance.retention_days`. */
@@ -123,6 +126,12 @@ export function buildArticle12(input: Article12Input): JsonObject {
       evidence:
         "every entry names the agent identity and key that signed it; reviewer identities are the signers of merge entries",
       ...figures["12(2)(c)"],
+      ...(input.agentIsolation === undefined ? {} : {
+        agent_isolation: agentIsolationBlock(
+          input.facts.agents.map((a) => a.agent_id),
+          input.agentIsolation,
+        ),
+      }),
     },
     "12(3)": input.remoteBiometricIdentification
       ? {

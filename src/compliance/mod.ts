@@ -22,6 +22,13 @@ export {
   REGULATION,
 } from "./article12.ts";
 export { AuditLinker, type LinkableRecord } from "./audit_links.ts";
+export {
+  agentIsolationBlock,
+  AgentIsolationCollector,
+  type AgentIsolationFacts,
+  NOT_RECORDED,
+  type SpawnRecord,
+} from "./agent_isolation.ts";
 export { resolveBuildTime } from "./build_time.ts";
 export { type CardSelection, selectCards } from "./cards.ts";
 export { type CoverFacts, renderReadme, renderVerifyInstructions } from "./documents.ts";

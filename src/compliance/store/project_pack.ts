@@ -36,6 +36,8 @@ import {
   verifyPack,
 } from "../../verify/mod.ts";
 import {
+  AgentIsolationCollector,
+  type AgentIsolationFacts,
   type AuditCrossLinks,
   AuditLinker,
   buildArticle12,
@@ -150,15 +152,18 @@ async function auditLinks(
   sdd: string,
   env: EnvReader,
   toolCallIds: ReadonlySet<string>,
-): Promise<AuditCrossLinks> {
-  const notChecked = (reason: string): AuditCrossLinks => ({
-    checked: false,
-    reason,
-    tool_call_ids: toolCallIds.size,
-    linked_tool_call_ids: 0,
-    linked_audit_events: 0,
-    audit_records_authenticated: 0,
-    audit_records_rejected: 0,
+): Promise<{ links: AuditCrossLinks; isolation: AgentIsolationFacts }> {
+  const notChecked = (reason: string) => ({
+    links: {
+      checked: false,
+      reason,
+      tool_call_ids: toolCallIds.size,
+      linked_tool_call_ids: 0,
+      linked_audit_events: 0,
+      audit_records_authenticated: 0,
+      audit_records_rejected: 0,
+    },
+    isolation: { checked: false, reason, byAgent: new Map() },
   });
   let key;
   try {
@@ -171,14 +176,19 @@ async function auditLinks(
     throw error;
   }
   const linker = new AuditLinker(toolCallIds);
+  const isolation = new AgentIsolationCollector();
   let authenticated = 0;
   const scan = await scanAuditLog(join(sdd, "audit"), key, {
     onRecord: (r) => {
       authenticated++;
       linker.add(r.record);
+      isolation.add(r.record);
     },
   });
-  return linker.result({ authenticated, rejected: scan.skipped_count });
+  return {
+    links: linker.result({ authenticated, rejected: scan.skipped_count }),
+    isolation: isolation.result(),
+  };
 }
 
 /**
@@ -431,7 +441,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     });
   }
   const facts = a.collected.facts;
-  const audit = await auditLinks(options.sdd, options.env, a.toolCallIds);
+  const { links: audit, isolation } = await auditLinks(options.sdd, options.env, a.toolCallIds);
   if (!audit.checked) {
     warnings.push({
       code: "compliance.audit_not_linked",
@@ -445,6 +455,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     riskArtefacts: a.riskArtefacts,
     unresolvedForkCount: a.unresolved,
     audit,
+    agentIsolation: isolation,
     remoteBiometricIdentification: options.compliance.remote_biometric_identification,
     retentionDays: options.compliance.retention_days,
     periodDays: window.days,
