@@ -27,6 +27,14 @@ export interface ProcessOptions {
   onStderr?: (chunk: Uint8Array) => void;
   /** Keep at most this many bytes of each stream in the result (default 16 MiB). */
   maxCaptureBytes?: number;
+  /**
+   * The leader is a supervisor that reaps its children and exits once they are gone (bwrap):
+   * a stop signals the rest of the group first and the leader only if it outlives them.
+   * Killed together, the supervisor's child loses its parent in the same instant and is left
+   * as a zombie under a pid 1 that may never reap it (a container's). Linux (/proc) only;
+   * elsewhere the group is signalled as usual.
+   */
+  leaderLast?: boolean;
 }
 
 /** What a finished process did. */
@@ -69,6 +77,41 @@ function killGroup(pid: number, signal: Deno.Signal): void {
     // The group is already gone: nothing to kill.
   }
 }
+
+/** The live members of process group `pgid` other than its leader, read from /proc. */
+function groupMembersButLeader(pgid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(entry.name) || Number(entry.name) === pgid) continue;
+      let stat: string;
+      try {
+        stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      } catch {
+        continue; // gone meanwhile
+      }
+      // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] !== "Z" && Number(fields[2]) === pgid) out.push(Number(entry.name));
+    }
+  } catch {
+    // No /proc: the caller falls back to signalling the group.
+  }
+  return out;
+}
+
+function killMembers(pgid: number, signal: Deno.Signal): void {
+  for (const pid of groupMembersButLeader(pgid)) {
+    try {
+      Deno.kill(pid, signal);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+
+/** How long a supervisor gets to reap its killed children and exit before the group kill. */
+const LEADER_EXIT_MS = 2000;
 
 async function drain(
   stream: ReadableStream<Uint8Array>,
@@ -133,19 +176,31 @@ export function spawnProcess(argv: readonly string[], options: ProcessOptions = 
   let exited = false;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
 
-  async function terminate(graceMs = grace): Promise<void> {
-    if (exited) return;
-    killGroup(pid, "SIGTERM");
-    await new Promise<void>((resolve) => {
-      killTimer = setTimeout(() => {
-        if (!exited) killGroup(pid, "SIGKILL");
-        resolve();
-      }, graceMs);
+  /** Resolves after `ms` or when the process exits, whichever is first. */
+  function exitOrAfter(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      killTimer = setTimeout(resolve, ms);
       status.finally(() => {
         clearTimeout(killTimer);
         resolve();
       });
     });
+  }
+
+  async function terminate(graceMs = grace): Promise<void> {
+    if (exited) return;
+    if (options.leaderLast) {
+      killMembers(pid, "SIGTERM");
+      await exitOrAfter(graceMs);
+      if (exited) return;
+      killMembers(pid, "SIGKILL");
+      await exitOrAfter(LEADER_EXIT_MS);
+      if (!exited) killGroup(pid, "SIGKILL");
+      return;
+    }
+    killGroup(pid, "SIGTERM");
+    await exitOrAfter(graceMs);
+    if (!exited) killGroup(pid, "SIGKILL");
   }
 
   const status = child.status.then((s) => {

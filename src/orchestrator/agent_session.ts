@@ -171,6 +171,8 @@ export interface WrappedInvocation {
   isolation: JsonObject;
   /** Called once the agent's process ended (closes its network channel). */
   release?: () => Promise<void>;
+  /** The first process supervises the rest (bwrap): stop its group leader last. */
+  leaderLast?: boolean;
 }
 
 /**
@@ -346,6 +348,7 @@ async function launchInWorktree(
       stdin: invocation.stdin,
       timeoutMs: launch.deadlineMs,
       killGraceMs: launch.killGraceMs,
+      leaderLast: wrapped.leaderLast,
       onStdout: (chunk) => {
         log.writeSync(chunk);
         agent.lastOutputMs = options.now();

@@ -403,6 +403,7 @@ export function worktreeEdges(worktree: string, options: WorktreeEdgeOptions): S
           env: run.env,
           timeoutMs,
           killGraceMs: 1000,
+          leaderLast: "leaderLast" in run ? run.leaderLast : undefined,
         });
         const all = new Uint8Array(result.stdout.length + result.stderr.length);
         all.set(result.stdout);

@@ -50,7 +50,13 @@ export function runConfigGate(changes: readonly ChangedPath[]): GateResult {
 export type CommandIsolator = (
   argv: readonly string[],
   where: { cwd: string; env: Record<string, string> },
-) => Promise<{ argv: string[]; env: Record<string, string>; release?: () => Promise<void> }>;
+) => Promise<{
+  argv: string[];
+  env: Record<string, string>;
+  release?: () => Promise<void>;
+  /** The first process supervises the rest (a sandbox): stopped last on a timeout. */
+  leaderLast?: boolean;
+}>;
 
 /** Options for {@linkcode commandGate}. */
 export interface CommandGateOptions {
@@ -88,6 +94,7 @@ export async function commandGate(options: CommandGateOptions): Promise<GateResu
       env: run.env,
       timeoutMs: options.timeoutS * 1000,
       maxCaptureBytes: 4 * 1024 * 1024,
+      leaderLast: "leaderLast" in run ? run.leaderLast : undefined,
     });
   } catch (error) {
     await release?.().catch(() => {});

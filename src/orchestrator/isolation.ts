@@ -158,6 +158,7 @@ export async function setUpIsolation(options: IsolationOptions): Promise<RunIsol
         invocation: { ...invocation, argv: wrapped.argv, env: wrapped.env, cwd: wrapped.cwd },
         isolation: { ...wrapped.record, requested: decision.requested } as unknown as JsonObject,
         release: () => wrapped.channel.close(),
+        leaderLast: wrapped.leaderLast,
       };
     },
   };
@@ -181,6 +182,7 @@ export async function setUpIsolation(options: IsolationOptions): Promise<RunIsol
         argv: wrapped.invocation.argv,
         env: wrapped.invocation.env,
         release: wrapped.release,
+        leaderLast: wrapped.leaderLast,
       };
     },
     async close() {

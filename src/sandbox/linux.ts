@@ -235,13 +235,18 @@ function mountArgs(op: MountOp): string[] {
  * The bwrap command line: every namespace unshared (network included: only loopback exists
  * inside, the proxy socket is the way out), all capabilities dropped (root in the sandbox
  * cannot remount what hides the keys), killed with its parent, then the mounts and the command.
- * No new session: the orchestrator's group kill must reach the agent's processes.
+ * No new session: the orchestrator's group kill must reach the agent's processes. The command
+ * runs as pid 1 of the namespace (`--as-pid-1`; it is bernstein's sandbox init, which passes
+ * SIGTERM on): without it bwrap puts an init of its own there, and the outer bwrap exits as
+ * soon as that init reports the exit status, before reaping it, so every sandboxed process
+ * left a `[bwrap] <defunct>` for the host's pid 1 to reap (a container's may never do so).
  */
 export function bwrapArgv(mounts: readonly MountOp[], options: BwrapOptions): string[] {
   if (options.command.length === 0) throw new Error("sandbox: empty command");
   return [
     options.bwrap ?? "bwrap",
     "--unshare-all",
+    "--as-pid-1",
     "--die-with-parent",
     "--cap-drop",
     "ALL",

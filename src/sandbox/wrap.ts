@@ -82,6 +82,11 @@ export interface SandboxedCommand {
   record: SandboxRecord;
   /** The session's egress listener. */
   channel: EgressChannel;
+  /**
+   * The first process is a supervisor that reaps the sandbox (bwrap): stop the rest of its
+   * process group first (`ProcessOptions.leaderLast`), or its child becomes a zombie.
+   */
+  leaderLast: boolean;
 }
 
 /** The proxy port inside a Linux sandbox (the namespace is empty: any port is free). */
@@ -205,6 +210,7 @@ export async function sandboxCommand(
           writable: record.writable.filter((p) => !plan.dropped.includes(p)),
         },
         channel,
+        leaderLast: true,
       };
     }
     const port = channel.port as number;
@@ -227,6 +233,8 @@ export async function sandboxCommand(
       cwd: command.cwd,
       record,
       channel,
+      // sandbox-exec applies the profile and execs the command: no supervisor in between.
+      leaderLast: false,
     };
   } catch (error) {
     await channel.close();

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { processEnv } from "../../src/io/mod.ts";
 import { selfCommand } from "../../src/orchestrator/mod.ts";
 import {
+  bwrapArgv,
   decideIsolation,
   EgressProxy,
   parseEgressTarget,
@@ -16,7 +17,7 @@ import {
   type RefusedConnection,
   sandboxCommand,
 } from "../../src/sandbox/mod.ts";
-import { runProcess } from "../../src/io/mod.ts";
+import { runProcess, spawnProcess } from "../../src/io/mod.ts";
 import { git, makeRepo, withTempDir } from "../_helpers/temp.ts";
 
 const probe = await probeSandbox();
@@ -176,5 +177,64 @@ Deno.test({
       assert.equal(wrapped.record.backend, "bwrap");
       assert.deepEqual(wrapped.record.writable, [worktree, home]);
     });
+  },
+});
+
+/** Every process of group `pgid`, zombies included, as "pid state command" (read from /proc). */
+function groupProcesses(pgid: number): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    let stat: string;
+    try {
+      stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    if (Number(fields[2]) === pgid) out.push(`${entry.name} ${fields[0]} ${comm}`);
+  }
+  return out;
+}
+
+Deno.test({
+  name:
+    `a bwrap sandbox that ends or is stopped leaves nothing in its process group, not even a zombie${why}`,
+  ignore: !probe.available,
+  async fn() {
+    // It ends by itself; it is stopped and obeys SIGTERM; it ignores SIGTERM and is killed.
+    const cases: [string, boolean][] = [
+      ["echo ready; exit 3", false],
+      ["echo ready; sleep 300", true],
+      ["trap '' TERM; echo ready; sleep 300", true],
+    ];
+    for (const [script, stop] of cases) {
+      let ready!: () => void;
+      const started = new Promise<void>((resolve) => (ready = resolve));
+      const argv = bwrapArgv([
+        { kind: "ro-bind", src: "/", dest: "/" },
+        { kind: "proc", dest: "/proc" },
+        { kind: "dev", dest: "/dev" },
+      ], {
+        bwrap: probe.available ? probe.executable : "bwrap",
+        cwd: "/",
+        command: ["sh", "-c", script],
+      });
+      const handle = spawnProcess(argv, {
+        env: { PATH: "/usr/bin:/bin" },
+        leaderLast: true,
+        onStdout: () => ready(),
+      });
+      await started;
+      if (stop) {
+        // bwrap and the shell (pid 1 inside) at least.
+        assert.ok(groupProcesses(handle.pid).length >= 2, groupProcesses(handle.pid).join("\n"));
+        await handle.terminate(50);
+      }
+      const result = await handle.done;
+      assert.notEqual(result.code, 0);
+      assert.deepEqual(groupProcesses(handle.pid), [], script);
+    }
   },
 });

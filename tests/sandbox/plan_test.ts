@@ -120,7 +120,7 @@ Deno.test("linux plan: relative paths are refused", () => {
   assert.throws(() => linuxMountPlan({ ...SPEC, worktree: "p/.sdd/worktrees/s1" }), /not absolute/);
 });
 
-Deno.test("bwrap argv: every namespace unshared, capabilities dropped, no new session", () => {
+Deno.test("bwrap argv: every namespace unshared, the command as pid 1, capabilities dropped, no new session", () => {
   const argv = bwrapArgv(
     [{ kind: "ro-bind", src: "/usr", dest: "/usr" }, { kind: "mask-file", dest: "/etc/shadow" }],
     { cwd: "/w", command: ["claude", "-p", "x"] },
@@ -128,6 +128,7 @@ Deno.test("bwrap argv: every namespace unshared, capabilities dropped, no new se
   assert.deepEqual(argv, [
     "bwrap",
     "--unshare-all",
+    "--as-pid-1",
     "--die-with-parent",
     "--cap-drop",
     "ALL",
