@@ -228,3 +228,22 @@ Deno.test("every src file opens with a paragraph saying what it is for", async (
   }
   ok(problems.length === 0, problems.join("\n"));
 });
+
+Deno.test("paths of run folders and agent sessions come from src/io's .sdd layout, never joined by hand", async () => {
+  // `join(<sdd>, "runs", …)`, `join(…, "worktrees", <session>)` and run tags parsed back out of
+  // a run id skip the id and name checks; src/io/sdd_layout.ts and src/ledger/run_id.ts own them.
+  const handJoined = /join\([^)]*["'](runs|worktrees)["']\s*,/;
+  const tagParsed = /[rR]unId\.split\(["']-["']\)/;
+  const problems: string[] = [];
+  for (const file of await sourceFiles("src")) {
+    if (file === "src/io/sdd_layout.ts") continue;
+    const lines = (await Deno.readTextFile(`${REPO_ROOT}${file}`)).split("\n");
+    lines.forEach((line, i) => {
+      if (handJoined.test(line) && !/gitDir/.test(line)) {
+        problems.push(`${file}:${i + 1}: hand-joined .sdd path: ${line.trim()}`);
+      }
+      if (tagParsed.test(line)) problems.push(`${file}:${i + 1}: run tag parsed: ${line.trim()}`);
+    });
+  }
+  ok(problems.length === 0, problems.join("\n"));
+});

@@ -6,6 +6,7 @@
 import { isAbsolute, join, resolve } from "node:path";
 import { badDigests, type CasCheckReport, CasStore, checkCasStore } from "../cas/mod.ts";
 import { sha256Hex } from "../crypto/mod.ts";
+import { runsRoot } from "../io/mod.ts";
 import { copyPathOf } from "./delivery.ts";
 import { loadRecord } from "./record.ts";
 import { screenAttachment } from "./screen.ts";
@@ -66,7 +67,7 @@ export async function collectCasReferences(sdd: string, root: string): Promise<C
   const unreadable: CasReferences["unreadable"] = [];
   const runIds: string[] = [];
   try {
-    for await (const e of Deno.readDir(join(sdd, "runs"))) if (e.isDirectory) runIds.push(e.name);
+    for await (const e of Deno.readDir(runsRoot(sdd))) if (e.isDirectory) runIds.push(e.name);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }

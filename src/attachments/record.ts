@@ -2,11 +2,10 @@
 // (their bytes are in CAS), every spawn's blocks, and the per-attachment report rows. It only
 // says where to look: bytes come from CAS and a resumed spawn's blocks from the authenticated
 // audit events (see resolver.ts).
-import { join } from "node:path";
 import { z } from "zod";
 import { canonicalize, type JsonValue, parseJsonBytes } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
-import { readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+import { readFileIfExists, runDir, runFile, writeFileAtomic } from "../io/mod.ts";
 import type { AttachmentKind } from "./screen.ts";
 
 /**
@@ -146,7 +145,7 @@ const RecordSchema = z.object({
 
 /** Path of a run's attachment record. */
 export function recordPath(sdd: string, runId: string): string {
-  return join(sdd, "runs", runId, "attachments.json");
+  return runFile(sdd, runId, "attachments");
 }
 
 /** An empty record. */
@@ -192,6 +191,6 @@ export async function loadRecord(
 /** Writes a run's record (atomically). */
 export async function saveRecord(sdd: string, record: RunAttachmentRecord): Promise<void> {
   const path = recordPath(sdd, record.run_id);
-  await Deno.mkdir(join(sdd, "runs", record.run_id), { recursive: true });
+  await Deno.mkdir(runDir(sdd, record.run_id), { recursive: true });
   await writeFileAtomic(path, canonicalize(record as unknown as JsonValue, "canon") + "\n");
 }

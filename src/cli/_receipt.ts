@@ -41,7 +41,7 @@ export async function verifyReceiptCommand(ctx: CommandContext): Promise<number>
     return fail(`--receipt-hash must be sha256:<64 lowercase hex>, got '${receiptHash}'`);
   }
   try {
-    store.checkRunId(runId);
+    store.checkSpineRunId(runId);
   } catch (error) {
     return fail((error as Error).message);
   }

@@ -8,9 +8,9 @@ async function exportCommand(ctx: CommandContext): Promise<number> {
   const { findProject } = await import("../config/mod.ts");
   const audit = await import("../audit/mod.ts");
   const { CasStore } = await import("../cas/mod.ts");
-  const ledger = await import("../ledger/mod.ts");
+  const io = await import("../io/mod.ts");
   const attachments = await import("../attachments/mod.ts");
-  const runId = ledger.checkRunId(stringArg(ctx, "run-id") ?? "");
+  const runId = io.checkRunId(stringArg(ctx, "run-id") ?? "");
   const outFlag = stringFlag(ctx, "out");
   if (outFlag === undefined) {
     const { UsageError } = await import("../errors/mod.ts");

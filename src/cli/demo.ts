@@ -319,7 +319,7 @@ async function demo(ctx: CommandContext): Promise<number> {
     verify: true,
   });
   const model = view.buildRunModel(records, { nowMs: io.systemClock.nowMs() });
-  const reportPath = join(repo, ".sdd", "runs", s.run_id, "report.html");
+  const reportPath = io.runFile(join(repo, ".sdd"), s.run_id, "report");
   await io.writeFileAtomic(reportPath, view.renderReportHtml(model));
   const v = model.verification;
   const reportOk = model.attempts.length === 7 && model.refused_merges.length === 1 &&

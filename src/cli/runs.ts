@@ -87,7 +87,8 @@ async function buildScorecard(ctx: CommandContext, runId: string): Promise<boole
 
 async function scorecard(ctx: CommandContext): Promise<number> {
   const ledger = await import("../ledger/mod.ts");
-  const runId = ledger.checkRunId(stringArg(ctx, "run-id") ?? "");
+  const io = await import("../io/mod.ts");
+  const runId = io.checkRunId(stringArg(ctx, "run-id") ?? "");
   if (booleanFlag(ctx, "verify")) return await verify(ctx, runId);
   const { paths, rel } = await project(ctx);
   let stored = await ledger.findScorecard(paths.sdd, runId);
@@ -153,14 +154,13 @@ async function scorecard(ctx: CommandContext): Promise<number> {
 
 async function report(ctx: CommandContext): Promise<number> {
   const { join, resolve } = await import("node:path");
-  const ledger = await import("../ledger/mod.ts");
   const orchestrator = await import("../orchestrator/mod.ts");
   const view = await import("../report/mod.ts");
   const io = await import("../io/mod.ts");
   const { paths, rel } = await project(ctx);
   const given = stringArg(ctx, "run-id");
   let runId: string;
-  if (given !== undefined) runId = ledger.checkRunId(given);
+  if (given !== undefined) runId = io.checkRunId(given);
   else {
     const session = await orchestrator.readSession(paths.sdd);
     if (session === undefined) {
@@ -182,7 +182,7 @@ async function report(ctx: CommandContext): Promise<number> {
   // --json alone prints the model; an HTML file is written unless only JSON was asked for.
   const writeHtml = !ctx.json || htmlFlag !== undefined || open;
   const htmlPath = htmlFlag === undefined
-    ? join(paths.sdd, "runs", runId, "report.html")
+    ? io.runFile(paths.sdd, runId, "report")
     : resolve(ctx.cwd, htmlFlag);
   if (writeHtml) {
     await Deno.mkdir(join(htmlPath, ".."), { recursive: true });
@@ -227,13 +227,14 @@ interface RunRow {
 
 async function list(ctx: CommandContext): Promise<number> {
   const ledger = await import("../ledger/mod.ts");
+  const io = await import("../io/mod.ts");
   const { compareCodePoints } = await import("../canonical/mod.ts");
   const { paths, rel } = await project(ctx);
   const ids = new Set<string>();
-  for (const root of [ledger.runsRoot(paths.sdd), ledger.ledgerRoot(paths.sdd)]) {
+  for (const root of [io.runsRoot(paths.sdd), ledger.ledgerRoot(paths.sdd)]) {
     try {
       for await (const e of Deno.readDir(root)) {
-        if (e.isDirectory && ledger.RUN_ID_PATTERN.test(e.name)) ids.add(e.name);
+        if (e.isDirectory && io.RUN_ID_PATTERN.test(e.name)) ids.add(e.name);
       }
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;

@@ -187,9 +187,9 @@ async function history(ctx: CommandContext): Promise<number> {
 
 async function pins(ctx: CommandContext): Promise<number> {
   const fleet = await import("../fleet/mod.ts");
-  const { checkRunId } = await import("../lineage/store/mod.ts");
+  const { checkSpineRunId } = await import("../lineage/store/mod.ts");
   const { paths, auditKey } = await fleetProject(ctx, false);
-  const runId = checkRunId(stringArg(ctx, "run-id") ?? "");
+  const runId = checkSpineRunId(stringArg(ctx, "run-id") ?? "");
   const task = stringFlag(ctx, "task");
   const reads = (await fleet.replayRunPins(paths.sdd, runId, auditKey))
     .filter((r) => task === undefined || r.task_id === task);

@@ -16,7 +16,7 @@ import {
 import { isPlainObject, shownConfigValue } from "../config/mod.ts";
 import { sha256 } from "../crypto/mod.ts";
 import { readFileIfExists, writeFileAtomic } from "../io/mod.ts";
-import { checkRunId, runsRoot } from "../ledger/mod.ts";
+import { checkRunId, runDir } from "../io/mod.ts";
 import { readFleetChain } from "./chain.ts";
 import { FleetError } from "./errors.ts";
 import { RUN_CONFIG } from "./events.ts";
@@ -81,7 +81,7 @@ export function runConfigRecord(input: {
 }
 
 function recordPath(sdd: string, runId: string, attempt: number): string {
-  return join(runsRoot(sdd), checkRunId(runId), `config-${attempt}.json`);
+  return join(runDir(sdd, runId), `config-${attempt}.json`);
 }
 
 /** Writes a run's configuration record and binds it to the chain (`fleet.run_config`). */

@@ -1,6 +1,6 @@
 /**
- * The edges: processes, durable file writes and locks, checked paths, clock, randomness and
- * environment, each behind a small interface so the core can be tested with fakes.
+ * The edges: processes, durable file writes and locks, secret files, checked paths, the `.sdd/`
+ * layout, clock, randomness and environment, each behind a small interface so the core can be tested with fakes.
  *
  * @module
  */
@@ -32,6 +32,20 @@ export {
 } from "./process.ts";
 export { type Random, SeededRandom, systemRandom } from "./random.ts";
 export { checkRelativePath, resolveInside } from "./safe_path.ts";
+export {
+  checkRunId,
+  checkSessionName,
+  RUN_FILES,
+  RUN_ID_PATTERN,
+  runDir,
+  runFile,
+  runsRoot,
+  runtimeDir,
+  SDD_FOLDERS,
+  sddFolder,
+  type SessionLayout,
+  sessionLayout,
+} from "./sdd_layout.ts";
 export {
   readSecretFile,
   type ReadSecretFileOptions,

@@ -21,14 +21,11 @@
 export { type LedgerBreak, type LedgerCheck, verifyLedgerBytes } from "./chain.ts";
 export { LedgerError } from "./errors.ts";
 export {
-  checkRunId,
   LEDGER_SEGMENT,
   ledgerDir,
   ledgerPath,
   ledgerRelativePath,
   ledgerRoot,
-  RUN_ID_PATTERN,
-  runsRoot,
   scorecardDir,
 } from "./paths.ts";
 export {
@@ -49,7 +46,7 @@ export {
   rowJson,
   tsFromMs,
 } from "./row.ts";
-export { GENERATED_RUN_ID, runIdFromSeed } from "./run_id.ts";
+export { GENERATED_RUN_ID, runIdFromSeed, runTag } from "./run_id.ts";
 export {
   deriveScorecard,
   divergingFields,

@@ -1,22 +1,8 @@
-// Run ids and the ledger's paths under `.sdd/ledger/`; `checkRunId` refuses ids that could
-// escape their folder.
+// The ledger's paths under `.sdd/runtime/ledger/` and the scorecard folder of a run (run ids
+// are checked by src/io's `.sdd` layout).
 
 import { join } from "node:path";
-import { UsageError } from "../errors/mod.ts";
-
-/** What a run id may look like on disk (the generated ones are `adjective-noun-hex6`). */
-export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-/** Checks a run id from outside (CLI argument, folder name) before it becomes a path. */
-export function checkRunId(runId: string): string {
-  if (!RUN_ID_PATTERN.test(runId) || runId.includes("..")) {
-    throw new UsageError(
-      "runs.bad_id",
-      `'${runId}' is not a run id (letters, digits, '.', '_', '-'; e.g. brave-otter-3fa9c2)`,
-    );
-  }
-  return runId;
-}
+import { checkRunId, runFile } from "../io/mod.ts";
 
 /** Name of the (only) ledger segment. */
 export const LEDGER_SEGMENT = "000000.jsonl";
@@ -41,12 +27,7 @@ export function ledgerRelativePath(runId: string): string {
   return `.sdd/runtime/ledger/${checkRunId(runId)}/${LEDGER_SEGMENT}`;
 }
 
-/** `<sdd>/runs`. */
-export function runsRoot(sdd: string): string {
-  return join(sdd, "runs");
-}
-
 /** `<sdd>/runs/<run-id>/scorecard`. */
 export function scorecardDir(sdd: string, runId: string): string {
-  return join(runsRoot(sdd), checkRunId(runId), "scorecard");
+  return runFile(sdd, runId, "scorecard");
 }

@@ -1,4 +1,5 @@
-// Memorable run ids (`brave-otter-3fa9c2`) derived from the run's seed, so they are reproducible.
+// Memorable run ids (`brave-otter-3fa9c2`) derived from the run's seed, so they are reproducible,
+// and the short run tag that session names carry.
 
 import { toHex } from "../canonical/mod.ts";
 import { sha256 } from "../crypto/mod.ts";
@@ -23,4 +24,21 @@ export function runIdFromSeed(seed: Uint8Array | string): string {
   return `${ADJECTIVES[h[0] % ADJECTIVES.length]}-${NOUNS[h[1] % NOUNS.length]}-${
     toHex(h.subarray(2, 5))
   }`;
+}
+
+/**
+ * The run's short tag, carried by its sessions' names: the 6 hex digits of a generated id; for
+ * any other id (a hand-edited session file), the first 6 hex digits of its SHA-256, so the tag
+ * is always 6 hex digits and never holds a separator.
+ *
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * equal(runTag("brave-otter-3fa9c2"), "3fa9c2");
+ * equal(runTag("my-run").length, 6);
+ * ```
+ */
+export function runTag(runId: string): string {
+  if (GENERATED_RUN_ID.test(runId)) return runId.slice(-6);
+  return toHex(sha256(new TextEncoder().encode(runId))).slice(0, 6);
 }

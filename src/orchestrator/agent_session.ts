@@ -23,9 +23,11 @@ import {
   type EnvReader,
   type ProcessHandle,
   resolveInside,
+  sessionLayout,
   spawnProcess,
   writeFileAtomic,
 } from "../io/mod.ts";
+import { runTag } from "../ledger/mod.ts";
 import type { Git } from "./git.ts";
 
 /** Everything needed to start one agent on one task. */
@@ -104,17 +106,13 @@ export function sessionPaths(
   sdd: string,
   session: string,
 ): { worktree: string; branch: string; home: string; logPath: string } {
-  return {
-    worktree: join(sdd, "worktrees", session),
-    branch: `agent/${session}`,
-    home: join(sdd, "runtime", "homes", session),
-    logPath: join(sdd, "runtime", `${session}.log`),
-  };
+  const { worktree, home, logPath } = sessionLayout(sdd, session);
+  return { worktree, branch: `agent/${session}`, home, logPath };
 }
 
-/** The run tag of a run's sessions: the run id's hex tail, plus `r<n>` for the n-th resume. */
+/** The run tag of a run's sessions: the run's tag (src/ledger), plus `r<n>` for the n-th resume. */
 export function runTagOf(runId: string, runAttempt: number): string {
-  return `${runId.split("-").pop()}${runAttempt > 1 ? `r${runAttempt}` : ""}`;
+  return `${runTag(runId)}${runAttempt > 1 ? `r${runAttempt}` : ""}`;
 }
 
 /**

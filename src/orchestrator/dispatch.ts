@@ -6,7 +6,6 @@
  * context), and hands the request to the executor. A spawn that cannot start releases the
  * token and goes to the retry policy.
  */
-import { join } from "node:path";
 import {
   endpointForRole,
   type EndpointProfile,
@@ -15,6 +14,7 @@ import {
 } from "../adapters/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { agentDeadlineCapSeconds } from "../config/mod.ts";
+import { sessionLayout } from "../io/mod.ts";
 import { mentionsVariables, pinTaskVariables } from "../fleet/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
@@ -345,7 +345,7 @@ export class Dispatcher {
     if (!ctx.attachments) return undefined;
     return await ctx.attachments.forSpawn(a.task, {
       session: a.session,
-      worktreeRelative: join(".sdd", "worktrees", a.session),
+      worktreeRelative: sessionLayout(ctx.sdd, a.session).worktreeRelative,
       turnSeq: 0,
       adapter: a.cli.adapter.name,
       spawnPath: (ctx.spawnPath ?? DIRECT_SUBPROCESS).name,

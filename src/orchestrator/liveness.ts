@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { JsonObject } from "../canonical/mod.ts";
 import { agentDeadlineSeconds } from "../config/mod.ts";
 import { type Task, TaskStoreLockLostError } from "../tasks/mod.ts";
+import { runDir } from "../io/mod.ts";
 import type { Recorder } from "./recorder.ts";
 import type { RunContext } from "./run_context.ts";
 import type { RunningSession, SessionTable } from "./sessions.ts";
@@ -214,7 +215,7 @@ export class Liveness {
 
   async #abort(s: RunningSession, aliveMs: number): Promise<StalledManager> {
     const { ctx, recorder } = this.#deps;
-    const dir = join(ctx.sdd, "runs", ctx.runId);
+    const dir = runDir(ctx.sdd, ctx.runId);
     const diagnostic = join(dir, "manager_stalled.json");
     await Deno.mkdir(dir, { recursive: true });
     const aliveS = Math.round(aliveMs / 1000);

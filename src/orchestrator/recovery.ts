@@ -7,6 +7,7 @@
  * merge — no task runs twice.
  */
 import { join } from "node:path";
+import { runDir, runFile } from "../io/mod.ts";
 import type { Task, TaskStore } from "../tasks/mod.ts";
 import type { Git } from "./git.ts";
 import type { Recorder } from "./recorder.ts";
@@ -49,9 +50,10 @@ export async function archivePreviousRun(
   const log = join(runtimeDir, "tasks.jsonl");
   const exists = await Deno.stat(log).then(() => true, () => false);
   if (!exists) return;
-  const target = join(runtimeDir, "..", "runs", previous?.run_id ?? `unknown-${Date.now()}`);
-  await Deno.mkdir(target, { recursive: true });
-  await Deno.rename(log, join(target, "tasks.jsonl"));
+  const sdd = join(runtimeDir, "..");
+  const runId = previous?.run_id ?? `unknown-${Date.now()}`;
+  await Deno.mkdir(runDir(sdd, runId), { recursive: true });
+  await Deno.rename(log, runFile(sdd, runId, "tasks"));
   await Deno.remove(join(runtimeDir, "sessions"), { recursive: true }).catch(() => {});
 }
 

@@ -8,6 +8,7 @@
  */
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
+import { runTag } from "../ledger/mod.ts";
 import { type FailureReceipt, RECEIPT_SCHEMA } from "../lineage/mod.ts";
 import { appendSpineEntry, type LineagePaths, writeReceipt } from "../lineage/store/mod.ts";
 import { type ConditionContext, evaluateCondition, parseCondition } from "../plan/mod.ts";
@@ -68,7 +69,7 @@ export class RecoveryRouter {
 
   constructor(deps: RouterDeps) {
     this.#deps = deps;
-    const tag = deps.runId.split("-").pop() ?? deps.runId;
+    const tag = runTag(deps.runId);
     const root = deps.root.replace(/\/+$/, "");
     this.#scrub = (text) =>
       text.split(root).join("<root>").split(deps.runId).join("<run>").replace(

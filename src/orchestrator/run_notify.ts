@@ -6,12 +6,12 @@
  * manager never blocks the loop; the end of the run waits for it at most
  * `tuning.notify.drain_timeout_s`.
  */
-import { basename, join, resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import { systemPathLookup } from "../adapters/mod.ts";
 import { type JsonObject, toHex } from "../canonical/mod.ts";
 import type { Config } from "../config/mod.ts";
 import type { Warning } from "../errors/mod.ts";
-import type { Clock, EnvReader, Random } from "../io/mod.ts";
+import { type Clock, type EnvReader, type Random, runFile } from "../io/mod.ts";
 import {
   type Channel,
   type ChannelEdges,
@@ -327,7 +327,7 @@ export class RunNotifier {
   }
 
   async #reportUrl(): Promise<string | null> {
-    const path = join(this.#parts.sdd, "runs", this.#parts.runId, "report.html");
+    const path = runFile(this.#parts.sdd, this.#parts.runId, "report");
     try {
       return (await Deno.stat(path)).isFile ? new URL(`file://${path}`).href : null;
     } catch {

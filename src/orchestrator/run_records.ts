@@ -14,7 +14,7 @@ import {
 import { type JsonObject, parseJson, splitLines } from "../canonical/mod.ts";
 import { projectOperatorPublicKey } from "../compliance/store/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
-import { type EnvReader, readFileIfExists, readUpTo } from "../io/mod.ts";
+import { type EnvReader, readFileIfExists, readUpTo, runFile } from "../io/mod.ts";
 import { readLedger, verifyScorecard } from "../ledger/mod.ts";
 import { resolveOperatorKey } from "../lineage/store/mod.ts";
 import {
@@ -112,9 +112,7 @@ async function readTasks(
   current: boolean,
   events: RunEventRecord[],
 ): Promise<Task[]> {
-  const paths = current
-    ? [join(sdd, "runtime", "tasks.jsonl")]
-    : [join(sdd, "runs", runId, "tasks.jsonl")];
+  const paths = current ? [join(sdd, "runtime", "tasks.jsonl")] : [runFile(sdd, runId, "tasks")];
   for (const path of paths) {
     const exists = await Deno.stat(path).then(() => true, () => false);
     if (!exists) continue;
@@ -318,7 +316,7 @@ export async function loadRunRecords(
   }
   const { header: head, current } = await header(sdd, runId, events);
   const tasks = await readTasks(sdd, runId, current, events);
-  const summary = await readJsonObject(join(sdd, "runs", runId, "summary.json"));
+  const summary = await readJsonObject(runFile(sdd, runId, "summary"));
   const logTails = await readLogTails(sdd, sessionsOf(events), options.logTailBytes ?? 0);
   let verification: Verification = UNCHECKED;
   if (options.verify) {

@@ -4,9 +4,8 @@
  * `decisions.json` (every non-trivial scheduling tick, for replay), under
  * `.sdd/runs/<run-id>/`.
  */
-import { join } from "node:path";
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
-import { writeFileAtomic } from "../io/mod.ts";
+import { runDir, runFile, writeFileAtomic } from "../io/mod.ts";
 import { DEAD_END_STATUSES, type Task } from "../tasks/mod.ts";
 import type { RunEnd, RunOutcome } from "./outcome.ts";
 import { isSkipped } from "./scheduler.ts";
@@ -171,7 +170,7 @@ export function buildSummary(
       by_task: outcome.policy.by_task as unknown as JsonObject,
     },
     notifications: notifications.map((n) => ({ ...n })),
-    path: join(run.sdd, "runs", run.runId, "summary.json"),
+    path: runFile(run.sdd, run.runId, "summary"),
   };
 }
 
@@ -181,10 +180,10 @@ export async function writeRunRecord(
   summary: RunSummary,
   decisions: readonly unknown[],
 ): Promise<void> {
-  await Deno.mkdir(join(sdd, "runs", summary.run_id), { recursive: true });
+  await Deno.mkdir(runDir(sdd, summary.run_id), { recursive: true });
   await writeFileAtomic(summary.path, JSON.stringify(summary, null, 2) + "\n");
   await writeFileAtomic(
-    join(sdd, "runs", summary.run_id, "decisions.json"),
+    runFile(sdd, summary.run_id, "decisions"),
     JSON.stringify(decisions) + "\n",
   );
 }

@@ -10,12 +10,11 @@
  * run again elsewhere. Everything a worker reports is recorded in the one audit chain under
  * `worker:<name>`.
  */
-import { join } from "node:path";
 import type { AuditSink } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import { fromBase64, toBase64 } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
-import type { Clock } from "../io/mod.ts";
+import { type Clock, sessionLayout } from "../io/mod.ts";
 import { type AgentCard, parseAgentCard, renderAgentCard } from "../lineage/mod.ts";
 import { type ExternalSigner, lineagePaths, publishAgentCard } from "../lineage/store/mod.ts";
 import type { AgentExit, Execution, ExecutionRequest, Executor, Git } from "../orchestrator/mod.ts";
@@ -355,7 +354,7 @@ export class WorkerPool implements Executor {
       new RemoteExecution({
         session,
         worker: name,
-        worktree: join(this.#o.sdd, "worktrees", session),
+        worktree: sessionLayout(this.#o.sdd, session).worktree,
         baseSha: a.base_sha,
         started: body,
         clock: this.#o.clock,

@@ -18,7 +18,7 @@ import {
 } from "../../src/lineage/mod.ts";
 import {
   appendSpineEntry,
-  checkRunId,
+  checkSpineRunId,
   lineagePaths,
   verifyRecoveryReceipt,
   writeReceipt,
@@ -209,13 +209,13 @@ Deno.test("receipts parse only in canon form with exactly their fields; run ids 
   for (const bad of ["../x", "a/b", "", "receipts", ".hidden", "a..b"]) {
     let threw = false;
     try {
-      checkRunId(bad);
+      checkSpineRunId(bad);
     } catch {
       threw = true;
     }
     ok(threw, bad);
   }
-  strictEqual(checkRunId(RUN), RUN);
+  strictEqual(checkSpineRunId(RUN), RUN);
 });
 
 async function python(...args: string[]) {

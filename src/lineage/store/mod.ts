@@ -36,7 +36,7 @@ export { type LineagePaths, lineagePaths } from "./paths.ts";
 export { openProjectLineageStore, type ProjectLineageOptions } from "./project.ts";
 export {
   appendSpineEntry,
-  checkRunId,
+  checkSpineRunId,
   type ReceiptVerification,
   spineDir,
   verifyRecoveryReceipt,

@@ -4,6 +4,7 @@
 // replaced after each row. Verification reads only, and never creates a key.
 import { join } from "node:path";
 import { BernsteinError } from "../../errors/mod.ts";
+import { checkRunId } from "../../io/mod.ts";
 import {
   appendDurable,
   readFileIfExists,
@@ -31,7 +32,6 @@ import {
 } from "../mod.ts";
 import type { LineagePaths } from "./paths.ts";
 
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const RESERVED = new Set([
   RECEIPTS_DIR,
   "signatures",
@@ -41,12 +41,16 @@ const RESERVED = new Set([
   "archive",
 ]);
 
-/** Checks a run id names one folder under `.sdd/lineage/` (no separators, no `..`). */
-export function checkRunId(runId: string): string {
-  if (!RUN_ID.test(runId) || runId.includes("..") || RESERVED.has(runId)) {
+/**
+ * Checks a run id names one folder under `.sdd/lineage/`: a run id (src/io's `checkRunId`,
+ * `runs.bad_id`) that is not one of the folder's own subfolders (`lineage.bad_run_id`).
+ */
+export function checkSpineRunId(runId: string): string {
+  checkRunId(runId);
+  if (RESERVED.has(runId)) {
     throw new BernsteinError(
       "lineage.bad_run_id",
-      `'${runId}' is not a run id (letters, digits, '.', '_', '-'; no path)`,
+      `'${runId}' is a folder of .sdd/lineage/, not a run id`,
       { hint: "'bernstein runs list' shows the run ids" },
     );
   }
@@ -55,7 +59,7 @@ export function checkRunId(runId: string): string {
 
 /** `.sdd/lineage/<run_id>/`. */
 export function spineDir(paths: LineagePaths, runId: string): string {
-  return join(paths.lineageDir, checkRunId(runId));
+  return join(paths.lineageDir, checkSpineRunId(runId));
 }
 
 /** Where a receipt was written. */
