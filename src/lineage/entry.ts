@@ -106,7 +106,11 @@ export interface LineageEntry {
   model_ref?: ModelRef;
 }
 
-const REQUIRED_FIELDS = [
+/**
+ * The fields every lineage entry has (FORMATS.md §4), in the order of the format: the one list
+ * the parser, the pack's CSV columns and the docs use.
+ */
+export const ENTRY_REQUIRED_FIELDS = [
   "v",
   "artefact_path",
   "artefact_kind",
@@ -118,13 +122,20 @@ const REQUIRED_FIELDS = [
   "span_id",
   "ts_ns",
   "operator_hmac",
-] as const;
-const OPTIONAL_FIELDS = [
+] as const satisfies readonly (keyof LineageEntry)[];
+/** The fields a lineage entry may have, omitted (never null) when absent. */
+export const ENTRY_OPTIONAL_FIELDS = [
   "trust_class",
   "attachment_digests",
   "activity_source",
   "model_ref",
-] as const;
+] as const satisfies readonly (keyof LineageEntry)[];
+/** A field of a lineage entry. */
+export type EntryField =
+  | (typeof ENTRY_REQUIRED_FIELDS)[number]
+  | (typeof ENTRY_OPTIONAL_FIELDS)[number];
+// A field added to LineageEntry but to neither list is a type error here.
+const _everyFieldListed: Record<Exclude<keyof LineageEntry, EntryField>, never> = {};
 const MODEL_REF_FIELDS = [
   "model_reported",
   "model_requested",
@@ -132,7 +143,7 @@ const MODEL_REF_FIELDS = [
   "routing_decision_hash",
   "version",
 ];
-const KNOWN_FIELDS = new Set<string>([...REQUIRED_FIELDS, ...OPTIONAL_FIELDS]);
+const KNOWN_FIELDS = new Set<string>([...ENTRY_REQUIRED_FIELDS, ...ENTRY_OPTIONAL_FIELDS]);
 const HASH = /^sha256:[0-9a-f]{64}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
 const MAX_TS_NS = (1n << 63n) - 1n;
@@ -168,7 +179,7 @@ export function parseEntry(value: JsonValue, location?: string): LineageEntry {
   for (const key of Object.keys(value)) {
     if (!KNOWN_FIELDS.has(key)) fail(key, "unknown field", location);
   }
-  for (const key of REQUIRED_FIELDS) {
+  for (const key of ENTRY_REQUIRED_FIELDS) {
     if (!Object.hasOwn(value, key)) fail(key, "missing", location);
   }
   if (value.v !== 1) fail("v", "must be the integer 1", location);

@@ -11,6 +11,8 @@ import {
   type PlanGraph,
   type PlanStep,
   readBacklog,
+  type StepFields,
+  stepFieldsOf,
 } from "../plan/mod.ts";
 import type { TaskDraft } from "../tasks/mod.ts";
 import type { PlanningSource } from "./session.ts";
@@ -77,25 +79,29 @@ function dependencyOrder(steps: readonly PlanStep[]): PlanStep[] {
 }
 
 /**
+ * A step's fields as a task has them: the step's own (src/plan `StepFields`) passed on whole,
+ * with `files` as `owned_files` and absent adapter, model and effort as `null`.
+ */
+function taskFieldsOfStep(step: StepFields) {
+  const { files, cli, model, effort, ...same } = stepFieldsOf(step);
+  return {
+    ...same,
+    owned_files: files,
+    cli: cli ?? null,
+    model: model ?? null,
+    effort: effort ?? null,
+  };
+}
+
+/**
  * Tasks from a plan graph. A step with a conditional dependency (a recovery step) starts
  * `planned`, its condition in `metadata.condition`; the run routes it once its upstream ended.
  */
 function draftsFromGraph(graph: PlanGraph, maxRetries?: number): TaskDraft[] {
   return dependencyOrder(graph.steps).map((step) => ({
     id: step.id,
-    title: step.title,
-    description: step.description,
-    role: step.role,
-    priority: step.priority,
-    scope: step.scope,
-    complexity: step.complexity,
+    ...taskFieldsOfStep(step),
     depends_on: step.depends_on,
-    owned_files: step.files,
-    completion_signals: step.completion_signals,
-    cli: step.cli ?? null,
-    model: step.model ?? null,
-    effort: step.effort ?? null,
-    attachments: step.attachments,
     ...(maxRetries === undefined ? {} : { max_retries: maxRetries }),
     metadata: {
       source: graph.source,

@@ -12,27 +12,15 @@ import {
   PRIORITY_NAMES,
   SCOPES,
   SIGNAL_KINDS,
+  STEP_FIELDS,
   type StepFields,
 } from "./types.ts";
 
 /** Most attachments one task may carry (issue: attachments, limits). */
 export const MAX_ATTACHMENTS_PER_TASK = 20;
 
-/** Keys of a plan step. */
-export const STEP_KEYS: readonly string[] = [
-  "title",
-  "description",
-  "role",
-  "priority",
-  "scope",
-  "complexity",
-  "cli",
-  "model",
-  "effort",
-  "files",
-  "completion_signals",
-  "attachments",
-];
+/** Keys of a plan step (its {@linkcode STEP_FIELDS}). */
+export const STEP_KEYS: readonly string[] = STEP_FIELDS;
 
 /** Common misnamings of step keys. */
 export const STEP_KEY_ALIASES: Readonly<Record<string, string>> = {

@@ -2,7 +2,13 @@
 
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import type { AttachmentDeclaration } from "./host_attachment.ts";
-import type { CompletionSignal, PlanGraph, PlanStep } from "./types.ts";
+import {
+  type CompletionSignal,
+  type PlanGraph,
+  type PlanStep,
+  STEP_FIELDS,
+  type StepFields,
+} from "./types.ts";
 
 /** A declared attachment as JSON: its path, or the held value as given. */
 function declarationJson(d: AttachmentDeclaration): JsonValue {
@@ -26,22 +32,27 @@ function signalJson(signal: CompletionSignal): JsonObject {
   }
 }
 
+/** The step's {@linkcode STEP_FIELDS}, in their order; an absent optional one as `null`. */
+function stepFieldsJson(step: StepFields): JsonObject {
+  const out: JsonObject = {};
+  for (const key of STEP_FIELDS) {
+    const value = step[key];
+    out[key] = key === "completion_signals"
+      ? step.completion_signals.map(signalJson)
+      : key === "attachments"
+      ? step.attachments.map(declarationJson)
+      : Array.isArray(value)
+      ? [...value]
+      : value ?? null;
+  }
+  return out;
+}
+
 function stepJson(step: PlanStep): JsonObject {
   return {
     id: step.id,
     stage: step.stage,
-    title: step.title,
-    description: step.description,
-    role: step.role,
-    priority: step.priority,
-    scope: step.scope,
-    complexity: step.complexity,
-    cli: step.cli ?? null,
-    model: step.model ?? null,
-    effort: step.effort ?? null,
-    files: [...step.files],
-    completion_signals: step.completion_signals.map(signalJson),
-    attachments: step.attachments.map(declarationJson),
+    ...stepFieldsJson(step),
     depends_on: [...step.depends_on],
     condition: step.condition === undefined ? null : {
       on: [...step.condition.on],

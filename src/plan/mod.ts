@@ -96,5 +96,6 @@ export {
   type SignalKind,
   type StepCondition,
   type StepFields,
+  stepFieldsOf,
   type StepScope,
 } from "./types.ts";

@@ -78,6 +78,54 @@ export interface StepFields {
 }
 
 /**
+ * The keys of {@linkcode StepFields}, in the order plans write them: the one list the plan and
+ * backlog readers accept, `plan --json` prints and the run copies into tasks.
+ */
+export const STEP_FIELDS = [
+  "title",
+  "description",
+  "role",
+  "priority",
+  "scope",
+  "complexity",
+  "cli",
+  "model",
+  "effort",
+  "files",
+  "completion_signals",
+  "attachments",
+] as const satisfies readonly (keyof StepFields)[];
+// A field added to StepFields but not to STEP_FIELDS is a type error here.
+const _everyStepFieldListed: Record<
+  Exclude<keyof StepFields, (typeof STEP_FIELDS)[number]>,
+  never
+> = {};
+
+/**
+ * Exactly the {@linkcode StepFields} of a step (a `PlanStep` has more: id, stage, location …),
+ * an absent optional field left out.
+ *
+ * @example
+ * ```ts
+ * import { deepEqual } from "node:assert/strict";
+ * const step = {
+ *   title: "t", description: "", role: "backend", priority: 2, scope: "small", complexity: "low",
+ *   files: [], completion_signals: [], attachments: [], id: "1.1-t", stage: "s",
+ * } as const;
+ * deepEqual(Object.keys(stepFieldsOf(step as never)), [
+ *   "title", "description", "role", "priority", "scope", "complexity", "files",
+ *   "completion_signals", "attachments",
+ * ]);
+ * ```
+ */
+export function stepFieldsOf(step: StepFields): StepFields {
+  const out: Partial<Record<keyof StepFields, unknown>> = {};
+  for (const key of STEP_FIELDS) if (step[key] !== undefined) out[key] = step[key];
+  // Every required key was copied from a StepFields (the list is exhaustive, checked above).
+  return out as StepFields;
+}
+
+/**
  * A conditional dependency: the step waits until its upstream (one step, or every step of a
  * stage) has ended, then runs only when the condition holds (src/plan/condition.ts) and is
  * skipped otherwise. The upstream is not in `depends_on`: a plain dependency must succeed.

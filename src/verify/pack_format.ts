@@ -11,7 +11,7 @@ import {
   parseJsonBytes,
 } from "../canonical/mod.ts";
 import { sha256Hex, sha256Stream, spkiDer } from "../crypto/mod.ts";
-import type { LineageEntry } from "../lineage/mod.ts";
+import type { EntryField, LineageEntry } from "../lineage/mod.ts";
 import type { ZipLimits } from "./zip_reader.ts";
 
 /** `schema` of every pack manifest. */
@@ -171,7 +171,7 @@ export function packZipLimits(limits: typeof PACK_LIMITS = PACK_LIMITS): ZipLimi
   };
 }
 
-/** The header row of `article12-evidence.csv`. */
+/** The header row of `article12-evidence.csv`: lineage entry fields (a renamed one is a type error). */
 export const CSV_COLUMNS = [
   "ts_ns",
   "artefact_path",
@@ -182,7 +182,7 @@ export const CSV_COLUMNS = [
   "agent_card_kid",
   "tool_call_id",
   "span_id",
-] as const;
+] as const satisfies readonly EntryField[];
 
 function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
@@ -195,17 +195,17 @@ export function csvHeader(): string {
 
 /** One CSV row for an entry (RFC 4180 quoting, parents space-joined), with its `\n`. */
 export function csvRow(entry: LineageEntry): string {
-  return [
-    entry.ts_ns.toString(),
-    entry.artefact_path,
-    entry.artefact_kind,
-    entry.content_hash,
-    entry.parent_hashes.join(" "),
-    entry.agent_id,
-    entry.agent_card_kid,
-    entry.tool_call_id,
-    entry.span_id,
-  ].map(csvField).join(",") + "\n";
+  let row = "";
+  for (let i = 0; i < CSV_COLUMNS.length; i++) {
+    const value = entry[CSV_COLUMNS[i]];
+    const text = typeof value === "bigint"
+      ? value.toString()
+      : Array.isArray(value)
+      ? value.join(" ")
+      : value;
+    row += (i === 0 ? "" : ",") + csvField(text);
+  }
+  return row + "\n";
 }
 
 /** Hex SHA-256 of an Ed25519 public key's SPKI DER: the operator fingerprint. */
