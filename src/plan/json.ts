@@ -36,14 +36,19 @@ function signalJson(signal: CompletionSignal): JsonObject {
 function stepFieldsJson(step: StepFields): JsonObject {
   const out: JsonObject = {};
   for (const key of STEP_FIELDS) {
-    const value = step[key];
-    out[key] = key === "completion_signals"
-      ? step.completion_signals.map(signalJson)
-      : key === "attachments"
-      ? step.attachments.map(declarationJson)
-      : Array.isArray(value)
-      ? [...value]
-      : value ?? null;
+    switch (key) {
+      case "completion_signals":
+        out[key] = step.completion_signals.map(signalJson);
+        break;
+      case "attachments":
+        out[key] = step.attachments.map(declarationJson);
+        break;
+      case "files":
+        out[key] = [...step.files];
+        break;
+      default:
+        out[key] = step[key] ?? null;
+    }
   }
   return out;
 }
