@@ -35,6 +35,17 @@ export interface ProcessOptions {
    * elsewhere the group is signalled as usual.
    */
   leaderLast?: boolean;
+  /**
+   * How the child gets its process group of its own. `"detach"` (default) is Deno's detached
+   * spawn, which forks this whole process before the exec: on a busy machine that blocks the
+   * event loop for 10-25 ms per child (a run starts ~15 git commands per task). `"setsid"`
+   * spawns `setsid -- argv…` plainly: setsid(1) makes the new session and group inside the
+   * child, then execs the program in place (same pid), and nothing of this process is copied
+   * (~1 ms). Only where `setsid` is installed (Linux; elsewhere this is `"detach"`). A program
+   * that is not there is then exit 127 from setsid rather than a {@linkcode SpawnError}: use it
+   * for programs known to exist (git).
+   */
+  group?: "detach" | "setsid";
 }
 
 /** What a finished process did. */
@@ -78,6 +89,22 @@ function killGroup(pid: number, signal: Deno.Signal): void {
   }
 }
 
+/**
+ * A stop of a child spawned through setsid: its group, or the child itself while setsid(1)
+ * has not made the group yet. Only for a child not yet seen to exit (its pid is still its own).
+ */
+function stopGroupOrChild(pid: number, signal: Deno.Signal): void {
+  try {
+    Deno.kill(-pid, signal);
+  } catch {
+    try {
+      Deno.kill(pid, signal);
+    } catch {
+      // Gone too: nothing to kill.
+    }
+  }
+}
+
 /** The live members of process group `pgid` other than its leader, read from /proc. */
 function groupMembersButLeader(pgid: number): number[] {
   const out: number[] = [];
@@ -112,6 +139,29 @@ function killMembers(pgid: number, signal: Deno.Signal): void {
 
 /** How long a supervisor gets to reap its killed children and exit before the group kill. */
 const LEADER_EXIT_MS = 2000;
+
+const SETSID_PATHS = ["/usr/bin/setsid", "/bin/setsid"];
+let setsidPath: string | null | undefined;
+
+/** The setsid(1) program on Linux, looked up once; null when there is none. */
+function setsid(): string | null {
+  if (setsidPath === undefined) {
+    setsidPath = null;
+    if (Deno.build.os === "linux") {
+      for (const path of SETSID_PATHS) {
+        try {
+          if (Deno.statSync(path).isFile) {
+            setsidPath = path;
+            break;
+          }
+        } catch {
+          // Not there (or not readable): try the next.
+        }
+      }
+    }
+  }
+  return setsidPath;
+}
 
 async function drain(
   stream: ReadableStream<Uint8Array>,
@@ -154,16 +204,18 @@ async function drain(
 export function spawnProcess(argv: readonly string[], options: ProcessOptions = {}): ProcessHandle {
   if (argv.length === 0) throw new SpawnError("empty argv");
   let child: Deno.ChildProcess;
+  const viaSetsid = options.group === "setsid" ? setsid() : null;
+  const command = viaSetsid === null ? argv : [viaSetsid, "--", ...argv];
   try {
-    child = new Deno.Command(argv[0], {
-      args: argv.slice(1),
+    child = new Deno.Command(command[0], {
+      args: command.slice(1),
       cwd: options.cwd,
       env: options.env ?? {},
       clearEnv: true,
       stdin: options.stdin === undefined ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
-      detached: true,
+      detached: viaSetsid === null,
     }).spawn();
   } catch (cause) {
     const reason = cause instanceof Deno.errors.NotFound ? "not found" : (cause as Error).message;
@@ -198,9 +250,10 @@ export function spawnProcess(argv: readonly string[], options: ProcessOptions = 
       if (!exited) killGroup(pid, "SIGKILL");
       return;
     }
-    killGroup(pid, "SIGTERM");
+    const stop = viaSetsid === null ? killGroup : stopGroupOrChild;
+    stop(pid, "SIGTERM");
     await exitOrAfter(graceMs);
-    if (!exited) killGroup(pid, "SIGKILL");
+    if (!exited) stop(pid, "SIGKILL");
   }
 
   const status = child.status.then((s) => {

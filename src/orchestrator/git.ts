@@ -176,6 +176,8 @@ export class Git {
       cwd: options.cwd ?? this.root,
       env: this.#env,
       timeoutMs: this.#timeoutMs,
+      // A run starts ~15 git commands per task: spawning them must not fork the orchestrator.
+      group: "setsid",
     });
     if (result.code !== 0 && !options.allowFailure) {
       const detail = outputText(result.stderr).trim().split("\n").slice(-3).join(" | ");

@@ -40,12 +40,45 @@ async function processState(pid: number): Promise<string> {
 }
 
 Deno.test("a deadline kills the whole process group, grandchildren included", async () => {
+  await deadlineKillsTheGroup("detach");
+});
+
+Deno.test({
+  name: "spawned through setsid: a deadline kills the whole process group, grandchildren included",
+  ignore: Deno.build.os !== "linux",
+  fn: () => deadlineKillsTheGroup("setsid"),
+});
+
+Deno.test({
+  name:
+    "spawned through setsid: the child itself (same pid) leads a session and process group of its own",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const handle = spawnProcess(["sh", "-c", "cat /proc/$$/stat"], {
+      env: { PATH: "/usr/bin:/bin" },
+      group: "setsid",
+    });
+    const r = await handle.done;
+    strictEqual(r.code, 0, outputText(r.stderr));
+    const stat = outputText(r.stdout);
+    const [pid] = stat.split(" ");
+    const [, , pgrp, session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    deepStrictEqual([Number(pid), Number(pgrp), Number(session)], [
+      handle.pid,
+      handle.pid,
+      handle.pid,
+    ]);
+  },
+});
+
+async function deadlineKillsTheGroup(group: "detach" | "setsid"): Promise<void> {
   const marker = await Deno.makeTempFile();
   // Both sleeps would run 600 s: gone well before that means the group was killed.
   const r = await runProcess(["sh", "-c", `sleep 600 & echo $! > ${marker}; sleep 600`], {
     env: { PATH: "/usr/bin:/bin" },
     timeoutMs: 300,
     killGraceMs: 200,
+    group,
   });
   strictEqual(r.timedOut, true);
   ok(r.signal === "SIGTERM" || r.signal === "SIGKILL", String(r.signal));
@@ -63,7 +96,7 @@ Deno.test("a deadline kills the whole process group, grandchildren included", as
     clearTimeout(timer);
   }
   await Deno.remove(marker);
-});
+}
 
 Deno.test("a child that ignores SIGTERM is SIGKILLed after the grace period", async () => {
   let ready: () => void = () => {};
