@@ -587,6 +587,11 @@ export const ConfigSchema = z.object({
     comment_on_merge: z.boolean().describe(
       "Comment on a synced issue when its task merges (commit, verification).",
     ),
+    // The fleet's name rule (src/fleet/names.ts; config ranks below fleet and cannot import it).
+    connection: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,127}$/, "must be a connection name")
+      .optional().describe(
+        "bernstein conn connection holding the token (instead of GITHUB_TOKEN / GH_TOKEN).",
+      ),
   }).strict(),
   bridges: z.object({ openclaw: OpenClawBridgeSchema.optional() }).strict().optional(),
   policy: z.object({

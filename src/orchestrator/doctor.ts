@@ -423,7 +423,13 @@ async function notifyChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]>
   const project = await findProject(cwd);
   return [
     ...await notifyDoctor(loaded.config, project.root, env, systemClock),
-    ...await githubDoctor({ config: loaded.config, root: project.root, env, clock: systemClock }),
+    ...await githubDoctor({
+      config: loaded.config,
+      root: project.root,
+      sdd: project.sdd,
+      env,
+      clock: systemClock,
+    }),
   ];
 }
 

@@ -1,14 +1,17 @@
 /**
  * The run's side of GitHub (src/github): which repository and API (`github.repo`, else the
- * origin remote; `github.api_url`), the token from `GITHUB_TOKEN` / `GH_TOKEN` (never
- * printed), the backlog sync at the start of a fresh run (`github.sync_backlog` or
+ * origin remote; `github.api_url`), the token from a `bernstein conn` connection
+ * (`github.connection`: resolved against the chain and this install, recorded) or else from
+ * `GITHUB_TOKEN` / `GH_TOKEN` (never printed), the backlog sync at the start of a fresh run (`github.sync_backlog` or
  * `BERNSTEIN_SYNC_GITHUB_BACKLOG`) — whose failure is a loud warning, the run going on with
  * the local backlog — the comment on a synced issue when its task merges
  * (`github.comment_on_merge`, a notification channel), and doctor's line.
  */
 import { join } from "node:path";
+import { type AuditSink, readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import type { Config } from "../config/mod.ts";
-import type { Warning } from "../errors/mod.ts";
+import { BernsteinError, type Warning } from "../errors/mod.ts";
+import { ConnectionStore, type ConnectionView } from "../fleet/mod.ts";
 import {
   type Fetch,
   GitHubClient,
@@ -21,7 +24,7 @@ import {
   syncedUrl,
   webHostOf,
 } from "../github/mod.ts";
-import { type Clock, type EnvReader, outputText } from "../io/mod.ts";
+import { type Clock, type EnvReader, outputText, type Random, systemRandom } from "../io/mod.ts";
 import type { Channel, Notification } from "../notify/mod.ts";
 import type { DoctorCheck } from "./doctor.ts";
 import { Git } from "./git.ts";
@@ -42,8 +45,8 @@ export interface GitHubTarget {
   webHost: string;
   /** The token, when set. */
   token?: string;
-  /** The variable it came from. */
-  tokenVariable?: string;
+  /** Where it came from: its variable, or `connection NAME vN`. */
+  tokenFrom?: string;
 }
 
 /** Inputs of the GitHub steps of a run. */
@@ -52,12 +55,20 @@ export interface GitHubParts {
   config: Config;
   /** Project root. */
   root: string;
-  /** Environment (the token). */
+  /** The project's `.sdd/` (connection documents). */
+  sdd: string;
+  /** Environment (the token, or the variable a connection names). */
   env: EnvReader;
   /** Clock. */
   clock: Clock;
   /** HTTP (tests pass a fetch bound to their fake API). */
   fetch?: Fetch;
+  /** Randomness (a connection's resolution id); the system's when absent. */
+  random?: Random;
+  /** The run's open audit chain: a connection's resolution is recorded there (else its own). */
+  audit?: AuditSink;
+  /** The run, when there is one (recorded with a connection's resolution). */
+  runId?: string;
 }
 
 async function originUrl(root: string, env: EnvReader): Promise<string | undefined> {
@@ -66,8 +77,68 @@ async function originUrl(root: string, env: EnvReader): Promise<string | undefin
   return r.code === 0 ? outputText(r.stdout).trim() : undefined;
 }
 
-/** The repository, API and token, or the warning that says why there is none. */
-export async function githubTarget(parts: GitHubParts): Promise<GitHubTarget | Warning> {
+async function connectionStore(parts: GitHubParts): Promise<ConnectionStore> {
+  const auditKey = await readAuditKey(resolveAuditKeyPath(parts.env).path);
+  return new ConnectionStore({ sdd: parts.sdd, auditKey, random: parts.random ?? systemRandom });
+}
+
+function connectionRefused(name: string, error: Error): Warning {
+  return {
+    code: "github.connection_refused",
+    message: `github.connection '${name}' gives no token: ${error.message}`,
+    location: "github.connection",
+    hint: `bernstein conn check ${name} says why; GITHUB_TOKEN / GH_TOKEN are not used instead`,
+  };
+}
+
+/**
+ * The token of `github.connection`: the connection resolved (its document checked against the
+ * chain and this install's identity, the secret read from its reference; `fleet.conn_resolve`
+ * or `fleet.conn_refuse` on the chain). A refusal is a warning, never a fallback to the
+ * environment: the operator chose where the token comes from.
+ */
+async function connectionToken(
+  parts: GitHubParts,
+  name: string,
+): Promise<{ token: string; tokenFrom: string } | Warning> {
+  try {
+    const store = await connectionStore(parts);
+    const minted = await store.resolve(name, {
+      taskId: "",
+      runId: parts.runId ?? "",
+      env: parts.env,
+      actor: "orchestrator",
+      ...(parts.audit === undefined ? {} : { audit: parts.audit }),
+    });
+    return { token: minted.value, tokenFrom: `connection ${name} v${minted.version}` };
+  } catch (error) {
+    if (error instanceof BernsteinError || error instanceof Deno.errors.NotFound) {
+      return connectionRefused(name, error);
+    }
+    throw error;
+  }
+}
+
+/** The token and where it came from, or why the chosen connection gives none. */
+async function tokenOf(
+  parts: GitHubParts,
+): Promise<{ token?: string; tokenFrom?: string } | Warning> {
+  const name = parts.config.github.connection;
+  if (name !== undefined) return await connectionToken(parts, name);
+  const variable = TOKEN_VARIABLES.find((v) => (parts.env.get(v) ?? "") !== "");
+  return variable === undefined
+    ? {}
+    : { token: parts.env.get(variable) as string, tokenFrom: variable };
+}
+
+/**
+ * The repository, API and token, or the warning that says why there is none. `resolve: false`
+ * (doctor) leaves the token out and resolves no connection.
+ */
+export async function githubTarget(
+  parts: GitHubParts,
+  resolve = true,
+): Promise<GitHubTarget | Warning> {
   const github = parts.config.github;
   const webHost = webHostOf(github.api_url);
   if (webHost === undefined) {
@@ -94,16 +165,9 @@ export async function githubTarget(parts: GitHubParts): Promise<GitHubTarget | W
   if (repo === undefined) {
     return { code: "github.no_repo", message: "github.repo is not owner/name" };
   }
-  const tokenVariable = TOKEN_VARIABLES.find((v) => (parts.env.get(v) ?? "") !== "");
-  return {
-    repo,
-    repoFrom,
-    apiUrl: github.api_url,
-    webHost,
-    ...(tokenVariable === undefined
-      ? {}
-      : { token: parts.env.get(tokenVariable) as string, tokenVariable }),
-  };
+  const token = resolve ? await tokenOf(parts) : {};
+  if ("code" in token) return token;
+  return { repo, repoFrom, apiUrl: github.api_url, webHost, ...token };
 }
 
 /** The REST client of a target, with `tuning.github`'s limits. */
@@ -135,7 +199,7 @@ function syncFailed(message: string, hint?: string): Warning {
  * and, when it synced, the counts the run records with its source.
  */
 export async function syncGithubBacklog(
-  parts: GitHubParts & { sdd: string },
+  parts: GitHubParts,
 ): Promise<{ warnings: Warning[]; synced?: GitHubSyncSource }> {
   const target = await githubTarget(parts);
   if (!("repo" in target)) return { warnings: [syncFailed(target.message, target.hint)] };
@@ -225,10 +289,16 @@ export function mergeComment(n: Notification): string {
  * comment on issue n. Tasks that are not synced issues are not its business.
  */
 export async function githubCommentChannel(
-  parts: GitHubParts & { sdd: string },
+  parts: GitHubParts,
 ): Promise<Channel | Warning> {
   const target = await githubTarget(parts);
-  if (!("repo" in target)) return { ...target, code: "github.comment_off" };
+  if (!("repo" in target)) {
+    return {
+      ...target,
+      code: "github.comment_off",
+      message: `${target.message}: no comment is posted`,
+    };
+  }
   if (target.token === undefined) {
     return {
       code: "github.comment_off",
@@ -262,13 +332,37 @@ export async function githubCommentChannel(
   };
 }
 
-/** `bernstein doctor`'s GitHub line: sync and comment settings, repository, token. */
+/** What doctor says of `github.connection` (shown, never resolved: no secret is read). */
+async function connectionShown(
+  parts: GitHubParts,
+  name: string,
+): Promise<{ text: string; problem?: string; hint?: string }> {
+  let view: ConnectionView;
+  try {
+    view = await (await connectionStore(parts)).show(name);
+  } catch (error) {
+    if (!(error instanceof BernsteinError || error instanceof Deno.errors.NotFound)) throw error;
+    return {
+      text: `connection ${name}`,
+      problem: (error as Error).message,
+      hint: `bernstein conn create ${name} --secret env:GITHUB_TOKEN (or file:/path)`,
+    };
+  }
+  const text = `connection ${name} v${view.version} (${view.secret_ref})`;
+  return view.signed_here ? { text } : {
+    text,
+    problem: "its document is not signed by this install: it will not resolve",
+    hint: `bernstein conn rotate ${name} --secret … on this install`,
+  };
+}
+
+/** `bernstein doctor`'s GitHub line: sync and comment settings, repository, token source. */
 export async function githubDoctor(parts: GitHubParts): Promise<DoctorCheck[]> {
   const github = parts.config.github;
   if (!github.sync_backlog && !github.comment_on_merge) {
     return [{ name: "github", status: "OK", detail: "backlog sync off (github.sync_backlog)" }];
   }
-  const target = await githubTarget(parts);
+  const target = await githubTarget(parts, false);
   if (!("repo" in target)) {
     return [{
       name: "github",
@@ -282,17 +376,22 @@ export async function githubDoctor(parts: GitHubParts): Promise<DoctorCheck[]> {
     github.comment_on_merge ? "comments on merge" : "",
   ]
     .filter((x) => x !== "").join(", ");
+  const variable = TOKEN_VARIABLES.find((v) => (parts.env.get(v) ?? "") !== "");
+  const token = github.connection !== undefined
+    ? await connectionShown(parts, github.connection)
+    : variable !== undefined
+    ? { text: variable }
+    : {
+      text: "none",
+      hint: "set GITHUB_TOKEN or GH_TOKEN, or github.connection (without a token: 60 requests " +
+        "an hour, public repositories only, no comments)",
+    };
   const detail = `${what}: ${target.repo.owner}/${target.repo.name} (${target.repoFrom}) via ` +
-    `${target.apiUrl}; token: ${target.tokenVariable ?? "none"}` +
+    `${target.apiUrl}; token: ${token.text}` +
+    (token.problem ? `: ${token.problem}` : "") +
     (github.labels?.length ? `; labels: ${github.labels.join(", ")}` : "");
-  if (target.token === undefined) {
-    return [{
-      name: "github",
-      status: "WARN",
-      detail,
-      hint: "set GITHUB_TOKEN or GH_TOKEN (without one: 60 requests an hour, public " +
-        "repositories only, no comments)",
-    }];
+  if (token.hint !== undefined) {
+    return [{ name: "github", status: "WARN", detail, hint: token.hint }];
   }
   return [{ name: "github", status: "OK", detail }];
 }

@@ -26,7 +26,7 @@ import {
 import type { SpawnPath } from "../attachments/mod.ts";
 import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
-import type { AuditKey, AuditLog } from "../audit/mod.ts";
+import type { AuditKey, AuditLog, AuditSink } from "../audit/mod.ts";
 import type { TaskServer } from "../server/mod.ts";
 import { FINISHED_STATUSES, type Task, type TaskDraft, type TaskStore } from "../tasks/mod.ts";
 import { join } from "node:path";
@@ -449,6 +449,7 @@ async function syncBacklogFirst(
     sdd: project.sdd,
     env: deps.env,
     clock: deps.clock,
+    random: deps.random,
   });
   for (const w of warnings) deps.warn(w);
   return synced;
@@ -581,7 +582,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
         if (fact.kind === "agent.exited") policy.release(fact.session);
       });
     }
-    notifier = await openNotifier(plan, deps, recorder, session);
+    notifier = await openNotifier(plan, deps, recorder, session, stores.audit);
     await recordStart(recorder, plan, session, await stillToDo(stores.store));
     // The run's configuration identity, bound to the chain (`bernstein runs diff`).
     await recordRunConfig(
@@ -694,8 +695,10 @@ async function openNotifier(
   deps: RunDeps,
   recorder: Recorder,
   session: SessionRecord,
+  audit: AuditSink,
 ): Promise<RunNotifier> {
   const { notifier, warnings } = await RunNotifier.open({
+    audit,
     config: plan.config,
     root: plan.project.root,
     sdd: plan.project.sdd,

@@ -9,6 +9,7 @@
 import { basename, resolve } from "node:path";
 import { systemPathLookup } from "../adapters/mod.ts";
 import { type JsonObject, toHex } from "../canonical/mod.ts";
+import type { AuditSink } from "../audit/mod.ts";
 import type { Config } from "../config/mod.ts";
 import type { Warning } from "../errors/mod.ts";
 import { type Clock, type EnvReader, type Random, runFile } from "../io/mod.ts";
@@ -203,6 +204,8 @@ export interface RunNotifierParts {
   extraChannels?: readonly Channel[];
   /** HTTP of the GitHub comment (tests; default fetch). */
   githubFetch?: (url: string, init: RequestInit) => Promise<Response>;
+  /** The run's audit chain (a `github.connection` resolution is recorded there). */
+  audit?: AuditSink;
 }
 
 /** The edges of a real run. */
@@ -252,6 +255,9 @@ export class RunNotifier {
         sdd: parts.sdd,
         env: parts.env,
         clock: parts.clock,
+        random: parts.random,
+        runId: parts.runId,
+        ...(parts.audit === undefined ? {} : { audit: parts.audit }),
         ...(parts.githubFetch === undefined ? {} : { fetch: parts.githubFetch }),
       });
       if ("send" in comment) channels.push(comment);
