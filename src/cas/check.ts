@@ -105,7 +105,7 @@ function stray(path: string, why: string): CasProblem {
  * a writer (`.tmp-*`) are left alone: a put may be under way.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const report = await checkCasStore(new CasStore(".sdd/cas"), { referenced: ["ab…"] });
  * for (const p of report.problems) console.log(p.code, p.digest, p.message);
  * ```
