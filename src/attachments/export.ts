@@ -13,6 +13,8 @@ import { ATTACH_EVENT } from "./attest.ts";
 import { loadRecord } from "./record.ts";
 import { type AttachEvent, AttachmentResolver } from "./resolver.ts";
 
+const encoder = new TextEncoder();
+
 /** Format name of the export manifest. */
 export const EXPORT_KIND = "bernstein_attachments_export";
 
@@ -91,21 +93,33 @@ function eventJson(e: AttachEvent): JsonObject {
   };
 }
 
+/** A run's export as files (name inside the export → bytes) and its figures. */
+export interface RunExport {
+  /** `manifest.json`, `events.jsonl`, `lineage.jsonl`, `bytes/<sha256>`. */
+  files: Map<string, Uint8Array>;
+  /** Figures. */
+  summary: ExportSummary;
+}
+
+/** What reading a run's export needs (no output folder). */
+export type CollectOptions = Omit<ExportOptions, "out">;
+
+function noRecord(runId: string): BernsteinError {
+  return new BernsteinError(
+    "attach.export_no_record",
+    `run '${runId}' has no attachment record (.sdd/runs/${runId}/attachments.json)`,
+    { hint: "only runs that attached something can be exported" },
+  );
+}
+
 /**
- * Exports a run's attachments into `out` (FORMATS.md §7.1). Refuses a run without an
- * attachment record (`attach.export_no_record`), a non-empty folder, a chain that does not
- * verify (`attach.chain_unverified`) and CAS bytes that no longer hash to their key.
+ * Reads a run's export (FORMATS.md §7.1) into memory. Refuses a run without an attachment
+ * record (`attach.export_no_record`), a chain that does not verify (`attach.chain_unverified`)
+ * and CAS bytes that no longer hash to their key.
  */
-export async function exportRunAttachments(options: ExportOptions): Promise<ExportSummary> {
+export async function collectRunAttachments(options: CollectOptions): Promise<RunExport> {
   const record = await loadRecord(options.sdd, options.runId);
-  if (record === undefined) {
-    throw new BernsteinError(
-      "attach.export_no_record",
-      `run '${options.runId}' has no attachment record (.sdd/runs/${options.runId}/attachments.json)`,
-      { hint: "only runs that attached something can be exported" },
-    );
-  }
-  await ensureEmpty(options.out);
+  if (record === undefined) throw noRecord(options.runId);
   const resolver = new AttachmentResolver({
     auditDir: join(options.sdd, "audit"),
     auditKey: options.auditKey,
@@ -115,21 +129,19 @@ export async function exportRunAttachments(options: ExportOptions): Promise<Expo
   const events = (await resolver.events()).filter((e) => sessions.has(e.worker_id));
   const digests = new Set(events.map((e) => e.sha256));
   for (const s of record.spawns) for (const d of s.blocks) digests.add(d);
+  const files = new Map<string, Uint8Array>();
   const items: JsonValue[] = [];
   for (const digest of [...digests].sort()) {
     // CAS re-hashes on read: bytes that changed behind it are an error, never exported.
     const bytes = await options.cas.read(digest);
-    await writeFileAtomic(join(options.out, "bytes", digest), bytes);
+    files.set(`bytes/${digest}`, bytes);
     const mime = events.find((e) => e.sha256 === digest)?.mime ?? null;
     items.push({ sha256: digest, mime, size: bytes.length, file: `bytes/${digest}` });
   }
   const eventLines = events.map((e) => canonicalize(eventJson(e), "canon") + "\n").join("");
-  await writeFileAtomic(join(options.out, "events.jsonl"), new TextEncoder().encode(eventLines));
+  files.set("events.jsonl", encoder.encode(eventLines));
   const lineage = await lineageLines(options.sdd, digests);
-  await writeFileAtomic(
-    join(options.out, "lineage.jsonl"),
-    new TextEncoder().encode(lineage.map((l) => l + "\n").join("")),
-  );
+  files.set("lineage.jsonl", encoder.encode(lineage.map((l) => l + "\n").join("")));
   const manifest: JsonObject = {
     kind: EXPORT_KIND,
     version: 1,
@@ -147,14 +159,78 @@ export async function exportRunAttachments(options: ExportOptions): Promise<Expo
     events: "events.jsonl",
     lineage: "lineage.jsonl",
   };
-  await writeFileAtomic(
-    join(options.out, "manifest.json"),
-    new TextEncoder().encode(canonicalize(manifest, "canon") + "\n"),
-  );
+  files.set("manifest.json", encoder.encode(canonicalize(manifest, "canon") + "\n"));
   return {
-    items: items.length,
-    events: events.length,
-    spawns: record.spawns.length,
-    lineage_entries: lineage.length,
+    files,
+    summary: {
+      items: items.length,
+      events: events.length,
+      spawns: record.spawns.length,
+      lineage_entries: lineage.length,
+    },
   };
+}
+
+/**
+ * Exports a run's attachments into `out` (FORMATS.md §7.1): {@linkcode collectRunAttachments}
+ * written to an absent or empty folder (`attach.export_not_empty` otherwise).
+ */
+export async function exportRunAttachments(options: ExportOptions): Promise<ExportSummary> {
+  if (await loadRecord(options.sdd, options.runId) === undefined) throw noRecord(options.runId);
+  await ensureEmpty(options.out);
+  const { files, summary } = await collectRunAttachments(options);
+  // The manifest last: a folder cut short by a crash has no manifest and does not verify.
+  const names = [...files.keys()].filter((n) => n !== "manifest.json").concat("manifest.json");
+  for (const name of names) {
+    await writeFileAtomic(join(options.out, name), files.get(name) as Uint8Array);
+  }
+  return summary;
+}
+
+/** Options of {@linkcode collectPeriodAttachments}. */
+export interface PeriodOptions {
+  /** The project's `.sdd/`. */
+  sdd: string;
+  /** The audit key. */
+  auditKey: AuditKey;
+  /** CAS holding the bytes. */
+  cas: CasStore;
+  /** First UTC day (`YYYY-MM-DD`). */
+  since: string;
+  /** Last UTC day. */
+  until: string;
+}
+
+/** Ids of the runs that have an attachment record, in name order. */
+async function runsWithRecords(sdd: string): Promise<string[]> {
+  const ids: string[] = [];
+  try {
+    for await (const e of Deno.readDir(join(sdd, "runs"))) {
+      if (e.isDirectory && await loadRecord(sdd, e.name) !== undefined) ids.push(e.name);
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return ids.sort();
+}
+
+/**
+ * The exports of every run that attested an attachment in `since..until` (UTC days of the
+ * `multimodal.attach` events), for a compliance pack (`--with-attachments`): run id → files.
+ */
+export async function collectPeriodAttachments(
+  options: PeriodOptions,
+): Promise<Map<string, RunExport>> {
+  const out = new Map<string, RunExport>();
+  for (const runId of await runsWithRecords(options.sdd)) {
+    const run = await collectRunAttachments({ ...options, runId });
+    const events = new TextDecoder().decode(run.files.get("events.jsonl")).split("\n")
+      .filter((l) => l !== "").map((l) => JSON.parse(l) as { timestamp: string });
+    const inPeriod = events.some((e) => {
+      const day = e.timestamp.slice(0, 10);
+      return day >= options.since && day <= options.until;
+    });
+    if (inPeriod) out.set(runId, run);
+  }
+  return out;
 }

@@ -93,10 +93,15 @@ export {
   type ScreenOptions,
 } from "./screen.ts";
 export {
+  type CollectOptions,
+  collectPeriodAttachments,
+  collectRunAttachments,
   EXPORT_KIND,
   type ExportOptions,
   exportRunAttachments,
   type ExportSummary,
+  type PeriodOptions,
+  type RunExport,
 } from "./export.ts";
 export { type FolderListing, listFolder, MAX_LISTING_ENTRIES } from "./folder.ts";
 export { renderNotebook } from "./notebook.ts";

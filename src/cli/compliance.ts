@@ -2,7 +2,7 @@
 // offline with `bernstein-verify pack`.
 import type { Warning } from "../errors/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
-import { stringFlag } from "./spec.ts";
+import { booleanFlag, stringFlag } from "./spec.ts";
 
 const WARNINGS_PER_CODE = 10;
 
@@ -15,6 +15,36 @@ function printWarnings(ctx: CommandContext, warnings: readonly Warning[]): void 
       ctx.out.warn({ code, message: `… and ${list.length - WARNINGS_PER_CODE} more like these` });
     }
   }
+}
+
+/**
+ * `--with-attachments`: the attachment exports (FORMATS.md §7.1) of every run that attested an
+ * attachment in the period, as `attachments/<run>/…` pack members.
+ */
+async function attachmentMembers(
+  ctx: CommandContext,
+  sdd: string,
+  since: string,
+  until: string,
+): Promise<{ members: Map<string, Uint8Array>; runs: string[] }> {
+  const { join } = await import("node:path");
+  const audit = await import("../audit/mod.ts");
+  const { CasStore } = await import("../cas/mod.ts");
+  const { collectPeriodAttachments } = await import("../attachments/mod.ts");
+  const { attachmentMemberName } = await import("../verify/mod.ts");
+  const auditKey = await audit.readAuditKey(audit.resolveAuditKeyPath(ctx.env).path);
+  const exports = await collectPeriodAttachments({
+    sdd,
+    auditKey,
+    cas: new CasStore(join(sdd, "cas")),
+    since,
+    until,
+  });
+  const members = new Map<string, Uint8Array>();
+  for (const [runId, run] of exports) {
+    for (const [file, bytes] of run.files) members.set(attachmentMemberName(runId, file), bytes);
+  }
+  return { members, runs: [...exports.keys()] };
 }
 
 async function pack(ctx: CommandContext): Promise<number> {
@@ -63,6 +93,9 @@ async function pack(ctx: CommandContext): Promise<number> {
   const key = keyFlag === undefined
     ? await store.ensureOperatorSigningKey(sdd, systemRandom)
     : await store.readOperatorSigningKey(resolve(ctx.cwd, keyFlag));
+  const withAttachments = booleanFlag(ctx, "with-attachments")
+    ? await attachmentMembers(ctx, sdd, since, until)
+    : undefined;
   // The pack is written to a temp file as it is made and renamed over --output when whole.
   const out = await openAtomicFile(output, { mode: 0o644 });
   const hash = sha256Stream();
@@ -78,6 +111,7 @@ async function pack(ctx: CommandContext): Promise<number> {
       compliance: config.compliance,
       signer: key.signer,
       env: ctx.env,
+      ...(withAttachments ? { attachments: withAttachments.members } : {}),
       sink: {
         write(bytes) {
           hash.update(bytes);
@@ -113,6 +147,7 @@ async function pack(ctx: CommandContext): Promise<number> {
       },
       external_parents: externalParents.length,
       skipped_lines: skipped.length,
+      ...(withAttachments ? { attachment_runs: withAttachments.runs } : {}),
       warnings: warnings.map((w) => ({ code: w.code, message: w.message })),
       self_check: {
         ok: check.ok,
@@ -125,6 +160,13 @@ async function pack(ctx: CommandContext): Promise<number> {
   ctx.out.line(
     `wrote ${output} (${bytes} bytes): ${facts.entry_count} entries, ${facts.agents.length} agents, ${since}..${until}`,
   );
+  if (withAttachments !== undefined) {
+    const runs = withAttachments.runs;
+    ctx.out.line(
+      `attachments: ${runs.length} run export(s) under attachments/` +
+        (runs.length > 0 ? ` (${runs.join(", ")})` : " (no run attached anything in the period)"),
+    );
+  }
   if (check.ok) {
     ctx.out.line("self-check: PASS (bernstein-verify pack passes on these bytes)");
   } else {
@@ -158,9 +200,13 @@ export const COMPLIANCE_COMMANDS: CommandSpec[] = [
       "The built pack is verified before the command ends: exit 0 when it passes,\n" +
       "1 when the auditor's verifier would fail it (the file is still written), 2 bad flags,\n" +
       "3 --operator-key file missing.\n" +
+      "--with-attachments adds the attachment export (FORMATS.md §7.1) of every run that\n" +
+      "attested an attachment in the period under attachments/<run>/ (listed in the signed\n" +
+      "manifest; bernstein-verify pack checks bytes, events, spawns and lineage digests).\n" +
       "JSON: {output, bytes, sha256, entries, agents, artefacts, period: {since, until},\n" +
       "built_at, operator: {key_path, created, kid, fingerprint}, external_parents,\n" +
-      "skipped_lines, warnings: [{code, message}], self_check: {ok, errors: [{kind, message}]}}.",
+      "skipped_lines, attachment_runs (with --with-attachments), warnings: [{code, message}],\n" +
+      "self_check: {ok, errors: [{kind, message}]}}.",
     flags: [
       { name: "since", type: "string", valueName: "YYYY-MM-DD", help: "First UTC day." },
       { name: "until", type: "string", valueName: "YYYY-MM-DD", help: "Last UTC day." },
@@ -171,6 +217,11 @@ export const COMPLIANCE_COMMANDS: CommandSpec[] = [
         type: "string",
         valueName: "PEM",
         help: "Ed25519 PKCS#8 signing key (default .sdd/keys/operator.key).",
+      },
+      {
+        name: "with-attachments",
+        type: "boolean",
+        help: "Carry the period's attachment exports (what each agent was shown).",
       },
       {
         name: "build-time",

@@ -30,6 +30,7 @@ import {
   PACK_INCLUSION_MEMBER,
   PACK_MEMBERS,
   PACK_SCHEMA,
+  packMemberKind,
   signatureMemberName,
 } from "../verify/mod.ts";
 import { streamedManifestBytes } from "./_manifest_stream.ts";
@@ -177,6 +178,11 @@ export interface PackContent {
   checkpoint: PackCheckpoint;
   /** Foreign attestations of window entries, carried as they are stored (FORMATS.md §9). */
   attestations?: readonly PackAttestation[];
+  /**
+   * `--with-attachments`: the runs' attachment exports (FORMATS.md §7.1) as members named
+   * `attachments/<run>/…` (attachmentMemberName in src/verify).
+   */
+  attachments?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** One foreign attestation to carry. */
@@ -251,6 +257,15 @@ function coverMembers(
   put(PACK_MEMBERS.operatorKey, encoder.encode(encodePublicKeyPem(header.operatorPublicKey)));
   for (const a of header.attestations ?? []) {
     put(attestationMemberName(a.entryHash, a.hex), a.bytes);
+  }
+  for (const [name, bytes] of header.attachments ?? []) {
+    if (packMemberKind(name) !== "attachment") {
+      throw new CompliancePackError(
+        "compliance.bad_member",
+        `${name} is not an attachment member name (attachments/<run>/…)`,
+      );
+    }
+    put(name, bytes);
   }
   put(PACK_CHECKPOINT_MEMBER, header.checkpoint.document);
   put(PACK_INCLUSION_MEMBER, header.checkpoint.inclusion);

@@ -29,17 +29,22 @@ function objectOf(value: unknown): Obj | undefined {
     : undefined;
 }
 
-function readText(path: string): string | undefined {
+/** Reads one file of an export by its name inside it (`bytes/<sha256>`); undefined: unreadable. */
+export type ExportFileReader = (name: string) => Uint8Array | undefined;
+
+function readText(read: ExportFileReader, name: string): string | undefined {
+  const bytes = read(name);
+  if (bytes === undefined) return undefined;
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Deno.readFileSync(path));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     return undefined;
   }
 }
 
 /** JSON lines of a file; a line that is not a JSON object is an error. */
-function jsonLines(dir: string, name: string, errors: VerifyIssue[]): Obj[] {
-  const text = readText(`${dir}/${name}`);
+function jsonLines(read: ExportFileReader, name: string, errors: VerifyIssue[]): Obj[] {
+  const text = readText(read, name);
   if (text === undefined) {
     errors.push({ kind: "missing member", message: `${name}: cannot be read` });
     return [];
@@ -67,7 +72,11 @@ interface Item {
   size: number;
 }
 
-function checkItems(dir: string, manifest: Obj, errors: VerifyIssue[]): Map<string, Item> {
+function checkItems(
+  read: ExportFileReader,
+  manifest: Obj,
+  errors: VerifyIssue[],
+): Map<string, Item> {
   const items = new Map<string, Item>();
   const list = Array.isArray(manifest.items) ? manifest.items : [];
   list.forEach((raw, i) => {
@@ -82,10 +91,8 @@ function checkItems(dir: string, manifest: Obj, errors: VerifyIssue[]): Map<stri
       errors.push({ kind: "malformed manifest", message: `${where}: file is not bytes/${sha}` });
       return;
     }
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(`${dir}/bytes/${sha}`);
-    } catch {
+    const bytes = read(`bytes/${sha}`);
+    if (bytes === undefined) {
       errors.push({ kind: "missing bytes", message: `bytes/${sha}: cannot be read` });
       return;
     }
@@ -113,13 +120,27 @@ function checkItems(dir: string, manifest: Obj, errors: VerifyIssue[]): Map<stri
 
 /** Checks the export in `dir`; never throws for what it finds (errors say what). */
 export function verifyAttachmentsDir(dir: string): AttachmentsDirResult {
+  return verifyAttachmentExport((name) => {
+    try {
+      return Deno.readFileSync(`${dir}/${name}`);
+    } catch {
+      return undefined;
+    }
+  });
+}
+
+/**
+ * Checks an export whose files `read` returns (a folder, or a compliance pack's
+ * `attachments/<run>/` members); never throws for what it finds (errors say what).
+ */
+export function verifyAttachmentExport(read: ExportFileReader): AttachmentsDirResult {
   const errors: VerifyIssue[] = [];
   const notes = [
     "audit HMACs are not checked offline (the key is the operator's): 'bernstein audit verify'",
     "lineage signatures are checked by 'chain' on the lineage log, not here",
   ];
   const stats = { run_id: null as string | null, items: 0, events: 0, spawns: 0, lineage: 0 };
-  const text = readText(`${dir}/manifest.json`);
+  const text = readText(read, "manifest.json");
   let manifest: Obj | undefined;
   try {
     manifest = text === undefined ? undefined : objectOf(JSON.parse(text));
@@ -134,11 +155,11 @@ export function verifyAttachmentsDir(dir: string): AttachmentsDirResult {
     return { ok: false, stats, errors, notes };
   }
   stats.run_id = typeof manifest.run_id === "string" ? manifest.run_id : null;
-  const items = checkItems(dir, manifest, errors);
+  const items = checkItems(read, manifest, errors);
   stats.items = items.size;
   // Attestations: which worker got which digest.
   const attested = new Set<string>();
-  const events = jsonLines(dir, "events.jsonl", errors);
+  const events = jsonLines(read, "events.jsonl", errors);
   stats.events = events.length;
   events.forEach((e, i) => {
     const d = objectOf(e.details);
@@ -184,7 +205,7 @@ export function verifyAttachmentsDir(dir: string): AttachmentsDirResult {
   });
   // Lineage entries: every digest they carry has bytes and an attestation.
   const digestsAttested = new Set([...attested].map((k) => k.slice(k.indexOf("\0") + 1)));
-  const lineage = jsonLines(dir, "lineage.jsonl", errors);
+  const lineage = jsonLines(read, "lineage.jsonl", errors);
   stats.lineage = lineage.length;
   lineage.forEach((entry, i) => {
     const named = Array.isArray(entry.attachment_digests) ? entry.attachment_digests : [];

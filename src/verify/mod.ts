@@ -73,6 +73,8 @@ export {
   verifyPack,
 } from "./pack.ts";
 export {
+  attachmentMemberName,
+  attachmentMemberParts,
   attestationMemberName,
   attestationMemberParts,
   cardMemberName,
@@ -104,7 +106,12 @@ export {
   utcDay,
 } from "./pack_format.ts";
 export { foreignLine, trustedIssuerKeys } from "./trust.ts";
-export { type AttachmentsDirResult, verifyAttachmentsDir } from "./attachments_dir.ts";
+export {
+  type AttachmentsDirResult,
+  type ExportFileReader,
+  verifyAttachmentExport,
+  verifyAttachmentsDir,
+} from "./attachments_dir.ts";
 export { runVerifyCli, VERIFY_HELP, type VerifyCliIo } from "./verify_cli.ts";
 export {
   memberNameProblem,

@@ -4,7 +4,7 @@
 // signature, pinning), every input hash, then the lineage gate over the window with the
 // pack's own signatures and cards, and finally the cross-checks (period, entry count, CSV,
 // Article 12 figures, external parents, orphan signatures).
-import { decodeUtf8Strict } from "../canonical/mod.ts";
+import { compareCodePoints, decodeUtf8Strict } from "../canonical/mod.ts";
 import {
   decodePublicKeyPem,
   type ParsedDetachedJws,
@@ -16,6 +16,7 @@ import {
 } from "../crypto/mod.ts";
 import { digestInto, DigestTable, digestText, kidForPublicKey } from "../lineage/mod.ts";
 import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoint.ts";
+import { verifyAttachmentExport } from "./attachments_dir.ts";
 import { defaultGateWorkers, runLineageGate } from "./gate.ts";
 import { attestationInput } from "./directory.ts";
 import type {
@@ -26,10 +27,12 @@ import type {
 } from "./types.ts";
 import { article12LogFigures, article12Mismatches, LogFactsCollector } from "./log_facts.ts";
 import {
+  attachmentMemberParts,
   attestationMemberParts,
   csvHeader,
   csvRow,
   isoOfNs,
+  memberSegment,
   operatorFingerprint,
   PACK_CHECKPOINT_MEMBER,
   PACK_INCLUSION_MEMBER,
@@ -308,6 +311,8 @@ export async function verifyPack(
   let checkpointBytes: Uint8Array | undefined;
   let inclusionBytes: Uint8Array | undefined;
   const attestations: ForeignAttestationInput[] = [];
+  // `--with-attachments`: each run's export, file name → bytes, checked after the loop.
+  const attachmentRuns = new Map<string, Map<string, Uint8Array>>();
   // Signatures and cards are read here, in archive order (sequential reads), for the gate.
   const signatures = new SignatureStore(stats.signatures, signatureBytes);
   const cards: CardFile[] = [];
@@ -346,6 +351,16 @@ export async function verifyPack(
       attestations.push(attestationInput(parts.entryHash, m.name, parts.hex, bytes));
       continue;
     }
+    if (kind === "attachment") {
+      const parts = attachmentMemberParts(m.name);
+      const bytes = readMember(m);
+      if (bytes === undefined || parts === undefined) continue;
+      hashOk(m.name, sha256HexPure(bytes));
+      const files = attachmentRuns.get(parts.run) ?? new Map<string, Uint8Array>();
+      files.set(parts.file, bytes);
+      attachmentRuns.set(parts.run, files);
+      continue;
+    }
     if (kind === "checkpoint" || kind === "inclusion") {
       const bytes = readMember(m);
       if (bytes === undefined) continue;
@@ -368,6 +383,7 @@ export async function verifyPack(
     if (kind === "csv") csvHex = hex;
     hashOk(m.name, hex);
   }
+  checkAttachmentExports(attachmentRuns, fail, notes);
   const logMember = members.get(PACK_MEMBERS.log);
   const logExpected = listed?.get(PACK_MEMBERS.log);
   listed?.clear();
@@ -727,4 +743,47 @@ function checkOperator(c: OperatorCheck): Uint8Array | undefined {
     );
   }
   return publicKey;
+}
+
+/**
+ * The attachment exports a pack carries (`compliance pack --with-attachments`): each run's
+ * folder checked as `bernstein-verify attachments` checks one (bytes against digests, events
+ * against bytes, spawns against events, lineage digests against both); the member hashes were
+ * checked against the signed manifest already.
+ */
+function checkAttachmentExports(
+  runs: ReadonlyMap<string, ReadonlyMap<string, Uint8Array>>,
+  fail: (kind: string, message: string) => void,
+  notes: string[],
+): void {
+  for (const [run, files] of [...runs].sort((a, b) => compareCodePoints(a[0], b[0]))) {
+    const where = `attachments/${run}/`;
+    const read = new Set<string>();
+    const result = verifyAttachmentExport((name) => {
+      read.add(name);
+      return files.get(name);
+    });
+    for (const e of result.errors) fail(e.kind, `${where}${e.message}`);
+    const id = result.stats.run_id;
+    if (id !== null && memberSegment(id) !== run) {
+      fail(
+        "malformed manifest",
+        `${where}manifest.json: run_id ${JSON.stringify(id)} is not ${run}`,
+      );
+    }
+    // Bytes the export's manifest does not list were never looked at: not part of the export.
+    for (const name of files.keys()) {
+      if (!read.has(name)) {
+        fail(
+          "unexpected member",
+          `${where}${name}: unexpected member (not in its export's manifest)`,
+        );
+      }
+    }
+  }
+  if (runs.size > 0) {
+    notes.push(
+      `attachments: ${runs.size} run export(s) checked (attach events' HMACs need the operator's audit key: 'bernstein audit verify')`,
+    );
+  }
 }

@@ -47,7 +47,8 @@ export type PackMemberKind =
   | "card"
   | "checkpoint"
   | "inclusion"
-  | "attestation";
+  | "attestation"
+  | "attachment";
 
 const FIXED = new Map<string, PackMemberKind>([
   ...Object.entries(PACK_MEMBERS).map(([kind, name]) => [name, kind as PackMemberKind] as const),
@@ -55,6 +56,20 @@ const FIXED = new Map<string, PackMemberKind>([
   [PACK_INCLUSION_MEMBER, "inclusion"],
 ]);
 const ATTESTATION_MEMBER = /^attestations\/([0-9a-f]{64})\/([0-9a-f]{64})\.json$/;
+const ATTACHMENT_MEMBER =
+  /^attachments\/([A-Za-z0-9._-]+)\/(manifest\.json|events\.jsonl|lineage\.jsonl|bytes\/[0-9a-f]{64})$/;
+
+/** Folder of a run's attachment export inside a pack (`--with-attachments`, FORMATS.md §7.1). */
+export function attachmentMemberName(runId: string, file: string): string {
+  return `attachments/${memberSegment(runId)}/${file}`;
+}
+
+/** The run folder and the file inside it of an attachment member name. */
+export function attachmentMemberParts(name: string): { run: string; file: string } | undefined {
+  const m = ATTACHMENT_MEMBER.exec(name);
+  if (m === null || m[1] === "." || m[1] === "..") return undefined;
+  return { run: m[1], file: m[2] };
+}
 const SAFE_SEGMENT = /^[A-Za-z0-9._-]+$/;
 
 function safeSegment(s: string): boolean {
@@ -80,6 +95,7 @@ export function packMemberKind(name: string): PackMemberKind | undefined {
   // A pack has one signature member per entry: this test runs 100 000s of times.
   if (isSignatureMember(name)) return "signature";
   if (ATTESTATION_MEMBER.test(name)) return "attestation";
+  if (attachmentMemberParts(name) !== undefined) return "attachment";
   const parts = name.split("/");
   if (
     parts.length === 3 && parts[0] === "agent-cards" && safeSegment(parts[1]) &&
@@ -152,6 +168,8 @@ export const PACK_LIMITS = {
     checkpoint: 1 * MiB,
     inclusion: 256 * MiB,
     attestation: 64 * KiB,
+    // An attested file is read up to 64 MiB; the events and lineage of one run stay below.
+    attachment: 256 * MiB,
   } satisfies Record<PackMemberKind, number>,
   /** Members of unknown kind are refused anyway; this bounds what is read to name them. */
   unknown: 64 * KiB,

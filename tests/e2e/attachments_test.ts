@@ -347,6 +347,30 @@ Deno.test("a run hands an image and a line range to the agent: exact prompt byte
     const tampered = await runVerify(["attachments", out]);
     strictEqual(tampered.code, 1);
     ok(tampered.stdout.includes(`bytes/${png}: the bytes hash to`), tampered.stdout);
+
+    // The compliance pack can carry the export (signed with the rest); the verifier checks it.
+    const day = (offset: number) =>
+      new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const zip = join(dir, "pack.zip");
+    const packed = await runBernstein([
+      "compliance",
+      "pack",
+      "--since",
+      day(-1),
+      "--until",
+      day(1),
+      "--org",
+      "Acme",
+      "--output",
+      zip,
+      "--with-attachments",
+      "--json",
+    ], { cwd: fx.root, env: fx.env });
+    strictEqual(packed.code, 0, packed.stderr + packed.stdout);
+    deepStrictEqual(JSON.parse(packed.stdout).attachment_runs, [summary.run_id]);
+    const checked = await runVerify(["pack", zip]);
+    strictEqual(checked.code, 0, checked.stdout + checked.stderr);
+    ok(checked.stdout.includes("attachments: 1 run export(s) checked"), checked.stdout);
   });
 });
 

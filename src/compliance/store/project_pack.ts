@@ -88,6 +88,8 @@ export interface ProjectPackOptions {
   env: EnvReader;
   /** Where the ZIP goes, member by member (a file being written, or memory). */
   sink: ZipSink;
+  /** `--with-attachments`: the runs' attachment exports as `attachments/<run>/…` members. */
+  attachments?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** What {@linkcode buildProjectPack} produced. */
@@ -476,6 +478,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
       operatorPublicKey: options.signer.publicKey,
       checkpoint: committed.members(options.signer.publicKey),
       attestations: a.attestations,
+      ...(options.attachments ? { attachments: options.attachments } : {}),
     },
     a.collected,
     options.signer,
