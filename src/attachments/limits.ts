@@ -6,7 +6,13 @@ import {
   type Capabilities,
   capabilitiesFor,
 } from "../adapters/mod.ts";
-import { MAX_ATTACHMENTS_PER_TASK } from "../plan/mod.ts";
+import {
+  HOST_IMAGE_TYPES,
+  MAX_ATTACHMENTS_PER_TASK,
+  MAX_HOST_BYTES_PER_TASK,
+  MAX_HOST_NAME_CHARS,
+  MAX_HOST_TEXT_BYTES,
+} from "../plan/mod.ts";
 import { AttachmentCapabilityError, AttachmentError } from "./errors.ts";
 
 /** Most attachments one task carries (run-wide and its own together, after de-duplication). */
@@ -158,4 +164,54 @@ export function checkAttachmentCount(count: number, field: string, taskId: strin
       { location: field },
     );
   }
+}
+
+/**
+ * What an adapter can be handed (ATTACHMENTS.md "Kinds and limits"): every adapter takes text
+ * (files and line ranges), folder listings, notebooks as their cells' text and texts held by
+ * value; images (files or held by value) only through an image channel, documents (PDF) only
+ * through a document channel.
+ */
+export type SeatKind =
+  | "text"
+  | "folder"
+  | "notebook"
+  | "held_text"
+  | "image"
+  | "held_image"
+  | "document";
+
+/** The kinds one adapter takes, from its capabilities. */
+export function attachmentKinds(caps: Capabilities): SeatKind[] {
+  const kinds: SeatKind[] = ["text", "folder", "notebook", "held_text"];
+  if (caps.multimodal) kinds.push("image", "held_image");
+  if (caps.document_types.length > 0) kinds.push("document");
+  return kinds;
+}
+
+/** The seat's limits for every adapter (`adapters list --json` `attachments`). */
+export function seatDescriptor(): {
+  kinds: SeatKind[];
+  max_per_task: number;
+  max_text_chars: number;
+  max_read_bytes: number;
+  held: {
+    image_types: string[];
+    max_name_chars: number;
+    max_text_bytes: number;
+    max_bytes_per_task: number;
+  };
+} {
+  return {
+    kinds: ["text", "folder", "notebook", "held_text", "image", "held_image", "document"],
+    max_per_task: MAX_ATTACHMENTS,
+    max_text_chars: MAX_TEXT_CHARS,
+    max_read_bytes: MAX_SOURCE_BYTES,
+    held: {
+      image_types: [...HOST_IMAGE_TYPES],
+      max_name_chars: MAX_HOST_NAME_CHARS,
+      max_text_bytes: MAX_HOST_TEXT_BYTES,
+      max_bytes_per_task: MAX_HOST_BYTES_PER_TASK,
+    },
+  };
 }

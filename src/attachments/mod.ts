@@ -49,6 +49,7 @@ export {
 export {
   adaptersTakingDocument,
   adaptersTakingImage,
+  attachmentKinds,
   checkAdapterTakesDocument,
   checkAdapterTakesImage,
   checkAdapterTakesMedia,
@@ -59,6 +60,8 @@ export {
   MAX_ATTACHMENTS,
   MAX_SOURCE_BYTES,
   MAX_TEXT_CHARS,
+  seatDescriptor,
+  type SeatKind,
 } from "./limits.ts";
 export {
   type AttachmentOutcome,

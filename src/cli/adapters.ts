@@ -43,16 +43,16 @@ async function list(ctx: CommandContext): Promise<number> {
   const reports = await adapters.inspectAdapters(options);
   const auto = adapters.AUTO_PREFERENCE.find((n) => reports.find((r) => r.name === n)?.available);
   if (ctx.json) {
-    const limits = await import("../attachments/mod.ts");
+    const seat = await import("../attachments/mod.ts");
+    // The attachment seat's descriptor: the kinds each adapter takes (with its channel, image
+    // and document types and sizes in its capabilities), and the limits for every adapter.
+    const withKinds = reports.map((r) => ({
+      ...r,
+      capabilities: { ...r.capabilities, attachment_kinds: seat.attachmentKinds(r.capabilities) },
+    }));
     ctx.out.json({
-      adapters: reports as unknown as JsonValue,
-      // The attachment seat's descriptor: limits for every adapter; images per adapter above.
-      attachments: {
-        kinds: ["text", "image", "document"],
-        max_per_task: limits.MAX_ATTACHMENTS,
-        max_text_chars: limits.MAX_TEXT_CHARS,
-        max_read_bytes: limits.MAX_SOURCE_BYTES,
-      },
+      adapters: withKinds as unknown as JsonValue,
+      attachments: seat.seatDescriptor() as unknown as JsonValue,
       auto_preference: [...adapters.AUTO_PREFERENCE],
       auto: auto ?? null,
     });
@@ -136,9 +136,11 @@ export const ADAPTERS_COMMANDS: CommandSpec[] = [
       "JSON: {adapters: [{name, summary, binary, available, path, reason, version,\n" +
       "version_error, prompt, capabilities: {multimodal, attachment_channel,\n" +
       "max_attachment_bytes, image_types, document_types, max_document_bytes, resume,\n" +
-      "cost_reporting, token_reporting, turn_reporting, max_turns, endpoints}}],\n" +
-      "attachments: {kinds, max_per_task,\n" +
-      "max_text_chars, max_read_bytes}, auto_preference: [name], auto: name|null}.",
+      "cost_reporting, token_reporting, turn_reporting, max_turns, endpoints,\n" +
+      "attachment_kinds}}],\n" +
+      "attachments: {kinds, max_per_task, max_text_chars, max_read_bytes, held: {image_types,\n" +
+      "max_name_chars, max_text_bytes, max_bytes_per_task}}, auto_preference: [name],\n" +
+      "auto: name|null}.",
     json: true,
     run: list,
   },

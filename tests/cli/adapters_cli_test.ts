@@ -105,11 +105,41 @@ Deno.test("adapters list --json: every adapter, found or not, with version and c
     assert.equal(byName.codex.capabilities.attachment_channel, "file-argument");
     assert.equal(byName.aider.capabilities.multimodal, false);
     assert.deepEqual(byName.gemini.capabilities.document_types, ["application/pdf"]);
+    // The kinds each adapter takes, by its channels.
+    assert.deepEqual(byName.claude.capabilities.attachment_kinds, [
+      "text",
+      "folder",
+      "notebook",
+      "held_text",
+      "image",
+      "held_image",
+      "document",
+    ]);
+    assert.deepEqual(byName.codex.capabilities.attachment_kinds, [
+      "text",
+      "folder",
+      "notebook",
+      "held_text",
+      "image",
+      "held_image",
+    ]);
+    assert.deepEqual(byName.aider.capabilities.attachment_kinds, [
+      "text",
+      "folder",
+      "notebook",
+      "held_text",
+    ]);
     assert.deepEqual(body.attachments, {
-      kinds: ["text", "image", "document"],
+      kinds: ["text", "folder", "notebook", "held_text", "image", "held_image", "document"],
       max_per_task: 20,
       max_text_chars: 100_000,
       max_read_bytes: 64 * 1024 * 1024,
+      held: {
+        image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"],
+        max_name_chars: 200,
+        max_text_bytes: 1024 * 1024,
+        max_bytes_per_task: 8 * 1024 * 1024,
+      },
     });
     assert.equal(byName.cursor.available, false);
     assert.equal(byName.cursor.reason, "'cursor-agent' not found on PATH");
