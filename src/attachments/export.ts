@@ -8,7 +8,7 @@ import type { AuditKey } from "../audit/mod.ts";
 import { canonicalize, type JsonObject, type JsonValue } from "../canonical/mod.ts";
 import type { CasStore } from "../cas/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
-import { writeFileAtomic } from "../io/mod.ts";
+import { RUN_ID_PATTERN, runsRoot, sddFolder, writeFileAtomic } from "../io/mod.ts";
 import { ATTACH_EVENT } from "./attest.ts";
 import { loadRecord } from "./record.ts";
 import { type AttachEvent, AttachmentResolver } from "./resolver.ts";
@@ -61,7 +61,7 @@ async function ensureEmpty(out: string): Promise<void> {
 async function lineageLines(sdd: string, digests: ReadonlySet<string>): Promise<string[]> {
   let text: string;
   try {
-    text = await Deno.readTextFile(join(sdd, "lineage", "log.jsonl"));
+    text = await Deno.readTextFile(join(sddFolder(sdd, "lineage"), "log.jsonl"));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
@@ -121,7 +121,7 @@ export async function collectRunAttachments(options: CollectOptions): Promise<Ru
   const record = await loadRecord(options.sdd, options.runId);
   if (record === undefined) throw noRecord(options.runId);
   const resolver = new AttachmentResolver({
-    auditDir: join(options.sdd, "audit"),
+    auditDir: sddFolder(options.sdd, "audit"),
     auditKey: options.auditKey,
     cas: options.cas,
   });
@@ -205,8 +205,9 @@ export interface PeriodOptions {
 async function runsWithRecords(sdd: string): Promise<string[]> {
   const ids: string[] = [];
   try {
-    for await (const e of Deno.readDir(join(sdd, "runs"))) {
-      if (e.isDirectory && await loadRecord(sdd, e.name) !== undefined) ids.push(e.name);
+    for await (const e of Deno.readDir(runsRoot(sdd))) {
+      if (!e.isDirectory || !RUN_ID_PATTERN.test(e.name)) continue;
+      if (await loadRecord(sdd, e.name) !== undefined) ids.push(e.name);
     }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
