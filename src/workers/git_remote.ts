@@ -227,6 +227,8 @@ async function runCgi(
     timeoutMs: BACKEND_TIMEOUT_MS,
     maxCaptureBytes: 0,
     onStdout: (chunk) => chunks.push(chunk.slice()),
+    // Each fetch and push of a worker is a few of these: they must not fork the orchestrator.
+    group: "setsid",
   }).done;
   const out = concat(chunks);
   const split = headerEnd(out);
