@@ -12,3 +12,26 @@ export class CasError extends BernsteinError {
     super(code, message, options);
   }
 }
+
+/** Codes of a store whose bytes are damaged or gone (as opposed to a bad request). */
+const DAMAGE_CODES: ReadonlySet<string> = new Set([
+  "cas.integrity",
+  "cas.not_found",
+  "cas.not_regular",
+  "cas.meta_invalid",
+]);
+
+/**
+ * True when `error` says a stored blob is damaged or missing: an infrastructure failure that
+ * `bernstein cas repair` may mend, never the fault of the task that needed the blob.
+ *
+ * @example
+ * ```ts
+ * import { strictEqual } from "node:assert/strict";
+ * strictEqual(isCasDamage(new CasError("cas.integrity", "changed")), true);
+ * strictEqual(isCasDamage(new CasError("cas.too_large", "big")), false);
+ * ```
+ */
+export function isCasDamage(error: unknown): boolean {
+  return error instanceof CasError && DAMAGE_CODES.has(error.code);
+}

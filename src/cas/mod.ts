@@ -20,7 +20,7 @@ export {
   type CasProblemCode,
   checkCasStore,
 } from "./check.ts";
-export { CasError } from "./errors.ts";
+export { CasError, isCasDamage } from "./errors.ts";
 export {
   type CasMeta,
   type CasPutOptions,

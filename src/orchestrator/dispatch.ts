@@ -6,6 +6,7 @@
  * context), and hands the request to the executor. A spawn that cannot start releases the
  * token and goes to the retry policy.
  */
+import { isCasDamage } from "../cas/mod.ts";
 import {
   endpointForRole,
   type EndpointProfile,
@@ -133,6 +134,9 @@ export class Dispatcher {
       return await this.#start({ ...attempt, task: claimed });
     } catch (error) {
       await this.#deps.ctx.tokens.revoke(attempt.session).catch(() => {});
+      // A damaged CAS blob is the store's fault, not the task's: the run stops on it (the task
+      // keeps its claim, so the resume after 'bernstein cas repair' spawns it again).
+      if (isCasDamage(error)) throw error;
       await this.#deps.retries.spawnFailed(claimed, attempt.session, error as Error);
       return undefined;
     }

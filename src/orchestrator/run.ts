@@ -288,7 +288,11 @@ function storageFailed(reason: string): BernsteinError {
   return new BernsteinError(
     STORAGE_FAILED,
     `the run stopped: ${reason}; its tasks keep their state and the next 'bernstein run' resumes them`,
-    { hint: "free space (or make .sdd writable again), then run 'bernstein run'" },
+    {
+      hint: reason.includes("bernstein cas repair")
+        ? "repair the CAS ('bernstein cas repair'), then run 'bernstein run'"
+        : "free space (or make .sdd writable again), then run 'bernstein run'",
+    },
   );
 }
 

@@ -10,6 +10,7 @@
 import type { ResolvedCli } from "../adapters/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { isStorageFailure } from "../errors/mod.ts";
+import { isCasDamage } from "../cas/mod.ts";
 import type { LiveAgent } from "../report/mod.ts";
 import { type Task, TaskStoreLockLostError } from "../tasks/mod.ts";
 import { AdapterResolver, escalationFor } from "./adapter_choice.ts";
@@ -268,7 +269,7 @@ export class RunLoop {
 
   /** Records a storage failure and wakes the loop; false for any other error. */
   #noteStorageFailure(error: unknown): boolean {
-    if (!isStorageFailure(error)) return false;
+    if (!isStorageFailure(error) && !isCasDamage(error)) return false;
     this.#storageFailure ??= error as Error;
     this.#wakeUp();
     return true;
@@ -287,7 +288,11 @@ export class RunLoop {
     await this.#work.settled();
     this.#end({
       end: "storage-failed",
-      reason: `storage failed: ${error.message.split("\n")[0]}`,
+      reason: isCasDamage(error)
+        ? `a stored input is damaged: ${error.message.split("\n")[0]} ` +
+          "('bernstein cas verify' lists the damage, 'bernstein cas repair' restores blobs " +
+          "whose source is unchanged)"
+        : `storage failed: ${error.message.split("\n")[0]}`,
     });
   }
 

@@ -936,7 +936,7 @@ Deno.test("a resume refuses attachments whose chain does not verify or whose wor
   }
 });
 
-Deno.test("a corrupted CAS blob: cas verify and doctor list it, cas repair restores it from its unchanged source (or says the run cannot resume byte-identically)", async () => {
+Deno.test("a corrupted CAS blob: the resume stops as a storage failure naming the repair, cas verify and doctor list it, cas repair restores it from its unchanged source (or says the run cannot resume byte-identically)", async () => {
   await withTempDir(async (dir) => {
     const fx = await fixture(dir);
     const { release, first } = await crashedRun(fx);
@@ -978,6 +978,17 @@ Deno.test("a corrupted CAS blob: cas verify and doctor list it, cas repair resto
       );
       strictEqual(casLine.status, "FAIL", doctor.stdout);
       ok(casLine.detail.includes("cas.integrity"), casLine.detail);
+      // The resume stops on the damage (the store's fault, not the task's): the task keeps its
+      // state for the resume after the repair, and the error says how to repair.
+      const halted = await run(fx, ["--json"]);
+      strictEqual(halted.code, 1, halted.stderr + halted.stdout);
+      ok(
+        /error\[run\.storage_failed\]: the run stopped: a stored input is damaged: blob [0-9a-f]{64} does not hash to its key/
+          .test(halted.stderr) && halted.stderr.includes("bernstein cas repair"),
+        halted.stderr,
+      );
+      ok(!halted.stdout.includes('"task.failed"'), halted.stdout);
+      ok(!(await exists(fx.record)), "no agent started on damaged bytes");
       // The source changed since the run read it: nothing hashes to the key.
       await Deno.writeTextFile(join(fx.root, "design.png"), "edited by the operator");
       const lost = await cas(["repair"]);
