@@ -348,7 +348,7 @@ export class Browser {
    * Starts `executable` headless on a fresh profile under `profileDir` and connects to it.
    *
    * @example
-   * ```ts
+   * ```ts ignore
    * const browser = await Browser.launch(findChromium()!, tmpDir);
    * const page = await browser.newPage();
    * await page.goto("http://127.0.0.1:8080/");

@@ -74,7 +74,7 @@ const DOS_DATE = (0 << 9) | (1 << 5) | 1;
  * Writes `members` as a ZIP, in the given order, exactly as described.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const zip = rawZip([{ name: "../evil", data: bytes }]);
  * ```
  */
