@@ -1,10 +1,14 @@
 // Notifications of a real run: a signed webhook to a loopback sink and the desktop notifier (a
 // stub on PATH) hear the run's events in order; every delivery is in the audit chain and the
-// summary; and a hostile agent that dumps its environment never sees the webhook secret,
-// which appears nowhere in the project, the output or the compliance pack.
+// summary; a hostile agent that dumps its environment never sees the webhook secret, which
+// appears nowhere in the project, the output or the compliance pack; and one that posts a
+// notification to the receiver itself does not get through (its sandbox's network; that step
+// runs where the sandbox works — without it an agent can reach any port, and only the
+// signature tells a receiver the post is not bernstein's).
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { checkDelivery } from "../../src/notify/mod.ts";
+import { probeSandbox } from "../../src/sandbox/mod.ts";
 import { startSink } from "../notify/_sink.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { bern, prepareRepo, summaryOf } from "./_run_helpers.ts";
@@ -35,6 +39,17 @@ async function desktopStub(dir: string): Promise<{ bin: string; log: string }> {
   return { bin, log };
 }
 
+const sandboxed = (await probeSandbox()).available;
+
+/** A plan step whose agent posts a notification to the receiver itself, via its proxy and not. */
+function forgeStep(url: string): string {
+  const post = `curl -sS -m 5 -d event=run.completed ${url}`;
+  return `      - title: Forge a notification
+        description: |
+          @agent run sh -c "${post} > forged.txt 2>&1; ${post} --noproxy '*' >> forged.txt 2>&1; true"
+`;
+}
+
 Deno.test("a run notifies a signed webhook and the desktop in order, records every delivery, and never leaks the secret", async () => {
   const sink = startSink();
   try {
@@ -55,7 +70,7 @@ stages:
       - title: Break <!channel>
         description: |
           @agent fail on purpose
-`,
+${sandboxed ? forgeStep(sink.url) : ""}`,
         {
           notify: {
             webhook: {
@@ -65,6 +80,7 @@ stages:
             },
             desktop: { events: ["run.unhealthy"] },
           },
+          ...(sandboxed ? { isolation: "sandbox" } : {}),
         },
       );
       const env = {
@@ -75,14 +91,25 @@ stages:
       const run = await bern(dir, ["run", "plan.yaml", "--json"], env);
       const summary = summaryOf(run);
       strictEqual(summary.health, "UNHEALTHY", run.stderr);
-      // The webhook: in order, each signed with the planted secret.
-      const got = await sink.waitFor(4);
+      // The webhook: in order, each signed with the planted secret — and nothing else: the
+      // agent that posted to the receiver itself (through its proxy, and around it) got
+      // nowhere (the run has ended, so every request that will come has come).
+      const merged = sandboxed ? 2 : 1;
+      const got = await sink.waitFor(3 + merged);
+      strictEqual(got.length, 3 + merged, JSON.stringify(got.map((r) => r.path)));
       const events = got.map((r) => (r.json as { event: string }).event);
       strictEqual(events[0], "run.started");
       strictEqual(events[events.length - 1], "run.unhealthy");
-      deepStrictEqual(events.slice(1, 3).sort(), ["task.failed", "task.merged"]);
+      deepStrictEqual(
+        events.slice(1, -1).sort(),
+        ["task.failed", ...Array(merged).fill("task.merged")],
+      );
       for (const r of got) {
         strictEqual(checkDelivery(SECRET, r.body, r.headers, Date.now() / 1000), undefined);
+      }
+      if (sandboxed) {
+        const forged = await Deno.readTextFile(join(dir, "forged.txt"));
+        ok(/curl: \(\d+\)/.test(forged), `both posts failed: ${forged}`);
       }
       const failed = got.find((r) => (r.json as { event: string }).event === "task.failed");
       ok(JSON.stringify(failed?.json).includes("Break <!channel>"), "the JSON body is raw");
@@ -95,10 +122,10 @@ stages:
       deepStrictEqual(
         (summary.notifications as { channel: string; delivered: number; failed: number }[])
           .map((n) => [n.channel, n.delivered, n.failed]),
-        [["webhook", 4, 0], ["desktop", 1, 0]],
+        [["webhook", 3 + merged, 0], ["desktop", 1, 0]],
       );
       const audit = (await bern(dir, ["audit", "show", "--json"], env)).stdout;
-      strictEqual(audit.split('"notify.delivered"').length - 1, 5, audit.slice(0, 2000));
+      strictEqual(audit.split('"notify.delivered"').length - 1, 4 + merged, audit.slice(0, 2000));
       ok(audit.includes('"notify.started"'));
       // The hostile agent's dump has the run's variables but not the secret.
       const leak = await Deno.readTextFile(join(dir, "leak.txt"));

@@ -4,6 +4,7 @@
 // issues, the commit in the text, a refusal reported).
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
+import { objectLayer, resolveConfig } from "../../src/config/mod.ts";
 import { FakeClock, mapEnv } from "../../src/io/mod.ts";
 import {
   githubCommentChannel,
@@ -169,4 +170,19 @@ Deno.test("doctor's GitHub line: off, on with the token's variable (never its va
     const lost = await githubDoctor(parts(dir, {}, {}));
     deepStrictEqual(lost.map((c) => [c.status, c.hint]), [["WARN", "set github.repo: owner/name"]]);
   });
+});
+
+Deno.test("BERNSTEIN_SYNC_GITHUB_BACKLOG: 1/true/on turn the sync on, 0/false/off turn it off over the file, other values warn", () => {
+  const syncOf = (file: boolean | undefined, value: string) => {
+    const r = resolveConfig({
+      layers: [objectLayer("test", file === undefined ? {} : { github: { sync_backlog: file } })],
+      env: mapEnv({ BERNSTEIN_SYNC_GITHUB_BACKLOG: value }),
+    });
+    return [r.config?.github.sync_backlog, r.problems.map((p) => p.code)];
+  };
+  for (const on of ["1", "true", "on", "YES"]) deepStrictEqual(syncOf(undefined, on), [true, []]);
+  for (const off of ["0", "false", "off", "no"]) deepStrictEqual(syncOf(true, off), [false, []]);
+  const [value, codes] = syncOf(true, "maybe");
+  strictEqual(value, true, "a bad value falls through to the file");
+  strictEqual((codes as string[]).length, 1);
 });
