@@ -1,6 +1,7 @@
 // Child process of scripts/bench/server.ts: a task server over a JSONL store with tasks to
 // read and claimed tasks to report progress on. Prints {url, token, read, write} as one JSON
-// line, serves until stdin closes.
+// line, serves until stdin closes. Arguments: the project folder, and optionally the server's
+// connection cap (default tuning.server.max_connections).
 import { join } from "node:path";
 import { DEFAULT_TUNING } from "../../src/config/mod.ts";
 import { systemClock, systemRandom } from "../../src/io/mod.ts";
@@ -31,7 +32,14 @@ const server = await startTaskServer({
   tokens,
   runtimeDir,
   clock: systemClock,
-  config: { network: { allowed_ips: ["127.0.0.1"] }, tuning: DEFAULT_TUNING },
+  config: {
+    network: { allowed_ips: ["127.0.0.1"] },
+    // A second argument raises the connection cap (the bench holds 1,000 idle connections).
+    tuning: Deno.args[1] === undefined ? DEFAULT_TUNING : {
+      ...DEFAULT_TUNING,
+      server: { ...DEFAULT_TUNING.server, max_connections: Number(Deno.args[1]) },
+    },
+  },
 });
 const token = (await Deno.readTextFile(tokens.operatorTokenPath)).trim();
 console.log(JSON.stringify({ url: server.url, token, read: tasks.map((t) => t.id), write }));
