@@ -81,8 +81,8 @@ export interface StepSpec {
   files: string[];
   /** Files that must exist in the worktree (completion signals). */
   expect?: string[];
-  /** The step's attachments (paths in the repository). */
-  attachments?: string[];
+  /** The step's attachments (paths in the repository, or held by value: `{name, image}`). */
+  attachments?: (string | { name: string; image: { mime: string; base64: string } })[];
 }
 
 /** Tuning for a run (seconds). */

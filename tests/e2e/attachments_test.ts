@@ -1155,3 +1155,26 @@ Deno.test("plan attachments held by value reach the agent labelled by name; a ho
     ok(!(await exists(fx.record)), "no agent ran");
   });
 });
+
+Deno.test("--attach with --fresh starts a new run over an interrupted one, with the new attachments", async () => {
+  await withTempDir(async (dir) => {
+    const fx = await fixture(dir);
+    const { release } = await crashedRun(fx);
+    await Deno.writeTextFile(release, "");
+    await Deno.writeTextFile(join(fx.root, "notes.txt"), "new notes\n");
+    const interrupted = JSON.parse(
+      await Deno.readTextFile(join(fx.root, ".sdd", "runtime", "session.json")),
+    ).run_id;
+    ok(typeof interrupted === "string" && interrupted !== "", "the interrupted run has an id");
+    const r = await run(fx, ["plan.yaml", "--fresh", "--attach", "notes.txt", "--json"]);
+    strictEqual(r.code, 0, r.stderr + r.stdout);
+    const summary = summaryOf(r.stdout);
+    ok(summary.run_id !== interrupted, "a new run, not the resumed one");
+    deepStrictEqual(summary.attachments.map((a) => [a.field, a.path, a.outcome]), [
+      ["run.attach[0]", "notes.txt", "attached"],
+      ["stages[0].steps[0].attachments[0]", "design.png", "attached"],
+      ["stages[0].steps[0].attachments[1]", "src/app.ts", "attached"],
+    ]);
+    ok(dec(await Deno.readFile(fx.record)).includes('path="notes.txt">\n1 | new notes\n'));
+  });
+});

@@ -7,6 +7,7 @@
 // base64, the copy never reaches the merge, and no agent reaches any host but 127.0.0.1.
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { toBase64 } from "../../src/canonical/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import { probeSandbox } from "../../src/sandbox/mod.ts";
 import { makePdf } from "../_helpers/pdf.ts";
@@ -42,6 +43,8 @@ interface Attached {
   mime: string;
   /** How the API must receive it (per CLI). */
   via: Readonly<Record<string, string>>;
+  /** Handed over by value in the plan (`{name, image: {mime, base64}}`) instead of as a file. */
+  held?: boolean;
 }
 
 async function imageRun(cli: RealCli, file: Attached): Promise<void> {
@@ -58,7 +61,14 @@ async function imageRun(cli: RealCli, file: Attached): Promise<void> {
           role: "backend",
           files: ["seen.txt"],
           expect: ["seen.txt"],
-          attachments: [file.path],
+          attachments: [
+            file.held
+              ? {
+                name: file.path.slice(file.path.lastIndexOf("/") + 1),
+                image: { mime: file.mime, base64: toBase64(png) },
+              }
+              : file.path,
+          ],
           description: [
             "Look at the attached screenshot and write what you see to seen.txt.",
             "@model write seen.txt a gradient",
@@ -68,6 +78,7 @@ async function imageRun(cli: RealCli, file: Attached): Promise<void> {
         server,
         sentinel,
         prepare: async (root) => {
+          if (file.held) return;
           await Deno.mkdir(join(root, "shots"));
           await Deno.writeFile(join(root, file.path), png);
         },
@@ -166,6 +177,25 @@ for (const cli of REAL_CLIS.filter((c) => c.name in PDF_VIA)) {
         bytes: makePdf(`The ${cli.name} spec: totals are rounded half to even.`),
         mime: "application/pdf",
         via: PDF_VIA,
+      }),
+  });
+}
+
+/** Images held by value in the plan travel the same channel as files (one per channel kind). */
+for (const cli of REAL_CLIS.filter((c) => c.name === "claude" || c.name === "gemini")) {
+  Deno.test({
+    name: `real ${cli.name} ${cli.pin.version}: an image held by value in the plan reaches the ` +
+      `API as an image (${CHANNELS[cli.name].via}), its bytes hash to the attested digest${
+        skipReason(cli)
+      }`,
+    ignore: cli.exe === undefined,
+    fn: async () =>
+      imageRun(cli, {
+        path: "held/screen.png",
+        bytes: await makePng(80, 48, cli.name.length + 7),
+        mime: "image/png",
+        via: Object.fromEntries(Object.entries(CHANNELS).map(([n, c]) => [n, c.via])),
+        held: true,
       }),
   });
 }

@@ -70,3 +70,45 @@ Deno.test("server: POST /tasks keeps held attachments; a bad one is 400 attach.i
     await s.stop();
   }
 });
+
+Deno.test("server: a manager agent's child task is held to the same rules (its request is untrusted)", async () => {
+  const s = await startTestServer();
+  try {
+    await s.store.createMany([{ id: "goal", title: "goal", role: "manager" }], {
+      actor: "test",
+      reason: "setup",
+    });
+    const { token } = await s.tokens.issueAgentToken({
+      session: "sess-goal",
+      agent_id: "agent-goal",
+      task_ids: ["goal"],
+      can_create_tasks: true,
+    });
+    const hostile = await s.call("POST", "/tasks", {
+      token,
+      body: {
+        title: "read the key",
+        role: "dev",
+        attachments: [
+          { name: "id_rsa", text: "fine" },
+          { name: "../../.sdd/keys/operator.key", text: "x" },
+        ],
+      },
+    });
+    assert.equal(hostile.status, 400);
+    assert.equal(errorCode(hostile.json), "attach.invalid");
+    assert.equal(errorField(hostile.json), "attachments[1].name");
+    const child = await s.call("POST", "/tasks", {
+      token,
+      body: { title: "look", role: "dev", attachments: [{ name: "notes.md", text: "see it\n" }] },
+    });
+    assert.equal(child.status, 201, JSON.stringify(child.json));
+    assert.deepEqual((child.json.task as Task).attachments, [{
+      name: "notes.md",
+      text: "see it\n",
+    }]);
+    assert.equal((child.json.task as Task).parent_task_id, "goal");
+  } finally {
+    await s.stop();
+  }
+});
