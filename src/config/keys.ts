@@ -32,6 +32,7 @@ export const RELOADABLE_KEYS: readonly string[] = [
   "tuning.spawn",
   "tuning.agent",
   "tuning.gates",
+  "tuning.slo",
 ];
 
 /** One key of the catalogue. */

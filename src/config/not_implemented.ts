@@ -21,7 +21,6 @@ export interface NotImplementedKey {
 /** Keys that validate and do nothing yet. README lists them; the schema walk checks them. */
 export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
   { key: "workspace.worktrees_dir", issue: 12 },
-  { key: "tuning.slo.error_budget_min_failures", issue: 12 },
   { key: "budget", issue: null },
   { key: "bridges", issue: null },
 ];

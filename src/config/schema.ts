@@ -78,7 +78,9 @@ export const TuningSchema = z.object({
   slo: z.object({
     // Negative values are clamped to 0 by resolveConfig (documented behaviour), not refused.
     error_budget_min_failures: z.number().int().describe(
-      "Failures tolerated before the error budget counts as burnt; negative clamps to 0.",
+      "Floor of the error budget: a run pauses (no new agents; the rest resumes next run) once " +
+        "its final task failures reach the larger of this and 10% of its finished tasks; " +
+        "negative clamps to 0.",
     ),
   }).strict(),
   gates: z.object({

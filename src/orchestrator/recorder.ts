@@ -184,7 +184,24 @@ export type RunFact =
     aliveS: number;
     diagnostic: string;
   }
-  | { kind: "run.stop_requested"; runId: string; reason: string; force: boolean; running: number }
+  | {
+    kind: "run.stop_requested";
+    runId: string;
+    reason: string;
+    force: boolean;
+    running: number;
+    /** Who asked: the operator, or the run itself (a spent error budget). */
+    by?: "operator" | "orchestrator";
+  }
+  | {
+    kind: "run.error_budget_spent";
+    runId: string;
+    finished: number;
+    failed: number;
+    budget: number;
+    minFailures: number;
+    reason: string;
+  }
   | { kind: "run.backstop"; runId: string; reason: string; tasks: string[] }
   | {
     kind: "policy.decision";
@@ -753,13 +770,23 @@ function stopRecords(fact: RunFact): FactRecords | undefined {
     case "run.stop_requested":
       return {
         audit: {
-          actor: "operator",
+          actor: fact.by ?? "operator",
           event_type: "run.stop_requested",
           resource_type: "run",
           resource_id: fact.runId,
           details: { reason: fact.reason, force: fact.force, running: fact.running },
         },
         progress: { type: "run.stopping", reason: fact.reason },
+      };
+    case "run.error_budget_spent":
+      return {
+        audit: orchestratorEvent("run.error_budget_spent", "run", fact.runId, {
+          finished: fact.finished,
+          failed: fact.failed,
+          budget: fact.budget,
+          min_failures: fact.minFailures,
+        }),
+        progress: warning(fact.reason),
       };
     case "run.backstop":
       return {

@@ -20,6 +20,7 @@ import { Completion } from "./completion.ts";
 import { sessionPaths } from "./agent_session.ts";
 import { probeStorage } from "./run_stores.ts";
 import { Dispatcher } from "./dispatch.ts";
+import { ErrorBudget, spentBudget } from "./error_budget.ts";
 import { type Executor, processExecutor } from "./executor.ts";
 import { Liveness } from "./liveness.ts";
 import { MergeQueue } from "./merge_queue.ts";
@@ -69,6 +70,8 @@ export class RunLoop {
   readonly #completion: Completion;
   readonly #exits: AgentExits;
   readonly #dispatch: Dispatcher;
+  /** Final outcomes of this run attempt, for the error budget. */
+  readonly #budget = new ErrorBudget();
   readonly #liveness: Liveness;
   readonly #stopping: Stopping;
   readonly #executor: Executor;
@@ -115,6 +118,7 @@ export class RunLoop {
     // provider_availability chains: probes before dispatch, failover on provider errors.
     const providers = routerFor(ctx);
     if (providers !== undefined) recorder.on(failoverListener(providers));
+    recorder.on((fact) => this.#budget.observe(fact));
     this.#router = new RecoveryRouter({
       runId: ctx.runId,
       root: ctx.root,
@@ -318,6 +322,7 @@ export class RunLoop {
       await this.#stopping.killAll("manager stalled");
       return true;
     }
+    await this.#checkErrorBudget(tasks);
     if (this.#stopping.requested) {
       this.#end(await this.#stopping.drain());
       return true;
@@ -327,6 +332,28 @@ export class RunLoop {
     const changed = decisions.some((d) => d.kind !== "defer");
     const fresh = changed ? await store.list({}) : tasks;
     return await this.#terminate(fresh, decisions);
+  }
+
+  /**
+   * The error budget (error_budget.ts): once final failures reach it and work is still waiting
+   * to start, the run pauses — no new agents, the running ones drain, the rest resumes later.
+   * With nothing left to start there is nothing to pause: the run ends as it would.
+   */
+  async #checkErrorBudget(tasks: readonly Task[]): Promise<void> {
+    if (this.#stopping.requested) return;
+    const minFailures = this.#ctx.config.tuning.slo.error_budget_min_failures;
+    const spent = spentBudget(this.#budget.counts(), minFailures);
+    if (spent === undefined || !tasks.some((t) => t.status === "open")) return;
+    await this.#recorder.record({
+      kind: "run.error_budget_spent",
+      runId: this.#ctx.runId,
+      finished: spent.finished,
+      failed: spent.failed,
+      budget: spent.budget,
+      minFailures,
+      reason: spent.reason,
+    });
+    this.#stopping.request(spent.reason, false, "orchestrator");
   }
 
   /** Hot reload: a changed configuration takes effect on this tick, audited with its hashes. */

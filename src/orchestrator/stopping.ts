@@ -46,6 +46,7 @@ export class Stopping {
   readonly #deps: StoppingDeps;
   #requested: string | undefined;
   #force = false;
+  #by: "operator" | "orchestrator" = "operator";
 
   constructor(deps: StoppingDeps) {
     this.#deps = deps;
@@ -56,8 +57,12 @@ export class Stopping {
     return this.#requested !== undefined;
   }
 
-  /** Asks the run to stop: no new spawns; running agents drain (or are killed with `force`). */
-  request(reason: string, force = false): void {
+  /**
+   * Asks the run to stop: no new spawns; running agents drain (or are killed with `force`).
+   * `by` says who asked (the operator, or the run itself: a spent error budget).
+   */
+  request(reason: string, force = false, by: "operator" | "orchestrator" = "operator"): void {
+    if (this.#requested === undefined) this.#by = by;
     this.#requested ??= reason;
     this.#force ||= force;
     this.#deps.wake();
@@ -73,6 +78,7 @@ export class Stopping {
       reason,
       force: this.#force,
       running: sessions.size,
+      by: this.#by,
     });
     if (this.#force) {
       await this.killAll(`stopped: ${reason}`);

@@ -206,6 +206,7 @@ async function harness(
   drafts: TaskDraft[],
   scripts: (taskId: string, attempt: number) => AgentScript,
   tune: (config: Config) => void = () => {},
+  maxAgents = 4,
 ): Promise<Harness> {
   await makeRepo(dir);
   const env = mapEnv({ PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: dir });
@@ -257,7 +258,7 @@ async function harness(
     selfCommand: ["true"],
     reporter: { event: (e) => events.push(e) },
     cliOverride: "scripted",
-    maxAgents: 4,
+    maxAgents,
     runAttempt: 1,
     isRoot: false,
     executor,
@@ -580,5 +581,85 @@ Deno.test("run loop: a failed task routes its recovery step (receipt on the spin
     assert.equal(receipt.gate_report.failure.code, "agent-failed");
     assert.equal(receipt.condition_context.output, "2 tests FAILED");
     assert.ok(!JSON.stringify(receipt).includes("0a1b2c"), "no run tag in the receipt");
+  });
+});
+
+/** Tasks a..f one at a time; those named in `failing` fail on every attempt. */
+async function budgetRun(dir: string, failing: string[], minFailures?: number) {
+  const ids = ["a", "b", "c", "d", "e", "f"];
+  const h = await harness(
+    dir,
+    ids.map((id) => draft(id)),
+    (taskId) =>
+      failing.includes(taskId)
+        ? { fail: `${taskId} broke` }
+        : { files: { [`${taskId}.txt`]: `${taskId}\n` } },
+    (config) => {
+      if (minFailures !== undefined) config.tuning.slo.error_budget_min_failures = minFailures;
+    },
+    1,
+  );
+  return { h, outcome: await drive(h) };
+}
+
+Deno.test("run loop: the error budget spent pauses the run — no new agents, the rest left open, audited", async () => {
+  await withTempDir(async (dir) => {
+    const { h, outcome } = await budgetRun(dir, ["a", "b", "c"]);
+    assert.equal(outcome.end, "stopped");
+    assert.match(outcome.reason, /error budget spent: 3 of 3 finished task\(s\) failed \(budget 3/);
+    assert.deepEqual(h.executor.starts.map((s) => s.taskId), ["a", "b", "c"]);
+    for (const id of ["d", "e", "f"]) assert.equal((await h.store.get(id))?.status, "open");
+    const [spent] = h.audit.ofType("run.error_budget_spent");
+    assert.deepEqual(spent.details, { finished: 3, failed: 3, budget: 3, min_failures: 3 });
+    assert.equal(spent.actor, "orchestrator");
+    const [stop] = h.audit.ofType("run.stop_requested");
+    assert.equal(stop.actor, "orchestrator", "the run paused itself; no operator asked");
+  });
+});
+
+Deno.test("run loop: tuning.slo.error_budget_min_failures raises the floor: the same failures do not pause", async () => {
+  await withTempDir(async (dir) => {
+    const { h, outcome } = await budgetRun(dir, ["a", "b", "c"], 10);
+    assert.equal(outcome.end, "quiescent");
+    assert.equal(h.executor.starts.length, 6);
+    assert.equal(h.audit.ofType("run.error_budget_spent").length, 0);
+  });
+});
+
+Deno.test("run loop: an error budget of 0 pauses at the first final failure", async () => {
+  await withTempDir(async (dir) => {
+    const { h, outcome } = await budgetRun(dir, ["b"], 0);
+    assert.equal(outcome.end, "stopped");
+    assert.deepEqual(h.executor.starts.map((s) => s.taskId), ["a", "b"]);
+    const [spent] = h.audit.ofType("run.error_budget_spent");
+    assert.deepEqual(spent.details, { finished: 2, failed: 1, budget: 0, min_failures: 0 });
+  });
+});
+
+Deno.test("run loop: failures with nothing left to start end the run as usual; dependents of a failure count once", async () => {
+  await withTempDir(async (dir) => {
+    const last = await budgetRun(dir, ["d", "e", "f"]);
+    assert.equal(last.outcome.end, "quiescent", "nothing left to pause");
+    assert.equal(last.h.audit.ofType("run.error_budget_spent").length, 0);
+  });
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [
+        draft("a"),
+        draft("b", { depends_on: ["a"] }),
+        draft("c", { depends_on: ["a"] }),
+        draft("d", { depends_on: ["a"] }),
+        draft("e"),
+      ],
+      (taskId) => taskId === "a" ? { fail: "a broke" } : { files: { [`${taskId}.txt`]: "x\n" } },
+      () => {},
+      1,
+    );
+    const outcome = await drive(h);
+    assert.equal(outcome.end, "quiescent");
+    assert.deepEqual(h.executor.starts.map((s) => s.taskId), ["a", "e"]);
+    for (const id of ["b", "c", "d"]) assert.equal((await h.store.get(id))?.status, "failed");
+    assert.equal(h.audit.ofType("run.error_budget_spent").length, 0);
   });
 });
