@@ -81,6 +81,8 @@ export interface SpawnInfo {
   session: string;
   /** Worktree path relative to the root (it does not exist yet). */
   worktreeRelative: string;
+  /** The folder `worktreeRelative` is relative to instead (`workspace.worktrees_dir`). */
+  worktreesDir?: string;
   /** Turn (0 at spawn). */
   turnSeq: number;
   /** Adapter the spawn uses. */
@@ -192,7 +194,10 @@ export class SpawnAttachmentProvider {
         ? prior.blocks.length
         : this.#init.runWide.filter((r) => r.item).length + task.attachments.length,
     );
-    const worktree = await resolveInside(parts.project.root, spawn.worktreeRelative);
+    const worktree = await resolveInside(
+      spawn.worktreesDir ?? parts.project.root,
+      spawn.worktreeRelative,
+    );
     const worktreeId = worktreeIdOf(worktree);
     let items: Item[];
     if (prior !== undefined && prior.blocks.length > 0) {

@@ -173,7 +173,9 @@ async function storageRefusal(
 
 async function validate(ctx: CommandContext): Promise<number> {
   const cfg = await configModule();
-  const { certificationProblems, checkConfig } = await import("../orchestrator/mod.ts");
+  const { certificationProblems, checkConfig, worktreesDirProblems } = await import(
+    "../orchestrator/mod.ts"
+  );
   const loaded = await cfg.loadConfig({ cwd: ctx.cwd, env: ctx.env });
   // What the schema cannot see (adapter names, endpoints, addresses, endpoint certification
   // receipts) is checked here too.
@@ -181,6 +183,7 @@ async function validate(ctx: CommandContext): Promise<number> {
     ...loaded.problems,
     ...checkConfig({ config: loaded.config, locate: loaded.locate }),
     ...await certificationProblems(loaded.config, loaded.locate, loaded.project.sdd, Date.now()),
+    ...await worktreesDirProblems(loaded.config, loaded.project, loaded.locate),
   ];
   const errors = problems.filter((p) => p.severity === "error");
   const refusal = errors.length === 0 ? await storageRefusal(loaded) : undefined;

@@ -158,6 +158,14 @@ export const EXCLUDED_PATHS: readonly string[] = [
 ];
 
 async function excludeRuntimePaths(gitDir: string): Promise<void> {
+  await excludeFromGit(gitDir, EXCLUDED_PATHS);
+}
+
+/**
+ * Adds `paths` (git's exclude syntax) to the repository's `info/exclude`, once each; a linked
+ * worktree's git dir writes the shared one's.
+ */
+export async function excludeFromGit(gitDir: string, paths: readonly string[]): Promise<void> {
   // A linked worktree's git dir holds a `commondir` file pointing at the shared one.
   let common = gitDir;
   try {
@@ -174,7 +182,7 @@ async function excludeRuntimePaths(gitDir: string): Promise<void> {
     await Deno.mkdir(join(common, "info"), { recursive: true });
   }
   const lines = new Set(text.split("\n").map((l) => l.trim()));
-  const missing = EXCLUDED_PATHS.filter((p) => !lines.has(p));
+  const missing = paths.filter((p) => !lines.has(p));
   if (missing.length === 0) return;
   const prefix = text === "" || text.endsWith("\n") ? "" : "\n";
   await Deno.writeTextFile(

@@ -34,7 +34,13 @@ export {
 } from "./context_layer.ts";
 export { ENV_OVERRIDES, type EnvOverride, readEnvOverrides } from "./env_overrides.ts";
 export { ConfigError, type ConfigProblem } from "./errors.ts";
-export { type InitReport, initWorkspace, PROJECT_TEMPLATE, SDD_FOLDERS } from "./init.ts";
+export {
+  excludeFromGit,
+  type InitReport,
+  initWorkspace,
+  PROJECT_TEMPLATE,
+  SDD_FOLDERS,
+} from "./init.ts";
 export {
   type ConfigSourceFile,
   DEFAULT_OVERLAY_NAME,

@@ -20,7 +20,6 @@ export interface NotImplementedKey {
 
 /** Keys that validate and do nothing yet. README lists them; the schema walk checks them. */
 export const NOT_IMPLEMENTED: readonly NotImplementedKey[] = [
-  { key: "workspace.worktrees_dir", issue: 12 },
   { key: "budget", issue: null },
   { key: "bridges", issue: null },
 ];

@@ -484,7 +484,9 @@ export const ConfigSchema = z.object({
   ),
   workspace: z.object({
     worktrees_dir: z.string().min(1).optional().describe(
-      "Where agent worktrees are created (default .sdd/worktrees).",
+      "Where agent worktrees are created, relative to the project root or absolute (default " +
+        ".sdd/worktrees); created if missing, excluded from git inside the work tree, refused " +
+        "inside another repository's work tree or the git folder.",
     ),
   }).strict().optional(),
   cli: z.string().min(1).describe(

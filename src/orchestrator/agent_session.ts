@@ -23,6 +23,7 @@ import {
   type EnvReader,
   type ProcessHandle,
   resolveInside,
+  sddFolder,
   sessionLayout,
   spawnProcess,
   writeFileAtomic,
@@ -101,13 +102,22 @@ export interface AgentProcess {
   result: Promise<{ result: AgentResult; timedOut: boolean; signal: string | null }>;
 }
 
-/** Paths of a session inside a project. */
+/**
+ * Paths of a session inside a project; its worktree in `worktreesDir` (the run's
+ * `workspace.worktrees_dir`, worktrees_dir.ts), by default `.sdd/worktrees`.
+ */
 export function sessionPaths(
   sdd: string,
   session: string,
+  worktreesDir?: string,
 ): { worktree: string; branch: string; home: string; logPath: string } {
   const { worktree, home, logPath } = sessionLayout(sdd, session);
-  return { worktree, branch: `agent/${session}`, home, logPath };
+  return {
+    worktree: worktreesDir === undefined ? worktree : join(worktreesDir, session),
+    branch: `agent/${session}`,
+    home,
+    logPath,
+  };
 }
 
 /** The run tag of a run's sessions: the run's tag (src/ledger), plus `r<n>` for the n-th resume. */
@@ -216,6 +226,11 @@ export interface StartAgentOptions {
   onEvent?: (event: ProgressEvent) => void;
   /** How the command line starts (default: {@linkcode DIRECT_SUBPROCESS}). */
   spawnPath?: SpawnPathWrapper;
+  /**
+   * The real path of the run's worktrees folder (`prepareWorktreesDir`); absent: `.sdd/worktrees`,
+   * which must stay inside the project.
+   */
+  worktreesDir?: string;
 }
 
 /**
@@ -227,12 +242,15 @@ export async function startAgent(
   launch: AgentLaunch,
   options: StartAgentOptions,
 ): Promise<AgentProcess> {
-  const paths = sessionPaths(options.sdd, launch.session);
-  // `.sdd/worktrees` or `.sdd/runtime` planted as a symlink must not move work outside the repo.
-  const worktree = await resolveInside(options.root, paths.worktree);
+  const paths = sessionPaths(options.sdd, launch.session, options.worktreesDir);
+  // `.sdd/worktrees` or `.sdd/runtime` planted as a symlink must not move work outside the repo
+  // (a configured worktrees folder: the session's folder must not leave it).
+  const worktree = await resolveInside(options.worktreesDir ?? options.root, paths.worktree);
   const home = await resolveInside(options.root, paths.home);
   const logPath = await resolveInside(options.root, paths.logPath);
-  await Deno.mkdir(join(options.sdd, "worktrees"), { recursive: true });
+  await Deno.mkdir(options.worktreesDir ?? sddFolder(options.sdd, "worktrees"), {
+    recursive: true,
+  });
   await Deno.mkdir(home, { recursive: true, mode: 0o700 });
   // HEAD moves only when a merge lands; the caller passes the sha it already knows.
   const baseSha = launch.baseSha ?? await options.git.revParse("HEAD");

@@ -349,7 +349,9 @@ export class Dispatcher {
     if (!ctx.attachments) return undefined;
     return await ctx.attachments.forSpawn(a.task, {
       session: a.session,
-      worktreeRelative: sessionLayout(ctx.sdd, a.session).worktreeRelative,
+      ...(ctx.worktreesDir === undefined
+        ? { worktreeRelative: sessionLayout(ctx.sdd, a.session).worktreeRelative }
+        : { worktreesDir: ctx.worktreesDir, worktreeRelative: a.session }),
       turnSeq: 0,
       adapter: a.cli.adapter.name,
       spawnPath: (ctx.spawnPath ?? DIRECT_SUBPROCESS).name,

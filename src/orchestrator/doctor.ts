@@ -19,6 +19,7 @@ import { readInstallIdentity } from "../fleet/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import { storageDoctor } from "../storage/mod.ts";
 import { checkConfig } from "./config_checks.ts";
+import { worktreesDirProblems } from "./worktrees_dir.ts";
 import { certificationProblems } from "./endpoint_certification.ts";
 import { Git } from "./git.ts";
 import { notifyDoctor } from "./notify_check.ts";
@@ -152,6 +153,7 @@ async function configCheck(cwd: string, env: EnvReader): Promise<DoctorCheck[]> 
       ...loaded.problems,
       ...checkConfig({ config: loaded.config, locate: loaded.locate }),
       ...await certificationProblems(loaded.config, loaded.locate, loaded.project.sdd, Date.now()),
+      ...await worktreesDirProblems(loaded.config, loaded.project, loaded.locate),
     ];
     const errors = problems.filter((p) => p.severity === "error");
     const warnings = problems.filter((p) => p.severity === "warning");

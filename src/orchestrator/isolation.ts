@@ -4,7 +4,7 @@
  * with a per-agent egress proxy and allowlist) or, without one, the direct subprocess. The
  * sandbox wraps the adapter's own command line, so attachments and prompts travel unchanged.
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { agentEgress, type Invocation } from "../adapters/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { Config } from "../config/mod.ts";
@@ -51,6 +51,11 @@ export interface IsolationOptions {
   self: SelfCommand;
   /** Files agents must never see (the audit key, the operator token). */
   secretFiles: readonly string[];
+  /**
+   * The worktrees folder when it is not under `.sdd` (`workspace.worktrees_dir`): hidden like
+   * `.sdd`, so an agent sees its own worktree and no other.
+   */
+  worktreesDir?: string;
   /** Called for every connection the egress proxy refused. */
   onRefused: (refused: RefusedConnection) => void;
 }
@@ -138,6 +143,10 @@ export async function setUpIsolation(options: IsolationOptions): Promise<RunIsol
     sdd: options.project.sdd,
     gitDir,
     secretFiles: options.secretFiles,
+    ...(options.worktreesDir !== undefined &&
+        relative(options.project.sdd, options.worktreesDir).startsWith("..")
+      ? { otherWorktrees: options.worktreesDir }
+      : {}),
     operatorHome: options.env.get("HOME"),
     extraReadOnly: options.config.sandbox?.read_only ?? [],
     extraWritable: options.config.sandbox?.writable ?? [],

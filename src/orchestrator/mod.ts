@@ -158,6 +158,7 @@ export { loadRunRecords, type LoadRunRecordsOptions, readLogTails } from "./run_
 export { processAlive, readSession, sessionPath, type SessionRecord } from "./session.ts";
 export { type SelfCommand, selfCommand, verifyCommand } from "./self_command.ts";
 export { checkConfig, type CheckedConfig } from "./config_checks.ts";
+export { worktreesDirOf, worktreesDirProblems } from "./worktrees_dir.ts";
 export {
   certificationProblems,
   certifyEndpoint,

@@ -57,6 +57,7 @@ import { RunCheckpoints } from "./checkpoints.ts";
 import { checkPlanVariables, recordRunConfig, runConfigRecord } from "../fleet/mod.ts";
 import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/store/mod.ts";
 import { checkConfig } from "./config_checks.ts";
+import { prepareWorktreesDir, worktreesDirProblems } from "./worktrees_dir.ts";
 import { certificationProblems } from "./endpoint_certification.ts";
 import { ConfigWatch } from "./config_reload.ts";
 import { type GitHubSyncSource, readSession, type SessionRecord, writeSession } from "./session.ts";
@@ -331,6 +332,7 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
     : await requireConfig({ cwd: deps.cwd, env: deps.env, flags, planDefaults });
   for (const w of warnings) deps.warn(w);
   refuseBadConfig(checkConfig({ config, locate: loaded.locate }));
+  refuseBadConfig(await worktreesDirProblems(config, project, loaded.locate));
   // Merge-critical roles on endpoint profiles: their receipts must verify now, at the start.
   refuseBadConfig(
     await certificationProblems(config, loaded.locate, project.sdd, deps.clock.nowMs()),
@@ -515,6 +517,8 @@ async function planFresh(
 async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   const { project, resume, previous } = plan;
   await initWorkspace(project, deps.random, { projectTemplate: false });
+  // Checked when the run was planned; created (and kept out of git) now.
+  const worktreesDir = await prepareWorktreesDir(plan.config, project, () => undefined);
   const opened = await openAudit(project.sdd, deps.env, deps.clock, deps.random);
   const attempt = resume ? (previous as SessionRecord).attempt + 1 : 1;
   const runId = resume ? (previous as SessionRecord).run_id : runIdFromSeed(deps.random.bytes(16));
@@ -538,6 +542,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   const policy = await openRunPolicy(
     plan,
     deps,
+    worktreesDir,
     (fact) =>
       recorder === undefined
         ? Promise.reject(new Error("the run has not started"))
@@ -617,6 +622,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       git: plan.git,
       self: selfCommand(deps.env),
       secretFiles: stores.secretFiles,
+      worktreesDir,
       onRefused: (r) => void rec.record({ kind: "network.refused", ...r }).catch(() => {}),
     });
     const gitDir = await plan.git.text(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
@@ -634,6 +640,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       secrets,
       gitState,
       gitDir,
+      worktreesDir,
     });
     feed.connect({ tasks: () => stores.store.list({}), agents: () => loop.liveAgents() });
     await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
@@ -722,6 +729,7 @@ async function openNotifier(
 async function openRunPolicy(
   plan: RunPlan,
   deps: RunDeps,
+  worktreesDir: string,
   record: (fact: RunFact) => Promise<void>,
 ): Promise<RunPolicy | undefined> {
   if (!plan.config.policy.enabled) return undefined;
@@ -729,6 +737,7 @@ async function openRunPolicy(
   return await RunPolicy.open({
     root: plan.project.root,
     sdd: plan.project.sdd,
+    worktreesDir,
     config: plan.config,
     env: deps.env,
     clock: deps.clock,
@@ -916,7 +925,10 @@ function newLoop(
   session: SessionRecord,
   executor: Executor | undefined,
   policy: RunPolicy | undefined,
-  guard: Pick<RunContext, "spawnPath" | "commandIsolation" | "secrets" | "gitState" | "gitDir">,
+  guard: Pick<
+    RunContext,
+    "spawnPath" | "commandIsolation" | "secrets" | "gitState" | "gitDir" | "worktreesDir"
+  >,
 ): RunLoop {
   const self = selfCommand(deps.env);
   return new RunLoop({

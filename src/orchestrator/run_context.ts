@@ -42,6 +42,8 @@ export interface AttachmentProvider {
     spawn: {
       session: string;
       worktreeRelative: string;
+      /** Folder `worktreeRelative` is relative to (default: the project root). */
+      worktreesDir?: string;
       turnSeq: number;
       /** Adapter of this spawn (a retry ladder may change it). */
       adapter: string;
@@ -117,6 +119,8 @@ export interface RunContext {
   attachments?: AttachmentProvider;
   /** How agent command lines start (default: the direct subprocess). */
   spawnPath?: SpawnPathWrapper;
+  /** Real path of the worktrees folder (`workspace.worktrees_dir`; default `.sdd/worktrees`). */
+  worktreesDir?: string;
   /** Starts agents (default: real processes in worktrees of `root`; tests pass a fake). */
   executor?: Executor;
   /** Where facts go (default: a recorder over `audit`, `ledger` and `reporter`). */

@@ -48,8 +48,18 @@ export interface DecisionRecord {
 
 /** The executor of this host: agents in worktrees of the project root. */
 function localExecutor(ctx: RunContext): Executor {
-  const { root, sdd, git, env, selfCommand, selfEnv, clock, spawnPath } = ctx;
-  return processExecutor({ root, sdd, git, env, selfCommand, selfEnv, clock, spawnPath });
+  const { root, sdd, git, env, selfCommand, selfEnv, clock, spawnPath, worktreesDir } = ctx;
+  return processExecutor({
+    root,
+    sdd,
+    git,
+    env,
+    selfCommand,
+    selfEnv,
+    clock,
+    spawnPath,
+    ...(worktreesDir !== undefined ? { worktreesDir } : {}),
+  });
 }
 
 /**

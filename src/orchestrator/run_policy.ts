@@ -20,6 +20,8 @@ export interface RunPolicyOptions {
   root: string;
   /** `.sdd/`. */
   sdd: string;
+  /** Real path of the worktrees folder (default `.sdd/worktrees`). */
+  worktreesDir?: string;
   /** Effective configuration (`policy`, `tuning.policy`). */
   config: Pick<Config, "policy" | "tuning">;
   /** Environment (operator home, audit key path). */
@@ -119,7 +121,7 @@ export class RunPolicy {
    * environment), and gives up — denying — after the approval timeout plus the hook timeout.
    */
   hookFor(spawn: PolicySpawn): ToolPolicyHook | undefined {
-    const paths = sessionPaths(this.#options.sdd, spawn.session);
+    const paths = sessionPaths(this.#options.sdd, spawn.session, this.#options.worktreesDir);
     this.service.register({
       session: spawn.session,
       task_id: spawn.taskId,

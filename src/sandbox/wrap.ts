@@ -46,6 +46,8 @@ export interface SandboxRunContext {
   gitDir: string;
   /** Files never shown (the audit key, the operator token). */
   secretFiles: readonly string[];
+  /** The folder of every agent's worktree, when outside `.sdd`: never shown (each its own is). */
+  otherWorktrees?: string;
   /** The operator's HOME (never shown whole). */
   operatorHome?: string;
   /** `sandbox.read_only` from the configuration. */
@@ -189,6 +191,9 @@ export async function sandboxCommand(
         hidden: [
           { path: ctx.projectRoot, kind: "dir", strict: false },
           { path: ctx.sdd, kind: "dir", strict: true },
+          ...(ctx.otherWorktrees !== undefined
+            ? [{ path: ctx.otherWorktrees, kind: "dir" as const, strict: false }]
+            : []),
           ...hiddenFiles.map((h) => ({ ...h, strict: true })),
         ],
         proxySocket: channel.socketPath,
@@ -219,7 +224,12 @@ export async function sandboxCommand(
       home: spawn.home,
       gitDir: ctx.gitDir,
       readOnly: [...readOnly],
-      hidden: [ctx.sdd, ...ctx.secretFiles, ...(ctx.operatorHome ? [ctx.operatorHome] : [])],
+      hidden: [
+        ctx.sdd,
+        ...(ctx.otherWorktrees !== undefined ? [ctx.otherWorktrees] : []),
+        ...ctx.secretFiles,
+        ...(ctx.operatorHome ? [ctx.operatorHome] : []),
+      ],
       writable: ctx.extraWritable ?? [],
       // No network namespace on macOS: the loopback targets are reached directly too.
       loopbackPorts: [
