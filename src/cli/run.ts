@@ -131,7 +131,7 @@ async function run(ctx: CommandContext): Promise<number> {
       summary: { ...s, attachments: attached as unknown as JsonValue },
     });
   } else {
-    printSummary(ctx, s as unknown as SummaryView);
+    printSummary(ctx, s as unknown as SummaryView, orchestrator.attemptLines);
     printAttachments(ctx, attached);
   }
   if (s.end === "manager-stalled") return 2;
@@ -175,6 +175,13 @@ interface SummaryView {
     total_usd: number;
     by_adapter_model: { adapter: string; model: string; runs: number; cost_usd: number | null }[];
   };
+  attempts?: {
+    task_id: string;
+    adapter: string;
+    model: string;
+    provider: string;
+    ok: boolean;
+  }[];
   scorecard: { path: string; outcome: string | null };
   checkpoints?: { log: string; size: number; root: string; line: number }[];
   recovered?: string[];
@@ -189,7 +196,12 @@ interface SummaryView {
   isolation?: { in_force: string; backend: string | null; agents: Record<string, unknown> };
 }
 
-function printSummary(ctx: CommandContext, s: SummaryView): void {
+/** The closing summary; `attempts` formats the attempt lines (run_summary.ts). */
+function printSummary(
+  ctx: CommandContext,
+  s: SummaryView,
+  attempts: (rows: NonNullable<SummaryView["attempts"]>) => string[],
+): void {
   const color = s.health === "HEALTHY" ? "green" : "red";
   ctx.out.line("");
   ctx.out.line(`run ${s.run_id}: ${ctx.out.style(color, s.health)} — ${s.reason}`);
@@ -222,6 +234,7 @@ function printSummary(ctx: CommandContext, s: SummaryView): void {
   for (const id of s.recovered ?? []) {
     ctx.out.line(`  recovered ${id} (a recovery step ran on its failure and merged)`);
   }
+  for (const line of attempts(s.attempts ?? [])) ctx.out.line(`  attempt  ${line}`);
   for (const c of s.cost.by_adapter_model) {
     ctx.out.line(
       `  cost     ${c.adapter}/${c.model}: ${c.runs} run(s), ${

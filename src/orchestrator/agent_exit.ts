@@ -81,6 +81,7 @@ export class AgentExits {
       session: s.session,
       adapter: s.adapterName,
       model: s.file.model,
+      ...(s.file.provider !== undefined ? { provider: s.file.provider } : {}),
       exit,
       worker: s.execution?.host,
     });

@@ -434,6 +434,7 @@ export class Dispatcher {
       task_id: a.task.id,
       adapter: a.cli.adapter.name,
       model: a.choice.model ?? null,
+      provider: providerOf(a.cli.adapter.name, a.endpoint),
       agent_id: agentIdOf(a),
       worktree: execution.worktree,
       branch: execution.branch,

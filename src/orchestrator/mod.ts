@@ -119,7 +119,7 @@ export {
   type RunWorkers,
   type WorkerParts,
 } from "./run.ts";
-export { type RunSummary } from "./run_summary.ts";
+export { attemptLines, buildSummary, type RunSummary, SHOWN_ATTEMPTS } from "./run_summary.ts";
 export {
   type RunCheckpointLog,
   type RunCheckpointRecord,
@@ -128,7 +128,14 @@ export {
 } from "./checkpoints.ts";
 export { type DecisionRecord, RunLoop } from "./run_loop.ts";
 export type { AttachmentProvider, RunContext, SpawnAttachments } from "./run_context.ts";
-export type { CostRow, RunEnd, RunOutcome } from "./outcome.ts";
+export { type CostRow, emptyOutcome, type RunEnd, type RunOutcome } from "./outcome.ts";
+export {
+  type BudgetCounts,
+  budgetTotal,
+  ErrorBudget,
+  type SpentBudget,
+  spentBudget,
+} from "./error_budget.ts";
 export {
   AdapterResolver,
   type CliChoiceContext,
@@ -152,6 +159,7 @@ export {
   type RecorderOptions,
   recordsOf,
   type RunFact,
+  tallyOutcome,
 } from "./recorder.ts";
 export { listSessionFiles, type RefusedMerge, type SessionFile } from "./run_state.ts";
 export { loadRunRecords, type LoadRunRecordsOptions, readLogTails } from "./run_records.ts";

@@ -14,12 +14,20 @@ export type RunEnd =
   | "store-lock-lost"
   | "storage-failed";
 
-/** Cost of one agent run, for the summary. */
+/** One agent run (an attempt), for the summary: who served it and what it cost. */
 export interface CostRow {
+  /** Task. */
+  task_id: string;
+  /** Session (one per attempt). */
+  session: string;
   /** Adapter. */
   adapter: string;
   /** Model (or "default"). */
   model: string;
+  /** `endpoint <name> (<base_url>)` or `<adapter> (its own provider)`. */
+  provider: string;
+  /** The agent's own verdict (the gates and the merge decide the task). */
+  ok: boolean;
   /** USD when the CLI reported it, else null. */
   cost_usd: number | null;
   /** Tokens in + out, when reported. */

@@ -81,6 +81,8 @@ export type RunFact =
     session: string;
     adapter: string;
     model: string | null;
+    /** Who served it (absent: not recorded, a session from before providers were). */
+    provider?: string;
     exit: AgentExit;
     /** The worker host it ran on (absent: this host). */
     worker?: string;
@@ -1049,8 +1051,12 @@ export function tallyOutcome(outcome: RunOutcome, fact: RunFact): void {
     case "agent.exited": {
       const { result } = fact.exit;
       outcome.costs.push({
+        task_id: fact.taskId,
+        session: fact.session,
         adapter: fact.adapter,
         model: fact.model ?? "default",
+        provider: fact.provider ?? `${fact.adapter} (its own provider)`,
+        ok: result.ok,
         cost_usd: result.cost_usd,
         tokens: result.tokens === null ? null : result.tokens.input + result.tokens.output,
         turns: result.turns,

@@ -16,6 +16,8 @@ export interface SessionFile {
   adapter: string;
   /** Model or tier, or null. */
   model: string | null;
+  /** Who served it: `endpoint <name> (<base_url>)` or `<adapter> (its own provider)`. */
+  provider?: string;
   /** Lineage identity of the agent. */
   agent_id: string;
   /** Worktree path. */

@@ -1,13 +1,14 @@
 /**
  * The end-of-run record: `summary.json` (how the run ended, its health, tasks by status,
- * merges, refusals, kept branches, cost by adapter and model, the scorecard) and
+ * merges, refusals, kept branches, cost by adapter and model, each attempt's provider and
+ * model, the scorecard) and
  * `decisions.json` (every non-trivial scheduling tick, for replay), under
  * `.sdd/runs/<run-id>/`.
  */
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import { runDir, runFile, writeFileAtomic } from "../io/mod.ts";
 import { DEAD_END_STATUSES, type Task } from "../tasks/mod.ts";
-import type { RunEnd, RunOutcome } from "./outcome.ts";
+import type { CostRow, RunEnd, RunOutcome } from "./outcome.ts";
 import { isSkipped } from "./scheduler.ts";
 
 /** End-of-run report (`.sdd/runs/<run-id>/summary.json`). */
@@ -37,6 +38,11 @@ export interface RunSummary extends JsonObject {
   kept_branches: JsonValue[];
   /** Cost by adapter and model (USD where reported). */
   cost: JsonObject;
+  /**
+   * Every agent run in the order they ended: task, session, adapter, model, the provider that
+   * served it (an endpoint profile and its URL, or the CLI's own), the agent's verdict, cost.
+   */
+  attempts: JsonValue[];
   /** Scorecard file and digest. */
   scorecard: JsonObject;
   /** The signed checkpoints covering the run's end, one per log (FORMATS.md §8). */
@@ -154,6 +160,7 @@ export function buildSummary(
       total_usd: Math.round(totalUsd * 1e6) / 1e6,
       by_adapter_model: costs as unknown as JsonValue[],
     },
+    attempts: outcome.costs.map((c) => ({ ...c })),
     scorecard: {
       path: scorecard.path,
       sha256: scorecard.sha256,
@@ -172,6 +179,30 @@ export function buildSummary(
     notifications: notifications.map((n) => ({ ...n })),
     path: runFile(run.sdd, run.runId, "summary"),
   };
+}
+
+/** Attempts the closing summary shows; the rest are counted (all are in summary.json). */
+export const SHOWN_ATTEMPTS = 20;
+
+/**
+ * The closing summary's attempt lines: task, adapter/model, provider, the agent's verdict.
+ *
+ * @example
+ * ```ts
+ * attemptLines([{ task_id: "t1", adapter: "codex", model: "gpt-5", provider: "codex (its own provider)", ok: true }]);
+ * // ["t1: codex/gpt-5 on codex (its own provider) — agent ok"]
+ * ```
+ */
+export function attemptLines(
+  attempts: readonly Pick<CostRow, "task_id" | "adapter" | "model" | "provider" | "ok">[],
+): string[] {
+  const lines = attempts.slice(0, SHOWN_ATTEMPTS).map((a) =>
+    `${a.task_id}: ${a.adapter}/${a.model} on ${a.provider} — ${a.ok ? "agent ok" : "agent failed"}`
+  );
+  if (attempts.length > SHOWN_ATTEMPTS) {
+    lines.push(`… ${attempts.length - SHOWN_ATTEMPTS} more in summary.json`);
+  }
+  return lines;
 }
 
 /** Writes `summary.json` and `decisions.json` of the run. */

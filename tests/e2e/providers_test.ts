@@ -326,6 +326,12 @@ Deno.test("an attempt that fails on a provider error is retried on the next elem
         (receipts[1].probes as { status: string }[]).map((p) => p.status),
         ["failed_attempt", "healthy"],
       );
+      // The summary names each attempt's provider and model, in order; so does the closing text.
+      const attempts = summaryOf(run).attempts as Record<string, unknown>[];
+      deepStrictEqual(attempts.map((a) => [a.adapter, a.model, a.provider, a.ok]), [
+        ["scripted", "primary-model", `endpoint primary (${primary.origin}/v1)`, false],
+        ["scripted", "backup-model", `endpoint backup (${backup.origin}/v1)`, true],
+      ]);
     });
   } finally {
     await primary.close();

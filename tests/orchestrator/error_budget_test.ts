@@ -1,7 +1,7 @@
 // The error budget's arithmetic: the larger of the floor and 10 % of the finished tasks; spent
 // when the final failures reach it (never with none); only final, first-hand failures count.
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { budgetTotal, ErrorBudget, spentBudget } from "../../src/orchestrator/error_budget.ts";
+import { budgetTotal, ErrorBudget, spentBudget } from "../../src/orchestrator/mod.ts";
 
 Deno.test("the budget is the larger of the floor and 10% of the finished tasks", () => {
   deepStrictEqual([0, 1, 10, 34, 35, 100, 1000].map((n) => budgetTotal(n, 3)), [
