@@ -14,7 +14,7 @@ import { REPO_ROOT } from "../_helpers/cli.ts";
  */
 const HELD_AS: Readonly<Record<string, { names: readonly string[]; files: RegExp }>> = {
   "role_model_policy.*": { names: ["policy"], files: /^src\/orchestrator\// },
-  "role_model_policy.*.ladder.*": { names: ["step"], files: /^src\/orchestrator\// },
+  "role_model_policy.*.ladder.*": { names: ["step", "rung"], files: /^src\/orchestrator\// },
   "local_endpoints.*": {
     names: ["endpoint", "profile"],
     files: /^src\/(adapters\/|orchestrator\/endpoint_certification\.ts$)/,
