@@ -23,22 +23,8 @@ import { worktreesDirProblems } from "./worktrees_dir.ts";
 import { certificationProblems } from "./endpoint_certification.ts";
 import { Git } from "./git.ts";
 import { notifyDoctor } from "./notify_check.ts";
+import type { DoctorCheck } from "./doctor_check.ts";
 import { githubDoctor } from "./github_backlog.ts";
-
-/** The verdict of one doctor check. */
-export type CheckStatus = "OK" | "WARN" | "FAIL";
-
-/** One line of `bernstein doctor`. */
-export interface DoctorCheck {
-  /** Short name (`git`, `disk`, `config`, …). */
-  name: string;
-  /** Verdict. */
-  status: CheckStatus;
-  /** What was found. */
-  detail: string;
-  /** How to fix it (WARN/FAIL). */
-  hint?: string;
-}
 
 /** Inputs of {@linkcode runDoctor}. */
 export interface DoctorOptions {

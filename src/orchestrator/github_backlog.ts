@@ -26,7 +26,7 @@ import {
 } from "../github/mod.ts";
 import { type Clock, type EnvReader, outputText, type Random, systemRandom } from "../io/mod.ts";
 import type { Channel, Notification } from "../notify/mod.ts";
-import type { DoctorCheck } from "./doctor.ts";
+import type { DoctorCheck } from "./doctor_check.ts";
 import { Git } from "./git.ts";
 import type { GitHubSyncSource } from "./session.ts";
 

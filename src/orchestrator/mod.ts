@@ -82,7 +82,8 @@ export {
   type TerminationInput,
   type TerminationTask,
 } from "./termination.ts";
-export { type CheckStatus, type DoctorCheck, type DoctorOptions, runDoctor } from "./doctor.ts";
+export { type CheckStatus, type DoctorCheck } from "./doctor_check.ts";
+export { type DoctorOptions, runDoctor } from "./doctor.ts";
 export {
   type CommandProbe,
   type CompletionReport,

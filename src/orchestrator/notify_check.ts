@@ -22,7 +22,7 @@ import {
   planChannels,
   TEST_EVENT,
 } from "../notify/mod.ts";
-import type { DoctorCheck } from "./doctor.ts";
+import type { DoctorCheck } from "./doctor_check.ts";
 import { runEdges } from "./run_notify.ts";
 
 /** Channel names `--channel` accepts. */

@@ -3,7 +3,7 @@
 
 import { ATTACH_INVALID_ALIASES } from "../plan/mod.ts";
 import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
-import type { TaskStatus } from "./task.ts";
+import type { TaskStatus } from "./status.ts";
 
 /** A task draft, filter or option failed validation; `location` is the field path. */
 export class TaskValidationError extends BernsteinError {

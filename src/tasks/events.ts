@@ -1,6 +1,7 @@
 // Events every store change produces, and the recorder interface they are delivered to. The
 // run loop plugs the HMAC audit chain in here; tests plug in a list.
-import type { TaskJson, TaskStatus } from "./task.ts";
+import type { TaskStatus } from "./status.ts";
+import type { TaskJson } from "./task.ts";
 
 /** Kinds of store events. */
 export type TaskEventType =

@@ -47,7 +47,8 @@ import type {
   TaskStore,
   TransitionOptions,
 } from "./store.ts";
-import { parseTaskDraft, type Task, type TaskDraft, type TaskStatus } from "./task.ts";
+import type { TaskStatus } from "./status.ts";
+import { parseTaskDraft, type Task, type TaskDraft } from "./task.ts";
 import { TaskIdGenerator } from "./task_id.ts";
 
 /** Makes changes durable. `commit` resolves once the records survive a crash. */

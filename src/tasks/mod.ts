@@ -137,7 +137,6 @@ export {
   type Task,
   TASK_COMPLEXITIES,
   TASK_SCOPES,
-  TASK_STATUSES,
   type TaskComplexity,
   type TaskDraft,
   TaskDraftSchema,
@@ -146,7 +145,7 @@ export {
   type TaskJson,
   TaskSchema,
   type TaskScope,
-  type TaskStatus,
   validationError,
 } from "./task.ts";
+export { TASK_STATUSES, type TaskStatus } from "./status.ts";
 export { TaskIdGenerator } from "./task_id.ts";

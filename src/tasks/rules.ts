@@ -19,14 +19,8 @@ import {
   nextStatuses,
 } from "./state_machine.ts";
 import type { ProgressOptions, StampAttachmentsOptions, TransitionOptions } from "./store.ts";
-import {
-  type ParsedTaskDraft,
-  type Task,
-  TASK_STATUSES,
-  TaskDraftSchema,
-  type TaskJson,
-  type TaskStatus,
-} from "./task.ts";
+import { TASK_STATUSES, type TaskStatus } from "./status.ts";
+import { type ParsedTaskDraft, type Task, TaskDraftSchema, type TaskJson } from "./task.ts";
 
 /** Defaults for draft fields that come from configuration (`tuning.tasks`). */
 export interface TaskDefaults {

@@ -1,5 +1,5 @@
 // The task state machine: one table, read by the store, the server and the docs.
-import { TASK_STATUSES, type TaskStatus } from "./task.ts";
+import { TASK_STATUSES, type TaskStatus } from "./status.ts";
 
 /**
  * Every legal transition. Main line: planned → open → claimed → in_progress → done → closed.

@@ -1,7 +1,8 @@
 // The TaskStore contract. Every backend (embedded JSONL, in-memory, PostgreSQL with
 // `FOR UPDATE SKIP LOCKED`, PostgreSQL + Redis claim locks in src/storage) implements exactly
 // this and passes the shared conformance suite (tests/tasks/conformance.ts).
-import type { Task, TaskDraft, TaskJson, TaskStatus } from "./task.ts";
+import type { TaskStatus } from "./status.ts";
+import type { Task, TaskDraft, TaskJson } from "./task.ts";
 
 /** Who makes a change and why; every change becomes a {@linkcode TaskEvent}. */
 export interface ChangeOptions {

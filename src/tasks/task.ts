@@ -10,24 +10,7 @@ import {
   MAX_ATTACHMENTS_PER_TASK,
 } from "../plan/mod.ts";
 import { TaskAttachmentInvalidError, TaskValidationError } from "./errors.ts";
-
-/** Every task status. `claimed`/`in_progress`/`waiting_for_subtasks` are "active". */
-export const TASK_STATUSES = [
-  "planned",
-  "open",
-  "claimed",
-  "in_progress",
-  "done",
-  "closed",
-  "failed",
-  "blocked",
-  "waiting_for_subtasks",
-  "cancelled",
-  "orphaned",
-] as const;
-
-/** A task's status (see the state machine in state_machine.ts). */
-export type TaskStatus = typeof TASK_STATUSES[number];
+import { TASK_STATUSES, type TaskStatus } from "./status.ts";
 
 /** Task scopes, smallest first (they pick the agent's wall-clock deadline). */
 export const TASK_SCOPES = ["small", "medium", "large", "xl"] as const;
