@@ -550,6 +550,20 @@ export function buildRunModel(records: RunRecords, options: BuildRunModelOptions
           message: `the manager created no task in ${numberOf(d.alive_s) ?? "?"}s`,
         });
         break;
+      // Nobody heard of it: a notification that failed or was dropped (delivered ones are
+      // the normal case and stay in the audit log).
+      case "notify.failed":
+      case "notify.dropped": {
+        const why = [textOf(d.status), textOf(d.error)].filter((x) => x !== null).join(": ");
+        notices.push({
+          at: e.timestamp,
+          level: "warning",
+          message: `notification ${textOf(d.event) ?? "?"} to ${e.resource_id} ` +
+            `${e.event_type.slice("notify.".length)} after ${numberOf(d.attempts) ?? "?"} ` +
+            `attempt(s)${why === "" ? "" : ` (${why})`}`,
+        });
+        break;
+      }
     }
   }
 

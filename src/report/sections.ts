@@ -223,7 +223,7 @@ export function attemptsTable(model: RunModel): string {
   );
 }
 
-/** Stalls, failed spawns, stops and the backstop. */
+/** Stalls, failed spawns, stops, the backstop and notifications nobody received. */
 export function noticesList(model: RunModel): string {
   if (model.notices.length === 0) return `<p class="empty">Nothing unusual happened.</p>`;
   return `<ul class="notices">${

@@ -241,3 +241,35 @@ Deno.test("assignLanes: touching intervals share a lane, overlapping ones never 
     { lanes: [0, 1, 1, 0, 1], count: 2 },
   );
 });
+
+Deno.test("model: a notification that failed or was dropped is a notice; a delivered one is not", () => {
+  const events = [
+    ev(0, "run.started", "run", "brave-otter-3fa9c2"),
+    ev(5, "notify.delivered", "notification", "webhook", {
+      event: "run.started",
+      attempts: 1,
+      status: "HTTP 200",
+      error: null,
+    }),
+    ev(10, "notify.failed", "notification", "email", {
+      event: "task.failed",
+      attempts: 5,
+      status: "SMTP 451",
+      error: "the relay failed",
+    }),
+    ev(20, "notify.dropped", "notification", "webhook", {
+      event: "run.unhealthy",
+      attempts: 0,
+      status: null,
+      error: "queue full",
+    }),
+  ];
+  const m = buildRunModel(recordsOf(events), { nowMs: NOW });
+  assert.deepEqual(m.notices.map((n) => [n.level, n.message]), [
+    [
+      "warning",
+      "notification task.failed to email failed after 5 attempt(s) (SMTP 451: the relay failed)",
+    ],
+    ["warning", "notification run.unhealthy to webhook dropped after 0 attempt(s) (queue full)"],
+  ]);
+});
