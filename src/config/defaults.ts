@@ -122,6 +122,9 @@ export function agentDeadlineCapSeconds(tuning: Tuning, scope: Scope): number {
   return Math.max(agentDeadlineSeconds(tuning, scope), tuning.orchestrator.deadline_max_s);
 }
 
+/** The scope of a goal's manager task: its deadline is this scope's. */
+export const MANAGER_SCOPE: Scope = "small";
+
 /** An agent's wall-clock deadline for a scope: the bucket, raised to the runtime floor. */
 export function agentDeadlineSeconds(tuning: Tuning, scope: Scope): number {
   return Math.max(

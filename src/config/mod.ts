@@ -16,6 +16,7 @@ export {
   agentDeadlineCapSeconds,
   agentDeadlineSeconds,
   DEFAULT_TUNING,
+  MANAGER_SCOPE,
   type Scope,
   type Tuning,
 } from "./defaults.ts";

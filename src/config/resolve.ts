@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { closestMatch } from "../errors/mod.ts";
 import type { EnvReader } from "../io/mod.ts";
-import { DEFAULT_TUNING } from "./defaults.ts";
+import { agentDeadlineSeconds, DEFAULT_TUNING, MANAGER_SCOPE } from "./defaults.ts";
 import type { ConfigProblem } from "./errors.ts";
 import { readEnvOverrides } from "./env_overrides.ts";
 import { deleteInPlace, dottedPath, getPath, mergeLayer, setPath } from "./merge.ts";
@@ -319,6 +319,33 @@ function ladderProblems(
   return problems;
 }
 
+/**
+ * The stalled-manager watchdog must be able to fire: a threshold at or above the manager's own
+ * deadline means the manager is stopped there first (or extended while it shows progress), with
+ * no diagnostic. (The design warns against the idle-log threshold instead, because its idle
+ * watchdog, if wired, would race the diagnostic; here idleness is only reported — it stops
+ * nothing — so a threshold above it, like the design's own 300 s and 900 s, is no conflict.)
+ */
+function stallThresholdProblems(
+  config: Config,
+  sources: ReadonlyMap<string, string>,
+  locate: (dotted: string) => string | undefined,
+): ConfigProblem[] {
+  const key = "tuning.orchestrator.stalled_manager_threshold_s";
+  const stall = config.tuning.orchestrator.stalled_manager_threshold_s;
+  const deadline = agentDeadlineSeconds(config.tuning, MANAGER_SCOPE);
+  if (stall < deadline) return [];
+  return [{
+    severity: "warning",
+    code: "config.stall_threshold_high",
+    message: `${key} (${stall}, set by ${sources.get(key) ?? "default"}) is at or above the ` +
+      `manager's deadline (${deadline}s: tuning.orchestrator.max_agent_runtime_s, ` +
+      `scope_runtime_s.${MANAGER_SCOPE}); a manager that creates no task is stopped at its ` +
+      "deadline before the stalled-manager diagnostic can fire",
+    location: locate(key),
+  }];
+}
+
 /** Checks that need the merged values (clamps, cross-key rules), after the schema passed. */
 function wholeConfigChecks(
   config: Config,
@@ -350,19 +377,7 @@ function wholeConfigChecks(
     }
   }
   if (problems.some((p) => p.severity === "error")) return problems;
-  const stall = config.tuning.orchestrator.stalled_manager_threshold_s;
-  const idle = config.tuning.agent.idle_log_age_threshold_s;
-  if (stall >= idle) {
-    const key = "tuning.orchestrator.stalled_manager_threshold_s";
-    problems.push({
-      severity: "warning",
-      code: "config.stall_threshold_high",
-      message: `${key} (${stall}, set by ${sources.get(key) ?? "default"}) is at or above ` +
-        `tuning.agent.idle_log_age_threshold_s (${idle}); a manager that is still thinking ` +
-        "will be reported idle before the stalled-manager watchdog fires",
-      location: locate(key),
-    });
-  }
+  problems.push(...stallThresholdProblems(config, sources, locate));
   return problems;
 }
 

@@ -16,6 +16,7 @@ import {
 } from "../plan/mod.ts";
 import type { TaskDraft } from "../tasks/mod.ts";
 import type { PlanningSource } from "./session.ts";
+import { MANAGER_SCOPE } from "../config/mod.ts";
 
 /** What the operator asked `bernstein run` to do. */
 export interface PlanningRequest {
@@ -175,7 +176,7 @@ export async function planWork(
         description: goal,
         role: "manager",
         priority: 1,
-        scope: "small",
+        scope: MANAGER_SCOPE,
         max_retries: 0,
         cli: request.manager?.cli ?? null,
         model: request.manager?.model ?? null,

@@ -8,7 +8,7 @@ import { REPO_ROOT } from "../_helpers/cli.ts";
 import { makeRepo, withTempDir } from "../_helpers/temp.ts";
 
 const DIR = `${REPO_ROOT}fixtures/config/design_examples`;
-const TOLERATED = ["config.not_implemented", "config.stall_threshold_high"];
+const TOLERATED = ["config.not_implemented"];
 
 async function examples(): Promise<string[]> {
   const names: string[] = [];

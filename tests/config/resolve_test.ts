@@ -195,20 +195,35 @@ Deno.test("BERNSTEIN_MAX_TURNS refuses a fraction", () => {
   ok(r.problems.some((p) => p.code === "config.env_invalid"));
 });
 
-Deno.test("a stalled-manager threshold at or above the idle-log threshold warns, whichever tier set it", () => {
+Deno.test("a stalled-manager threshold the manager's deadline would beat warns, whichever tier set it", () => {
+  const high = (r: ReturnType<typeof resolveConfig>) =>
+    r.problems.find((p) => p.code === "config.stall_threshold_high");
+  // The manager's deadline is 1800 s by default (max_agent_runtime_s over scope_runtime_s.small).
   const fromEnv = resolveConfig({
     layers: [],
-    env: mapEnv({ BERNSTEIN_STALL_THRESHOLD_S: "180" }),
+    env: mapEnv({ BERNSTEIN_STALL_THRESHOLD_S: "1800" }),
   });
-  const w = fromEnv.problems.find((p) => p.code === "config.stall_threshold_high");
-  ok(w && w.message.includes("env:BERNSTEIN_STALL_THRESHOLD_S"));
+  const w = high(fromEnv);
+  ok(w && w.message.includes("env:BERNSTEIN_STALL_THRESHOLD_S"), w?.message);
+  ok(w.message.includes("manager's deadline (1800s"), w.message);
   const fromYaml = resolveConfig({
-    layers: [yaml("bernstein.yaml", "tuning:\n  agent:\n    idle_log_age_threshold_s: 60\n")],
+    layers: [
+      yaml(
+        "bernstein.yaml",
+        "tuning:\n  orchestrator:\n    max_agent_runtime_s: 120\n" +
+          "    scope_runtime_s: {small: 60}\n",
+      ),
+    ],
     env: mapEnv({}),
   });
-  ok(fromYaml.problems.some((p) => p.code === "config.stall_threshold_high"));
-  const fine = resolveConfig({ layers: [], env: mapEnv({}) });
-  ok(!fine.problems.some((p) => p.code === "config.stall_threshold_high"));
+  ok(high(fromYaml)?.message.includes("(170, set by default)"));
+  // Above the idle-log threshold is no conflict (idleness is only reported): the design's own
+  // values load without a warning.
+  for (const value of ["300", "900"]) {
+    const r = resolveConfig({ layers: [], env: mapEnv({ BERNSTEIN_STALL_THRESHOLD_S: value }) });
+    strictEqual(high(r), undefined, value);
+  }
+  strictEqual(high(resolveConfig({ layers: [], env: mapEnv({}) })), undefined);
 });
 
 Deno.test("internal LLM provider and model come from the environment over yaml", () => {
