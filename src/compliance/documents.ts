@@ -34,6 +34,8 @@ export interface CoverFacts {
   signatureCount: number;
   /** Agent card members written. */
   cardCount: number;
+  /** Runs whose attachment exports the pack carries (`--with-attachments`); absent: none. */
+  attachmentRuns?: readonly string[];
 }
 
 function field(block: JsonValue | undefined, name: string): JsonValue | undefined {
@@ -143,6 +145,15 @@ check the pack by hand with unzip, sha256sum and openssl.
 | \`${PACK_INCLUSION_MEMBER}\` | the proof that places every entry of the period in that checkpoint |
 | \`${PACK_MEMBERS.manifest}\` | counts, Article 12 facts and the SHA-256 of every other member |
 | \`${PACK_MEMBERS.manifestSignature}\` | the operator's signature over the manifest |
+${attachmentRow(c.attachmentRuns)}`;
+}
+
+/** The members row of the attachment exports, only when the pack carries some. */
+function attachmentRow(runs: readonly string[] | undefined): string {
+  if (runs === undefined || runs.length === 0) return "";
+  return `| \`attachments/<run>/\` | what each agent was shown, per run (${
+    runs.join(", ")
+  }): attested bytes, attach events, spawns, lineage entries; checked by \`bernstein-verify pack\` |
 `;
 }
 

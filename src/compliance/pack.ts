@@ -17,6 +17,7 @@ import {
 } from "../crypto/mod.ts";
 import { digestInto, kidForPublicKey, type LineageEntry } from "../lineage/mod.ts";
 import {
+  attachmentMemberParts,
   attestationMemberName,
   cardMemberName,
   csvHeader,
@@ -283,10 +284,21 @@ function coverMembers(
       operatorFingerprint: operatorFingerprint(header.operatorPublicKey),
       signatureCount,
       cardCount: header.cards.length,
+      attachmentRuns: attachmentRunsOf(header.attachments),
     })),
   );
   put(PACK_MEMBERS.instructions, encoder.encode(renderVerifyInstructions()));
   return members;
+}
+
+/** Run folders of the attachment members (`attachments/<run>/…`), in name order. */
+function attachmentRunsOf(members: ReadonlyMap<string, Uint8Array> | undefined): string[] {
+  const runs = new Set<string>();
+  for (const name of members?.keys() ?? []) {
+    const parts = attachmentMemberParts(name);
+    if (parts !== undefined) runs.add(parts.run);
+  }
+  return [...runs].sort(compareCodePoints);
 }
 
 /** The manifest without `input_hashes` and `output_hash`. */

@@ -88,6 +88,15 @@ Deno.test("a pack carrying an honest export passes with a note; one without is u
   const r = await verdict(members("run-1", exportFiles("run-1")));
   deepStrictEqual(r.errors, []);
   ok(r.notes.some((n) => n.startsWith("attachments: 1 run export(s) checked")), r.notes.join("\n"));
+  // The cover page names the runs it carries (only a pack with attachments has the row).
+  const readme = new TextDecoder().decode(
+    buildPack({ ...content, attachments: members("run-1", exportFiles("run-1")) }, sample.operator)
+      .members.get("README.md"),
+  );
+  ok(
+    readme.includes("| `attachments/<run>/` | what each agent was shown, per run (run-1)"),
+    readme,
+  );
   const plain = buildPack(content, sample.operator);
   const same = buildPack({ ...content, attachments: new Map() }, sample.operator);
   deepStrictEqual(same.zip, plain.zip, "no attachments, the same bytes as before");
