@@ -2,7 +2,13 @@
 // seals a torn tail before anything else, and commits concurrent appends as one group.
 import { join } from "node:path";
 import { concatBytes, type JsonObject } from "../canonical/mod.ts";
-import { type Clock, syncDirectory, systemClock, writeAll } from "../io/mod.ts";
+import {
+  type Clock,
+  type SecretRedactor,
+  syncDirectory,
+  systemClock,
+  writeAll,
+} from "../io/mod.ts";
 import { AuditError } from "./errors.ts";
 import { isStorageFailure } from "../errors/mod.ts";
 import type { AuditKey } from "./key.ts";
@@ -60,6 +66,11 @@ export interface AuditLogOptions {
    * them to the chain later, so no event is lost.
    */
   spillPath?: string;
+  /**
+   * Redacts every event's details before it is chained (the run's minted connection secrets,
+   * docs/FLEET.md): an agent's text quoted in a record never carries them.
+   */
+  redactor?: SecretRedactor;
 }
 
 interface Pending {
@@ -154,7 +165,10 @@ export class AuditLog implements AuditSink {
     this.#maxBatch = Math.max(1, options.maxBatch ?? 512);
     this.#chunk = options.writeChunkBytes;
     this.#spillPath = options.spillPath;
+    this.#redactor = options.redactor;
   }
+
+  readonly #redactor: SecretRedactor | undefined;
 
   readonly #spillPath: string | undefined;
 
@@ -230,8 +244,12 @@ export class AuditLog implements AuditSink {
     } catch (error) {
       return Promise.reject(error);
     }
+    const redactor = this.#redactor;
+    const clean = redactor === undefined || redactor.size === 0 || event.details === undefined
+      ? event
+      : { ...event, details: redactor.json(event.details) };
     return new Promise<AuditRecord>((resolve, reject) => {
-      this.#queue.push({ event, options, resolve, reject });
+      this.#queue.push({ event: clean, options, resolve, reject });
       this.#draining ??= this.#drain();
     });
   }

@@ -27,6 +27,7 @@ import {
   manifestOutputHash,
   operatorFingerprint,
   PACK_CHECKPOINT_MEMBER,
+  PACK_FLEET_MEMBER,
   PACK_FORMAT_VERSION,
   PACK_INCLUSION_MEMBER,
   PACK_MEMBERS,
@@ -184,6 +185,8 @@ export interface PackContent {
    * `attachments/<run>/…` (attachmentMemberName in src/verify).
    */
   attachments?: ReadonlyMap<string, Uint8Array>;
+  /** The window's fleet events, `fleet-events.jsonl` (FORMATS.md §5); absent when none. */
+  fleetEvents?: Uint8Array;
 }
 
 /** One foreign attestation to carry. */
@@ -267,6 +270,9 @@ function coverMembers(
       );
     }
     put(name, bytes);
+  }
+  if (header.fleetEvents !== undefined && header.fleetEvents.length > 0) {
+    put(PACK_FLEET_MEMBER, header.fleetEvents);
   }
   put(PACK_CHECKPOINT_MEMBER, header.checkpoint.document);
   put(PACK_INCLUSION_MEMBER, header.checkpoint.inclusion);

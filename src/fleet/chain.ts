@@ -1,6 +1,8 @@
 // Reading the fleet records from the audit chain: an authenticated scan (only records whose
 // HMAC verifies and that link to their predecessor), filtered to the fleet event types.
-import { type AuditKey, scanAuditLog } from "../audit/mod.ts";
+import { type AuditKey, readAuditKey, resolveAuditKeyPath, scanAuditLog } from "../audit/mod.ts";
+import { KeyMissingError } from "../errors/mod.ts";
+import type { EnvReader } from "../io/mod.ts";
 import { FLEET_EVENT_TYPES } from "./events.ts";
 import type { FleetChainEvent } from "./projection.ts";
 
@@ -37,4 +39,12 @@ export async function readFleetChain(auditDir: string, key: AuditKey): Promise<F
       ? undefined
       : `${first.segment}:${first.line}: ${first.reason}`,
   };
+}
+
+/** The audit key, or undefined when none exists yet (nothing was ever written: no writer ran). */
+export async function auditKeyIfAny(env: EnvReader): Promise<AuditKey | undefined> {
+  return await readAuditKey(resolveAuditKeyPath(env).path).catch((error) => {
+    if (error instanceof KeyMissingError) return undefined;
+    throw error;
+  });
 }

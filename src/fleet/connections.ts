@@ -384,7 +384,24 @@ export class ConnectionStore {
    */
   async resolve(
     name: string,
-    request: { taskId: string; runId: string; env: EnvReader; audit?: AuditSink; actor?: string },
+    request: {
+      taskId: string;
+      runId: string;
+      env: EnvReader;
+      audit?: AuditSink;
+      actor?: string;
+      /** The agent session it is minted for (a run's claim). */
+      session?: string;
+      /** The variable it is given in. */
+      variable?: string;
+      /**
+       * Called once the document verified and the secret was read, before the resolution is
+       * recorded: pins the read (a run-spine entry) and returns the entry's hash.
+       */
+      pin?: (resolved: { document_hash: string; version: number }) => Promise<string>;
+      /** Refuse (`fleet.secret_too_short`, audited) a secret shorter than this. */
+      minLength?: number;
+    },
   ): Promise<MintedSecret> {
     checkFleetName(name, "connection");
     const actor = request.actor ?? "orchestrator";
@@ -423,7 +440,18 @@ export class ConnectionStore {
       const error = await refuse(latest.hash, "fleet.secret_unreadable", value.reason);
       throw new FleetError(error.code, `${error.message}: ${value.detail}`);
     }
+    if (request.minLength !== undefined && value.length < request.minLength) {
+      throw await refuse(
+        latest.hash,
+        "fleet.secret_too_short",
+        `the secret is shorter than ${request.minLength} characters: it could not be kept out of the run's records`,
+      );
+    }
     const tokenId = toHex(this.#random.bytes(8));
+    const spineEntry = await request.pin?.({
+      document_hash: latest.hash,
+      version: latest.document.version,
+    });
     await this.#append({
       actor,
       event_type: CONN_RESOLVE,
@@ -436,6 +464,9 @@ export class ConnectionStore {
         task_id: request.taskId,
         run_id: request.runId,
         token_id: tokenId,
+        ...(request.session === undefined ? {} : { session: request.session }),
+        ...(request.variable === undefined ? {} : { variable: request.variable }),
+        ...(spineEntry === undefined ? {} : { spine_entry_hash: spineEntry }),
       },
     }, request.audit);
     return {

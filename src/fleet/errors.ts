@@ -20,7 +20,9 @@ export type FleetErrorCode =
   | "fleet.secret_unreadable"
   | "fleet.document_foreign"
   | "fleet.document_tampered"
-  | "fleet.identity_missing";
+  | "fleet.identity_missing"
+  | "fleet.conn_not_granted"
+  | "fleet.secret_too_short";
 
 /** Codes that are the operator's input, not a failed operation: exit 2. */
 const USAGE_CODES: ReadonlySet<FleetErrorCode> = new Set([

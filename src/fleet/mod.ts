@@ -96,3 +96,11 @@ export {
   type InstallIdentity,
   readInstallIdentity,
 } from "./identity.ts";
+export {
+  checkPlanConnections,
+  CONN_STEP_PREFIX,
+  type ConnectionGrantee,
+  connectionRequestsOf,
+  RunConnections,
+  type RunConnectionsOptions,
+} from "./run_connections.ts";

@@ -4,8 +4,8 @@
 // attempt of the task (a retry, a resumed run) resolves the pinned hash, never the live value,
 // so it reads the same bytes whatever was written since.
 import { join } from "node:path";
-import { type AuditKey, type AuditSink, readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
-import { KeyMissingError } from "../errors/mod.ts";
+import type { AuditKey, AuditSink } from "../audit/mod.ts";
+import { auditKeyIfAny } from "./chain.ts";
 import type { EnvReader } from "../io/mod.ts";
 import { type LineagePaths, lineagePaths, spineDir } from "../lineage/store/mod.ts";
 import { appendSpineEntry } from "../lineage/store/mod.ts";
@@ -254,10 +254,7 @@ export async function checkPlanVariables(
   }
   if (wanted.size === 0) return;
   // No audit key yet: nothing was ever set (a writer creates the key).
-  const key = await readAuditKey(resolveAuditKeyPath(env).path).catch((error) => {
-    if (error instanceof KeyMissingError) return undefined;
-    throw error;
-  });
+  const key = await auditKeyIfAny(env);
   const known = key === undefined
     ? []
     : (await new VariableStore({ sdd, auditKey: key }).list()).map((v) => v.name);

@@ -31,6 +31,7 @@ export {
   spawnProcess,
 } from "./process.ts";
 export { type Random, SeededRandom, systemRandom } from "./random.ts";
+export { MIN_SECRET_LENGTH, type RedactingStream, secretForms, SecretRedactor } from "./redact.ts";
 export { checkRelativePath, resolveInside } from "./safe_path.ts";
 export {
   checkRunId,

@@ -2,7 +2,7 @@
 // checked.
 
 import { join } from "node:path";
-import type { Clock } from "../io/mod.ts";
+import type { Clock, SecretRedactor } from "../io/mod.ts";
 import { appendDurable, readFileIfExists, withFileLock } from "../io/mod.ts";
 import { type LedgerCheck, verifyLedgerBytes } from "./chain.ts";
 import { LedgerError } from "./errors.ts";
@@ -20,6 +20,8 @@ import {
 export interface LedgerWriterOptions {
   /** Source of every row's `ts`. */
   clock: Clock;
+  /** Redacts each row's payload before it is chained (the run's minted connection secrets). */
+  redactor?: SecretRedactor;
 }
 
 function brokenError(path: string, check: LedgerCheck): LedgerError {
@@ -48,6 +50,7 @@ export class LedgerWriter {
   readonly path: string;
   readonly #lockPath: string;
   readonly #clock: Clock;
+  #redactor: SecretRedactor | undefined;
   #size = 0;
   #head: LedgerRow | undefined;
 
@@ -66,6 +69,7 @@ export class LedgerWriter {
     const dir = ledgerDir(sdd, runId);
     await Deno.mkdir(dir, { recursive: true });
     const writer = new LedgerWriter(ledgerPath(sdd, runId), join(dir, ".lock"), options.clock);
+    writer.#redactor = options.redactor;
     await withFileLock(writer.#lockPath, () => writer.#reload());
     return writer;
   }
@@ -84,7 +88,10 @@ export class LedgerWriter {
   }
 
   /** Appends one row and returns it. Another process may append too: the chain stays whole. */
-  async append(input: LedgerEntryInput): Promise<LedgerRow> {
+  async append(entry: LedgerEntryInput): Promise<LedgerRow> {
+    const input = this.#redactor === undefined || this.#redactor.size === 0
+      ? entry
+      : this.#redactor.json(entry);
     if (!(LEDGER_KINDS as readonly string[]).includes(input.kind)) {
       throw new LedgerError("ledger.bad_kind", `unknown ledger kind '${input.kind}'`);
     }

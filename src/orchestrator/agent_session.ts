@@ -22,8 +22,10 @@ import { BernsteinError } from "../errors/mod.ts";
 import {
   type EnvReader,
   type ProcessHandle,
+  type RedactingStream,
   resolveInside,
   sddFolder,
+  type SecretRedactor,
   sessionLayout,
   spawnProcess,
   writeFileAtomic,
@@ -231,6 +233,11 @@ export interface StartAgentOptions {
    * which must stay inside the project.
    */
   worktreesDir?: string;
+  /**
+   * The run's redactor: the agent's output is redacted before its log, its parser and its
+   * result see it (connection secrets, docs/FLEET.md).
+   */
+  redactor?: SecretRedactor;
 }
 
 /**
@@ -356,6 +363,24 @@ async function launchInWorktree(
       }
     }
   };
+  const out = options.redactor?.stream();
+  const err = options.redactor?.stream();
+  const onStdout = (chunk: Uint8Array) => {
+    log.writeSync(chunk);
+    pending += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      feed(pending.slice(0, nl).replace(/\r$/, ""));
+      pending = pending.slice(nl + 1);
+    }
+  };
+  // What a redacting stream held back (a possible secret's first bytes) is written at exit.
+  const flush = () => {
+    if (out !== undefined) onStdout(out.end());
+    if (err !== undefined) log.writeSync(err.end());
+  };
+  const clean = (chunk: Uint8Array, stream: RedactingStream | undefined) =>
+    stream === undefined ? chunk : stream.push(chunk);
   let handle: ProcessHandle;
   try {
     handle = spawnProcess(invocation.argv, {
@@ -366,18 +391,12 @@ async function launchInWorktree(
       killGraceMs: launch.killGraceMs,
       leaderLast: wrapped.leaderLast,
       onStdout: (chunk) => {
-        log.writeSync(chunk);
         agent.lastOutputMs = options.now();
-        pending += decoder.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = pending.indexOf("\n")) >= 0) {
-          feed(pending.slice(0, nl).replace(/\r$/, ""));
-          pending = pending.slice(nl + 1);
-        }
+        onStdout(clean(chunk, out));
       },
       onStderr: (chunk) => {
-        log.writeSync(chunk);
         agent.lastOutputMs = options.now();
+        log.writeSync(clean(chunk, err));
       },
     });
   } catch (error) {
@@ -387,10 +406,12 @@ async function launchInWorktree(
   }
   agent.handle = handle;
   agent.result = handle.done.then(async (exit) => {
+    flush();
     if (pending !== "") feed(pending);
     log.close();
     await release();
-    const stderr = new TextDecoder().decode(exit.stderr).slice(-4000);
+    const tail = new TextDecoder().decode(exit.stderr).slice(-4000);
+    const stderr = options.redactor === undefined ? tail : options.redactor.text(tail);
     const result = parser.finish({ code: exit.code, timed_out: exit.timedOut, stderr });
     return { result, timedOut: exit.timedOut, signal: exit.signal };
   }, async (error) => {

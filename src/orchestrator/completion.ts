@@ -127,7 +127,12 @@ export class Completion {
     );
     if (config.quality_gates.secrets !== false && this.#deps.secrets !== undefined) {
       gates.push(
-        await secretsGate({ entries: changes, read, secrets: await this.#deps.secrets() }),
+        await secretsGate({
+          entries: changes,
+          read,
+          secrets: await this.#deps.secrets(),
+          commits: await git.commitTexts(s.baseSha, s.branch),
+        }),
       );
     }
     return gates;

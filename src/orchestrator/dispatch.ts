@@ -16,7 +16,12 @@ import {
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { agentDeadlineCapSeconds } from "../config/mod.ts";
 import { sessionLayout } from "../io/mod.ts";
-import { mentionsVariables, pinTaskVariables } from "../fleet/mod.ts";
+import {
+  connectionRequestsOf,
+  FleetError,
+  mentionsVariables,
+  pinTaskVariables,
+} from "../fleet/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
 import { DIRECT_SUBPROCESS } from "./agent_session.ts";
@@ -256,7 +261,11 @@ export class Dispatcher {
     });
     const attachments = await this.#attachments(a);
     const variables = await this.#variables(a);
-    const request = await this.#request({ ...a, task: variables.task }, token.token, attachments);
+    const secretEnv = await this.#connections(a);
+    const request = {
+      ...await this.#request({ ...a, task: variables.task }, token.token, attachments),
+      ...(secretEnv === undefined ? {} : { secretEnv }),
+    };
     const execution = await executor.start(request);
     this.#used.add(a.session);
     let running: Task;
@@ -332,6 +341,22 @@ export class Dispatcher {
     });
     const task = { ...a.task, title: pinned.title, description: pinned.description };
     return pinned.pinnedNow ? { task, pins: pinned.pins.map((p) => ({ ...p })) } : { task };
+  }
+
+  /**
+   * The secrets of the connections the task's plan step names, minted now (a rotation since
+   * the last attempt is picked up) and registered for redaction before the agent starts.
+   */
+  async #connections(a: Attempt): Promise<Record<string, string> | undefined> {
+    if (connectionRequestsOf(a.task).length === 0) return undefined;
+    const minter = this.#deps.ctx.connections;
+    if (minter === undefined) {
+      throw new FleetError(
+        "fleet.conn_not_granted",
+        `task ${a.task.id} asks for connections and this run mints none`,
+      );
+    }
+    return await minter.mint(a.task, a.session);
   }
 
   /**

@@ -63,6 +63,11 @@ export interface ExecutionRequest {
   media?: readonly PromptMedia[];
   /** Variables the agent gets besides its adapter's allowlist (server URL, task id). */
   env: Record<string, string>;
+  /**
+   * Connection secrets minted for this agent only (docs/FLEET.md): added to its environment,
+   * never recorded; a worker host never gets them (the pool runs such an agent here).
+   */
+  secretEnv?: Readonly<Record<string, string>>;
   /** The session's task-server token (reaches the agent as a file in its private HOME). */
   token?: string;
   /** Wall-clock deadline (ms). */
@@ -153,7 +158,7 @@ export function processExecutor(options: ProcessExecutorOptions): Executor {
         endpoint: request.endpoint,
         prompt: request.prompt,
         ...(request.media !== undefined ? { media: request.media } : {}),
-        extraEnv: request.env,
+        extraEnv: { ...request.env, ...request.secretEnv },
         token: request.token,
         deadlineMs: request.deadlineMs,
         killGraceMs: request.killGraceMs,

@@ -414,6 +414,19 @@ export class Git {
     return parseRawDiff(out);
   }
 
+  /**
+   * The raw headers and message of every commit in `base..head` (author, committer, message
+   * as git stores them), for the `secrets` gate: a merge keeps the agent's commits.
+   */
+  async commitTexts(base: string, head: string): Promise<{ sha: string; bytes: Uint8Array }[]> {
+    const shas = (await this.text(["rev-list", `${base}..${head}`])).split("\n").filter(Boolean);
+    const out: { sha: string; bytes: Uint8Array }[] = [];
+    for (const sha of shas) {
+      out.push({ sha, bytes: (await this.run(["cat-file", "commit", sha])).stdout });
+    }
+    return out;
+  }
+
   /** The bytes of `path` at `ref`, or undefined when it is not there. */
   async readBlob(ref: string, path: string): Promise<Uint8Array | undefined> {
     const r = await this.run(["show", `${ref}:${path}`], { allowFailure: true });

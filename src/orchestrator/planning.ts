@@ -81,10 +81,11 @@ function dependencyOrder(steps: readonly PlanStep[]): PlanStep[] {
 
 /**
  * A step's fields as a task has them: the step's own (src/plan `StepFields`) passed on whole,
- * with `files` as `owned_files` and absent adapter, model and effort as `null`.
+ * with `files` as `owned_files` and absent adapter, model and effort as `null`; its
+ * `connections` go to the task's metadata (see {@linkcode draftsFromGraph}).
  */
 function taskFieldsOfStep(step: StepFields) {
-  const { files, cli, model, effort, ...same } = stepFieldsOf(step);
+  const { files, cli, model, effort, connections: _, ...same } = stepFieldsOf(step);
   return {
     ...same,
     owned_files: files,
@@ -108,6 +109,10 @@ function draftsFromGraph(graph: PlanGraph, maxRetries?: number): TaskDraft[] {
       source: graph.source,
       stage: step.stage,
       field: step.field,
+      // Granted by the plan's author; agents cannot add it (the task server refuses).
+      ...(step.connections === undefined
+        ? {}
+        : { connections: step.connections.map((c) => ({ name: c.name, env: c.env })) }),
       ...(step.condition === undefined ? {} : {
         condition: {
           on: [...step.condition.on],

@@ -8,6 +8,7 @@
  * changes are not facts here: the task store records those itself.
  */
 import type { AuditEventInput, AuditSink } from "../audit/mod.ts";
+import type { SecretRedactor } from "../io/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { LedgerEntryInput } from "../ledger/mod.ts";
 import type { Delivery } from "../notify/mod.ts";
@@ -957,6 +958,12 @@ export interface RecorderOptions {
    * counts (cumulative over its attempts).
    */
   policyCounts?: boolean;
+  /**
+   * The run's redactor: a fact is redacted before anything sees it (records, the live view,
+   * subscribers such as notifications), so a minted connection secret an agent echoed in its
+   * text never leaves the run.
+   */
+  redactor?: SecretRedactor;
 }
 
 /**
@@ -988,7 +995,9 @@ export class Recorder {
   }
 
   /** Records one fact. */
-  async record(fact: RunFact): Promise<void> {
+  async record(raw: RunFact): Promise<void> {
+    const redactor = this.#options.redactor;
+    const fact = redactor === undefined || redactor.size === 0 ? raw : redactor.json(raw);
     if (fact.kind === "agent.exited") this.#usage.set(fact.taskId, usageOf(fact.exit));
     if (fact.kind === "policy.decision") countDecision(this.#policy, fact);
     const taskId = "taskId" in fact ? fact.taskId : undefined;

@@ -24,7 +24,7 @@ import {
   type SandboxProbe,
 } from "../sandbox/mod.ts";
 import type { SpawnPath } from "../attachments/mod.ts";
-import type { Clock, EnvReader, Random } from "../io/mod.ts";
+import { type Clock, type EnvReader, type Random, SecretRedactor } from "../io/mod.ts";
 import { runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
 import type { AuditKey, AuditLog, AuditSink } from "../audit/mod.ts";
 import type { TaskServer } from "../server/mod.ts";
@@ -54,7 +54,13 @@ import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
 import { type CatalogSet, loadCatalogs, withCatalogRoles } from "./catalogs.ts";
 import { RunCheckpoints } from "./checkpoints.ts";
-import { checkPlanVariables, recordRunConfig, runConfigRecord } from "../fleet/mod.ts";
+import {
+  checkPlanConnections,
+  checkPlanVariables,
+  recordRunConfig,
+  runConfigRecord,
+  RunConnections,
+} from "../fleet/mod.ts";
 import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/store/mod.ts";
 import { checkConfig } from "./config_checks.ts";
 import { prepareWorktreesDir, worktreesDirProblems } from "./worktrees_dir.ts";
@@ -366,7 +372,19 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   if (planned) {
     await checkPlanVariables(project.sdd, planned.drafts, deps.env);
   }
+  // So is a step asking for a connection that does not exist.
+  const connections = planned
+    ? await checkPlanConnections(project.sdd, planned.drafts, deps.env)
+    : [];
   const isolation = await decideRunIsolation(config, options.isolation, deps);
+  if (connections.length > 0 && isolation.isolation !== "sandbox") {
+    deps.warn({
+      code: "run.connections_unsandboxed",
+      message: `steps get connection secrets (${
+        [...new Set(connections.map((c) => c.name))].join(", ")
+      }) while agents run without a sandbox: any agent of this run can read another's environment`,
+    });
+  }
   return {
     isolation,
     project,
@@ -519,7 +537,10 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   await initWorkspace(project, deps.random, { projectTemplate: false });
   // Checked when the run was planned; created (and kept out of git) now.
   const worktreesDir = await prepareWorktreesDir(plan.config, project, () => undefined);
-  const opened = await openAudit(project.sdd, deps.env, deps.clock, deps.random);
+  // Connection secrets minted for agents register here; every record the run writes is
+  // redacted with it (audit, ledger, task server bodies, facts, agent output).
+  const redactor = new SecretRedactor();
+  const opened = await openAudit(project.sdd, deps.env, deps.clock, deps.random, redactor);
   const attempt = resume ? (previous as SessionRecord).attempt + 1 : 1;
   const runId = resume ? (previous as SessionRecord).run_id : runIdFromSeed(deps.random.bytes(16));
   // Agents a killed orchestrator left behind are ended before anything else (audited below).
@@ -559,6 +580,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     random: deps.random,
     warn: (message) => deps.reporter.event({ type: "run.warning", message }),
     dashboard: feed.journal,
+    redactor,
     ...(policy ? { policy: policy.service } : {}),
   }).catch((error) => {
     feed.end();
@@ -585,6 +607,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       reporter: runDeps.reporter,
       sdd: project.sdd,
       policyCounts: policy !== undefined,
+      redactor,
     });
     if (policy) {
       recorder.on((fact) => {
@@ -627,12 +650,14 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     });
     const gitDir = await plan.git.text(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
     const gitState = await snapshotGitState(gitDir);
-    const secrets = lazy(() =>
+    const fixedSecrets = lazy(() =>
       runSecrets(plan.config, deps.env, {
         auditKey: stores.auditKey.path,
         operatorToken: stores.tokens.operatorTokenPath,
       })
     );
+    // The connection secrets minted so far count too.
+    const secrets = async () => [...await fixedSecrets(), ...redactor.secrets()];
     workers = await startWorkers(plan, runDeps, stores, runId, isolation.spawnPath);
     const loop = newLoop(plan, runDeps, stores, recorder, session, workers?.executor, policy, {
       spawnPath: isolation.spawnPath,
@@ -641,6 +666,16 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       gitState,
       gitDir,
       worktreesDir,
+      redactor,
+      connections: new RunConnections({
+        sdd: project.sdd,
+        runId,
+        auditKey: stores.auditKey,
+        audit: stores.audit,
+        env: deps.env,
+        random: deps.random,
+        redactor,
+      }),
     });
     feed.connect({ tasks: () => stores.store.list({}), agents: () => loop.liveAgents() });
     await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
@@ -927,7 +962,14 @@ function newLoop(
   policy: RunPolicy | undefined,
   guard: Pick<
     RunContext,
-    "spawnPath" | "commandIsolation" | "secrets" | "gitState" | "gitDir" | "worktreesDir"
+    | "spawnPath"
+    | "commandIsolation"
+    | "secrets"
+    | "gitState"
+    | "gitDir"
+    | "worktreesDir"
+    | "redactor"
+    | "connections"
   >,
 ): RunLoop {
   const self = selfCommand(deps.env);

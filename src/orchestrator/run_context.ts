@@ -6,7 +6,8 @@ import type { PathLookup, PromptMedia, ScriptedRuntime } from "../adapters/mod.t
 import type { AuditKey, AuditSink } from "../audit/mod.ts";
 import type { SpawnPath } from "../attachments/mod.ts";
 import type { Config } from "../config/mod.ts";
-import type { Clock, EnvReader } from "../io/mod.ts";
+import type { RunConnections } from "../fleet/mod.ts";
+import type { Clock, EnvReader, SecretRedactor } from "../io/mod.ts";
 import type { LedgerWriter } from "../ledger/mod.ts";
 import type { LineageStore } from "../lineage/store/mod.ts";
 import type { TaskServer, TokenRegistry } from "../server/mod.ts";
@@ -135,4 +136,8 @@ export interface RunContext {
   gitState?: GitStateSnapshot;
   /** The repository's git folder. */
   gitDir?: string;
+  /** Mints the connections a task's plan step names, at each claim (docs/FLEET.md). */
+  connections?: Pick<RunConnections, "mint">;
+  /** The run's redactor (minted secrets): agent output is redacted with it. */
+  redactor?: SecretRedactor;
 }

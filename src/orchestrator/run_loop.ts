@@ -48,7 +48,8 @@ export interface DecisionRecord {
 
 /** The executor of this host: agents in worktrees of the project root. */
 function localExecutor(ctx: RunContext): Executor {
-  const { root, sdd, git, env, selfCommand, selfEnv, clock, spawnPath, worktreesDir } = ctx;
+  const { root, sdd, git, env, selfCommand, selfEnv, clock, spawnPath, worktreesDir, redactor } =
+    ctx;
   return processExecutor({
     root,
     sdd,
@@ -58,6 +59,7 @@ function localExecutor(ctx: RunContext): Executor {
     selfEnv,
     clock,
     spawnPath,
+    redactor,
     ...(worktreesDir !== undefined ? { worktreesDir } : {}),
   });
 }

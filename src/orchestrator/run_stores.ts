@@ -9,7 +9,13 @@ import { isWithin } from "../config/mod.ts";
 import { type AuditKey, AuditLog, ensureAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { Config } from "../config/mod.ts";
-import { type Clock, type EnvReader, type Random, writeAll } from "../io/mod.ts";
+import {
+  type Clock,
+  type EnvReader,
+  type Random,
+  type SecretRedactor,
+  writeAll,
+} from "../io/mod.ts";
 import { LedgerWriter } from "../ledger/mod.ts";
 import { type LineageStore, openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
 import type { DashboardSource } from "../report/mod.ts";
@@ -77,6 +83,8 @@ export interface OpenRunStoresOptions {
   dashboard?: DashboardSource;
   /** The run's tool-call policy, answered by the task server (`/policy/decide`, `/approvals`). */
   policy?: PolicyGateway;
+  /** The run's redactor (task server bodies, ledger rows). */
+  redactor?: SecretRedactor;
 }
 
 /** `workers.listen` as an address to listen on (brackets of an IPv6 address dropped). */
@@ -143,6 +151,7 @@ export async function openAudit(
   env: EnvReader,
   clock: Clock,
   random: Random,
+  redactor?: SecretRedactor,
 ): Promise<{ audit: AuditLog; auditKey: AuditKey }> {
   const keyLocation = resolveAuditKeyPath(env);
   await refuseKeyInProject(keyLocation.path, sdd, "the audit key");
@@ -151,7 +160,11 @@ export async function openAudit(
   const root = await Deno.realPath(dirname(sdd));
   const spillPath = join(dirname(operatorTokenPath(auditKey.path, root)), "audit-spill.jsonl");
   await Deno.mkdir(dirname(spillPath), { recursive: true, mode: 0o700 });
-  const audit = new AuditLog(join(sdd, "audit"), auditKey, { clock, spillPath });
+  const audit = new AuditLog(join(sdd, "audit"), auditKey, {
+    clock,
+    spillPath,
+    ...(redactor ? { redactor } : {}),
+  });
   // Events a storage failure kept out of the chain last time go in first, marked `spilled`.
   await audit.replaySpill();
   return { auditKey, audit };
@@ -193,8 +206,12 @@ export async function openRunStores(
     dashboard: options.dashboard && { source: options.dashboard, random },
     listen: workersListen(config),
     ...(options.policy ? { policy: options.policy } : {}),
+    ...(options.redactor ? { redactor: options.redactor } : {}),
   });
-  const ledger = await LedgerWriter.open(sdd, options.runId, { clock });
+  const ledger = await LedgerWriter.open(sdd, options.runId, {
+    clock,
+    ...(options.redactor ? { redactor: options.redactor } : {}),
+  });
   const lineage = openLineageStore({
     sdd,
     operatorKey: () => resolveOperatorKey({ env: options.env, createWith: random }),

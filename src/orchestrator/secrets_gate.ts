@@ -4,7 +4,7 @@
 // operator's branch. Values are searched as bytes in every added or modified file, as written
 // and in base64/base64url/hex, so a binary file or a simple encoding does not slip through.
 // Messages name the secret and the path, never the value.
-import { toBase64, toBase64Url, toHex } from "../canonical/mod.ts";
+import { MIN_SECRET_LENGTH, secretForms } from "../io/mod.ts";
 import type { GateResult } from "./gates.ts";
 import type { DiffEntry } from "./git.ts";
 import type { BlobReader } from "./merge_safety.ts";
@@ -18,7 +18,7 @@ export interface Secret {
 }
 
 /** Secrets shorter than this are not searched (too many accidental matches). */
-export const MIN_SECRET_LENGTH = 12;
+export { MIN_SECRET_LENGTH };
 
 const PRIVATE_KEY_BLOCK = /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/;
 
@@ -34,14 +34,7 @@ export function secretNeedles(secrets: readonly Secret[]): Needle[] {
   const out: Needle[] = [];
   for (const s of secrets) {
     if (s.value.length < MIN_SECRET_LENGTH) continue;
-    const bytes = encoder.encode(s.value);
-    const forms = new Set([
-      s.value,
-      toBase64(bytes).replace(/=+$/, ""),
-      toBase64Url(bytes),
-      toHex(bytes),
-    ]);
-    out.push({ name: s.name, forms: [...forms].map((f) => encoder.encode(f)) });
+    out.push({ name: s.name, forms: secretForms(s.value).map((f) => encoder.encode(f)) });
   }
   return out;
 }
@@ -80,9 +73,14 @@ export interface SecretsGateInput {
   read: BlobReader;
   /** The secrets of this run. */
   secrets: readonly Secret[];
+  /** The change's commits as git stores them (author, committer, message): merges keep them. */
+  commits?: readonly { sha: string; bytes: Uint8Array }[];
 }
 
-/** The `secrets` gate: refuses a change whose added or modified files carry a secret. */
+/**
+ * The `secrets` gate: refuses a change whose added or modified files, or whose commits'
+ * authors and messages, carry a secret.
+ */
 export async function secretsGate(input: SecretsGateInput): Promise<GateResult> {
   const needles = secretNeedles(input.secrets);
   const hits: string[] = [];
@@ -94,11 +92,18 @@ export async function secretsGate(input: SecretsGateInput): Promise<GateResult> 
     scanned++;
     for (const name of findSecrets(bytes, needles)) hits.push(`${e.path}: ${name}`);
   }
+  for (const c of input.commits ?? []) {
+    for (const name of findSecrets(c.bytes, needles)) {
+      hits.push(`commit ${c.sha.slice(0, 12)} (author or message): ${name}`);
+    }
+  }
   if (hits.length === 0) {
     return {
       gate: "secrets",
       ok: true,
-      reason: `${scanned} file(s) scanned for ${needles.length} secret(s) and private key blocks`,
+      reason: `${scanned} file(s) and ${
+        input.commits?.length ?? 0
+      } commit(s) scanned for ${needles.length} secret(s) and private key blocks`,
       durationMs: 0,
     };
   }

@@ -1,6 +1,7 @@
 // The fields a plan step and a backlog item share, read with precise errors.
 import { EFFORTS } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
+import { readConnectionRequests } from "./connections.ts";
 import { compileGlob } from "./glob.ts";
 import { type AttachmentDeclaration, checkDeclarations } from "./host_attachment.ts";
 import { type FieldPath, FieldReader, relativePathProblem, typeName } from "./_reader.ts";
@@ -321,6 +322,13 @@ export function readStepFields(
     }
   }
   const attachments = readAttachments(reader, obj, path, title);
+  const connections = readConnectionRequests(obj.connections);
+  for (const p of connections.problems) {
+    const at = p.index === undefined ? [...path, "connections"] : [...path, "connections", p.index];
+    reader.problem(at, "plan.invalid_value", p.message, {
+      hint: "connections: [prod-github] or [{name: prod-github, env: GITHUB_TOKEN}]",
+    });
+  }
   const after = reader.problems.filter((p) => p.severity === "error").length;
   if (after > before || title === undefined) return undefined;
   return {
@@ -336,5 +344,6 @@ export function readStepFields(
     files,
     completion_signals,
     attachments,
+    ...(connections.requests.length > 0 ? { connections: connections.requests } : {}),
   };
 }

@@ -46,6 +46,12 @@ function stepFieldsJson(step: StepFields): JsonObject {
       case "files":
         out[key] = [...step.files];
         break;
+      case "connections":
+        // Printed only when the step names some (older outputs stay as they were).
+        if (step.connections !== undefined) {
+          out[key] = step.connections.map((c) => ({ name: c.name, env: c.env }));
+        }
+        break;
       default:
         out[key] = step[key] ?? null;
     }

@@ -37,6 +37,13 @@ export {
   parseCondition,
   type ParsedCondition,
 } from "./condition.ts";
+export {
+  connectionEnvProblem,
+  type ConnectionRequest,
+  defaultConnectionEnv,
+  MAX_CONNECTIONS_PER_STEP,
+  readConnectionRequests,
+} from "./connections.ts";
 export { PlanLoadError, type PlanProblem } from "./errors.ts";
 export { compileGlob, globLiteralPrefix, GlobSyntaxError } from "./glob.ts";
 export { planGraphJson } from "./json.ts";

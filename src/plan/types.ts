@@ -3,6 +3,7 @@
 
 import type { AttachmentDeclaration } from "./host_attachment.ts";
 import type { EFFORTS, Scope } from "../config/mod.ts";
+import type { ConnectionRequest } from "./connections.ts";
 
 /** Task scopes, smallest first (they pick the agent's wall-clock deadline bucket). */
 export const SCOPES = ["small", "medium", "large", "xl"] as const satisfies readonly Scope[];
@@ -75,6 +76,11 @@ export interface StepFields {
    * attachments held by value (`{name, text}`, `{name, image: {mime, base64}}`).
    */
   attachments: AttachmentDeclaration[];
+  /**
+   * Connections whose secrets its agents get, each in a variable (docs/FLEET.md); absent when
+   * the step names none.
+   */
+  connections?: ConnectionRequest[];
 }
 
 /**
@@ -94,6 +100,7 @@ export const STEP_FIELDS = [
   "files",
   "completion_signals",
   "attachments",
+  "connections",
 ] as const satisfies readonly (keyof StepFields)[];
 // A field added to StepFields but not to STEP_FIELDS is a type error here.
 const _everyStepFieldListed: Record<

@@ -3,6 +3,7 @@
 import type { z } from "zod";
 import { concatBytes } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
+import type { SecretRedactor } from "../io/mod.ts";
 import { describeZodError } from "../tasks/mod.ts";
 import { HttpError } from "./errors.ts";
 
@@ -109,6 +110,11 @@ export interface JsonLimits {
   maxBytes: number;
   /** Deepest nesting of arrays and objects (400 past it, checked before parsing). */
   maxDepth: number;
+  /**
+   * Redacts every parsed body (the run's minted connection secrets): what an agent sends
+   * — a summary, a reason, a tool call — is stored and audited without them.
+   */
+  redactor?: SecretRedactor;
 }
 
 /**
@@ -142,8 +148,9 @@ export async function readJsonValue(req: Request, limits: JsonLimits): Promise<u
       `body nests arrays/objects deeper than ${limits.maxDepth} levels`,
     );
   }
+  let value: unknown;
   try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch (error) {
     throw new HttpError(
       400,
@@ -151,6 +158,7 @@ export async function readJsonValue(req: Request, limits: JsonLimits): Promise<u
       `body is not JSON: ${(error as Error).message}`,
     );
   }
+  return limits.redactor === undefined ? value : limits.redactor.json(value);
 }
 
 /** Parses a JSON body (empty = `{}`) and validates it; errors name the field. */

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/mod.ts";
-import type { Clock, Random } from "../io/mod.ts";
+import type { Clock, Random, SecretRedactor } from "../io/mod.ts";
 import { writeFileAtomic } from "../io/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import type { DashboardSource } from "../report/mod.ts";
@@ -64,6 +64,8 @@ export interface TaskServerOptions {
   listen?: { hostname: string; port: number };
   /** The run's tool-call policy (`/policy/decide`, `/approvals`); absent: they answer 503. */
   policy?: PolicyGateway;
+  /** Redacts every request body (the run's minted connection secrets, docs/FLEET.md). */
+  redactor?: SecretRedactor;
 }
 
 /** What a mount learns about a request besides the request itself. */
@@ -208,7 +210,11 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
   const metrics = new RequestMetrics();
   const agents = new Map<string, AgentLiveness>();
   const startedMs = clock.nowMs();
-  const limit = { maxBytes: tuning.max_body_bytes, maxDepth: tuning.max_json_depth };
+  const limit = {
+    maxBytes: tuning.max_body_bytes,
+    maxDepth: tuning.max_json_depth,
+    ...(options.redactor ? { redactor: options.redactor } : {}),
+  };
 
   const now = () => isoTime(clock.nowMs());
 
@@ -736,6 +742,13 @@ const EXTERNAL_MAX_BODY_BYTES = 256 * 1024 * 1024;
 function scopedDraft(scope: AgentScope, draft: unknown): unknown {
   if (!scope.can_create_tasks) throw forbidden("this token may not create tasks");
   if (typeof draft !== "object" || draft === null || Array.isArray(draft)) return draft;
+  // A connection's secret is granted by the plan's author only (docs/FLEET.md).
+  const metadata = (draft as { metadata?: unknown }).metadata;
+  if (typeof metadata === "object" && metadata !== null && "connections" in metadata) {
+    throw forbidden(
+      "an agent may not ask for connections (metadata.connections): only the plan grants them",
+    );
+  }
   const parent = (draft as { parent_task_id?: unknown }).parent_task_id;
   if (parent === undefined || parent === null) {
     if (scope.task_ids.length !== 1) {

@@ -35,6 +35,13 @@ export {
 } from "./consistency.ts";
 export { defaultGateWorkers, runLineageGate } from "./gate.ts";
 export {
+  checkPackFleetEvents,
+  PACK_FLEET_EVENT_TYPES,
+  PACK_FLEET_MEMBER,
+  type PackFleetEvent,
+  packFleetLine,
+} from "./fleet_events.ts";
+export {
   type CardFile,
   type ForeignAttestationInput,
   type ForeignAttestationReport,

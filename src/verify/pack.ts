@@ -19,6 +19,7 @@ import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoin
 import { verifyAttachmentExport } from "./attachments_dir.ts";
 import { defaultGateWorkers, runLineageGate } from "./gate.ts";
 import { attestationInput } from "./directory.ts";
+import { checkPackFleetEvents } from "./fleet_events.ts";
 import type {
   CardFile,
   ForeignAttestationInput,
@@ -310,6 +311,7 @@ export async function verifyPack(
   let csvHex: string | undefined;
   let checkpointBytes: Uint8Array | undefined;
   let inclusionBytes: Uint8Array | undefined;
+  let fleetBytes: Uint8Array | undefined;
   const attestations: ForeignAttestationInput[] = [];
   // `--with-attachments`: each run's export, file name → bytes, checked after the loop.
   const attachmentRuns = new Map<string, Map<string, Uint8Array>>();
@@ -361,6 +363,11 @@ export async function verifyPack(
       attachmentRuns.set(parts.run, files);
       continue;
     }
+    if (kind === "fleet") {
+      fleetBytes = readMember(m);
+      if (fleetBytes !== undefined) hashOk(m.name, sha256HexPure(fleetBytes));
+      continue;
+    }
     if (kind === "checkpoint" || kind === "inclusion") {
       const bytes = readMember(m);
       if (bytes === undefined) continue;
@@ -389,6 +396,13 @@ export async function verifyPack(
   listed?.clear();
   members = undefined;
   directory = undefined;
+
+  // The window's fleet events: their form, period, order and the family's rules.
+  if (fleetBytes !== undefined) {
+    for (const p of checkPackFleetEvents(fleetBytes, manifest?.period)) {
+      fail("fleet events invalid", p);
+    }
+  }
 
   // 4. The lineage gate over the window, fed from the archive.
   const window = manifest === undefined

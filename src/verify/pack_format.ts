@@ -13,6 +13,7 @@ import {
 import { sha256Hex, sha256Stream, spkiDer } from "../crypto/mod.ts";
 import type { EntryField, LineageEntry } from "../lineage/mod.ts";
 import type { ZipLimits } from "./zip_reader.ts";
+import { PACK_FLEET_MEMBER } from "./fleet_events.ts";
 
 /** `schema` of every pack manifest. */
 export const PACK_SCHEMA = "bernstein-compliance-pack";
@@ -48,12 +49,14 @@ export type PackMemberKind =
   | "checkpoint"
   | "inclusion"
   | "attestation"
-  | "attachment";
+  | "attachment"
+  | "fleet";
 
 const FIXED = new Map<string, PackMemberKind>([
   ...Object.entries(PACK_MEMBERS).map(([kind, name]) => [name, kind as PackMemberKind] as const),
   [PACK_CHECKPOINT_MEMBER, "checkpoint"],
   [PACK_INCLUSION_MEMBER, "inclusion"],
+  [PACK_FLEET_MEMBER, "fleet"],
 ]);
 const ATTESTATION_MEMBER = /^attestations\/([0-9a-f]{64})\/([0-9a-f]{64})\.json$/;
 const ATTACHMENT_MEMBER =
@@ -170,6 +173,7 @@ export const PACK_LIMITS = {
     attestation: 64 * KiB,
     // An attested file is read up to 64 MiB; the events and lineage of one run stay below.
     attachment: 256 * MiB,
+    fleet: 256 * MiB,
   } satisfies Record<PackMemberKind, number>,
   /** Members of unknown kind are refused anyway; this bounds what is read to name them. */
   unknown: 64 * KiB,

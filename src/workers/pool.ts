@@ -137,6 +137,9 @@ export class WorkerPool implements Executor {
   /** Runs the agent on a ready worker with a free slot, else on this host within its slots. */
   async start(request: ExecutionRequest): Promise<Execution> {
     this.#sweep();
+    if (Object.keys(request.secretEnv ?? {}).length > 0) {
+      return await this.#startWithSecrets(request);
+    }
     const worker = this.#choose(request.cli.adapter.name);
     if (worker === undefined) {
       if (this.#o.local !== undefined && this.#localRunning < this.#o.localSlots) {
@@ -225,6 +228,27 @@ export class WorkerPool implements Executor {
   #dropPending(w: WorkerRecord, session: string): void {
     w.queue = w.queue.filter((p) => p.assignment.session !== session);
     w.starting.delete(session);
+  }
+
+  /**
+   * Connection secrets are minted on this host and never sent over the workers' link: an
+   * agent that gets them runs here, or not at all.
+   */
+  async #startWithSecrets(request: ExecutionRequest): Promise<Execution> {
+    if (this.#o.local === undefined || this.#o.localSlots === 0) {
+      throw new BernsteinError(
+        "fleet.conn_remote",
+        `task ${request.taskId} asks for connections, which are minted on the orchestrator's host only, and this run has no local agents (workers.local_agents: 0)`,
+        { hint: "set workers.local_agents to at least 1 for steps with connections" },
+      );
+    }
+    if (this.#localRunning >= this.#o.localSlots) {
+      throw new BernsteinError(
+        "workers.no_slot",
+        `task ${request.taskId} asks for connections and must run on this host, whose ${this.#o.localSlots} local slot(s) are busy`,
+      );
+    }
+    return await this.#startLocal(this.#o.local, request);
   }
 
   #assignmentOf(request: ExecutionRequest): Assignment {

@@ -1,11 +1,14 @@
 // `bernstein var` as an operator meets it: stable error codes for bad names, values that are
 // not JSON, huge values and unknown names (nothing written); two processes setting one
 // variable at once (both recorded, ordinals contiguous); a changed value blob or name index
-// caught by `var get` / `audit verify` with the chain position; `--help` that explains.
-import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+// caught by `var get` / `audit verify` with the chain position; authenticated records that
+// break the family's rules (ordinal gap, hash lineage, a resolution of a document never
+// created) named by the fleet pillar; `--help` that explains.
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
+import { AuditLog, readAuditKey } from "../../src/audit/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
-import { bern } from "./_run_helpers.ts";
+import { bern, runEnv } from "./_run_helpers.ts";
 import { makeRepo } from "../_helpers/temp.ts";
 
 Deno.test("bad input gets one line with a stable code and exit 2, and writes nothing", async () => {
@@ -110,5 +113,55 @@ Deno.test("var --help explains the commands and reads need the audit key (exit 3
       BERNSTEIN_AUDIT_KEY_PATH: join(dir, "..", "missing.key"),
     });
     strictEqual(noKey.code, 3, noKey.stderr);
+  });
+});
+
+Deno.test("audit verify's fleet pillar names each semantic violation of authenticated records by its chain position", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const w0 = JSON.parse((await bern(dir, ["var", "set", "t", "5", "--json"])).stdout);
+    strictEqual((await bern(dir, ["audit", "verify"])).code, 0);
+    // Records whose HMACs verify (written with the install's key, as a buggy or rogue writer
+    // holding it would) but that break the family's rules.
+    const key = await readAuditKey(runEnv(dir).BERNSTEIN_AUDIT_KEY_PATH);
+    const log = new AuditLog(join(dir, ".sdd/audit"), key);
+    const H = (c: string) => `sha256:${c.repeat(64)}`;
+    await log.append({
+      actor: "rogue",
+      event_type: "fleet.var_set",
+      resource_type: "fleet_variable",
+      resource_id: "t",
+      // Ordinal 2 after 0 (a gap) and an old hash that is not write 0's new hash.
+      details: { name: "t", old_value_hash: H("a"), new_value_hash: H("b"), chain_position: 2 },
+    });
+    await log.append({
+      actor: "rogue",
+      event_type: "fleet.conn_resolve",
+      resource_type: "fleet_connection",
+      resource_id: "ghost",
+      details: { name: "ghost", document_hash: H("c"), version: 1, task_id: "t1" },
+    });
+    await log.close();
+    const verify = await bern(dir, ["audit", "verify", "--json"]);
+    strictEqual(verify.code, 1, verify.stdout + verify.stderr);
+    const report = JSON.parse(verify.stdout);
+    strictEqual(report.ok, false);
+    const codes = report.fleet.violations.map((v: { code: string }) => v.code).sort();
+    // The forged write also names a value no blob holds, and the index disagrees with it.
+    deepStrictEqual(codes, [
+      "fleet.blob_missing",
+      "fleet.conn_unknown_document",
+      "fleet.hash_lineage",
+      "fleet.index_tampered",
+      "fleet.ordinal_gap",
+    ]);
+    // Each names a chain position after the honest write's.
+    for (const v of report.fleet.violations as { code: string; where: string }[]) {
+      if (v.code === "fleet.index_tampered") continue; // names the index file
+      match(v.where, /^\d{4}-\d{2}-\d{2}\.jsonl:\d+$/);
+      ok(v.where !== w0.where, JSON.stringify(v));
+    }
+    const text = await bern(dir, ["audit", "verify"]);
+    match(text.stderr, /error\[fleet\.ordinal_gap\]: \S+\.jsonl:\d+/);
   });
 });

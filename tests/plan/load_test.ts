@@ -1,4 +1,4 @@
-import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, match, ok, strictEqual, throws } from "node:assert/strict";
 import { canonicalize } from "../../src/canonical/mod.ts";
 import {
   checkPlan,
@@ -504,4 +504,60 @@ Deno.test("a missing plan file is a PlanLoadError naming the file", async () => 
     strictEqual(e.code, "plan.unreadable");
     strictEqual(e.location, "plan.yaml");
   }
+});
+
+Deno.test("connections: names or {name, env}; the variable defaults to BERNSTEIN_CONN_<NAME>", () => {
+  deepStrictEqual(
+    parsePlan(plan("        connections: [prod-github, {name: db.main, env: PGPASSWORD}]\n"))
+      .steps[0].connections,
+    [
+      { name: "prod-github", env: "BERNSTEIN_CONN_PROD_GITHUB" },
+      { name: "db.main", env: "PGPASSWORD" },
+    ],
+  );
+  strictEqual(parsePlan(plan("")).steps[0].connections, undefined);
+});
+
+Deno.test("bad connections are errors at their own position: names, reserved or shared variables, keys", () => {
+  const result = checkPlan(
+    plan(
+      "        connections: [Bad, {name: a, env: PATH}, {name: b, env: LD_PRELOAD}, " +
+        "{name: c, env: BERNSTEIN_TASK_ID}, {name: d, env: X}, {name: e, env: X}, {name: f, x: 1}]\n",
+    ),
+    { file: "plan.yaml" },
+  );
+  deepStrictEqual(
+    errors(result).map((e) => [e.field, e.code, e.message.split(": ").slice(1).join(": ")]),
+    [
+      [
+        "stages[0].steps[0].connections[0]",
+        "plan.invalid_value",
+        "'Bad' is not a connection name ([a-z0-9][a-z0-9._-]*, at most 128)",
+      ],
+      [
+        "stages[0].steps[0].connections[1]",
+        "plan.invalid_value",
+        "env: 'PATH' is reserved (the agent's own environment, loader, proxy or bernstein's)",
+      ],
+      [
+        "stages[0].steps[0].connections[2]",
+        "plan.invalid_value",
+        "env: 'LD_PRELOAD' is reserved (the agent's own environment, loader, proxy or bernstein's)",
+      ],
+      [
+        "stages[0].steps[0].connections[3]",
+        "plan.invalid_value",
+        "env: 'BERNSTEIN_TASK_ID' is reserved (the agent's own environment, loader, proxy or bernstein's)",
+      ],
+      ["stages[0].steps[0].connections[5]", "plan.invalid_value", "two connections in X"],
+      [
+        "stages[0].steps[0].connections[6]",
+        "plan.invalid_value",
+        "unknown key 'x' (accepted: name, env)",
+      ],
+    ],
+  );
+  const scalar = onlyError(plan("        connections: prod-github\n"));
+  strictEqual(scalar.field, "stages[0].steps[0].connections");
+  match(scalar.message, /must be a list/);
 });

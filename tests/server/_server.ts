@@ -1,7 +1,7 @@
 // Starts a real task server on 127.0.0.1 for tests, with a fresh runtime folder.
 import { join } from "node:path";
 import { DEFAULT_TUNING, type Tuning } from "../../src/config/mod.ts";
-import { FakeClock, SeededRandom } from "../../src/io/mod.ts";
+import { FakeClock, type SecretRedactor, SeededRandom } from "../../src/io/mod.ts";
 import type { DashboardSource } from "../../src/report/mod.ts";
 import {
   operatorTokenPath,
@@ -67,6 +67,8 @@ export interface TestServerOptions {
   dashboard?: DashboardSource;
   /** The run's tool-call policy (`/policy/decide`, `/approvals`). */
   policy?: PolicyGateway;
+  /** The run's redactor (request bodies). */
+  redactor?: SecretRedactor;
 }
 
 /** Starts a server with a memory store, operator token and holds under a temp folder. */
@@ -97,6 +99,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     clock,
     dashboard: options.dashboard && { source: options.dashboard, random: new SeededRandom(10) },
     ...(options.policy ? { policy: options.policy } : {}),
+    ...(options.redactor ? { redactor: options.redactor } : {}),
     config: {
       network: { allowed_ips: options.allowedIps ?? ["127.0.0.1", "::1"] },
       tuning: { ...DEFAULT_TUNING, server: { ...DEFAULT_TUNING.server, ...options.server } },

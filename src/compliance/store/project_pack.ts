@@ -11,7 +11,7 @@ import {
   resolveAuditKeyPath,
   scanAuditLog,
 } from "../../audit/mod.ts";
-import type { JsonObject } from "../../canonical/mod.ts";
+import { concatBytes, type JsonObject } from "../../canonical/mod.ts";
 import { BernsteinError, type Warning } from "../../errors/mod.ts";
 import type { EnvReader } from "../../io/mod.ts";
 import {
@@ -28,6 +28,8 @@ import { compileGlob } from "../../plan/mod.ts";
 import {
   type LogFacts,
   openFileBytes,
+  PACK_FLEET_EVENT_TYPES,
+  packFleetLine,
   type PackVerifyResult,
   type PackWindow,
   packWindow,
@@ -150,12 +152,21 @@ function readSidecar(path: string): Uint8Array | string {
   return Deno.readFileSync(path);
 }
 
+/** What the authenticated audit chain gives a pack. */
+interface AuditFindings {
+  links: AuditCrossLinks;
+  isolation: AgentIsolationFacts;
+  /** `fleet-events.jsonl` bytes (FORMATS.md §5), empty when the period has none. */
+  fleetEvents: Uint8Array;
+}
+
 async function auditLinks(
   sdd: string,
   env: EnvReader,
   toolCallIds: ReadonlySet<string>,
-): Promise<{ links: AuditCrossLinks; isolation: AgentIsolationFacts }> {
-  const notChecked = (reason: string) => ({
+  period: { since: string; until: string },
+): Promise<AuditFindings> {
+  const notChecked = (reason: string): AuditFindings => ({
     links: {
       checked: false,
       reason,
@@ -166,6 +177,7 @@ async function auditLinks(
       audit_records_rejected: 0,
     },
     isolation: { checked: false, reason, byAgent: new Map() },
+    fleetEvents: new Uint8Array(0),
   });
   let key;
   try {
@@ -179,19 +191,40 @@ async function auditLinks(
   }
   const linker = new AuditLinker(toolCallIds);
   const isolation = new AgentIsolationCollector();
+  const fleet: Uint8Array[] = [];
   let authenticated = 0;
   const scan = await scanAuditLog(join(sdd, "audit"), key, {
     onRecord: (r) => {
       authenticated++;
       linker.add(r.record);
       isolation.add(r.record);
+      const day = r.record.timestamp.slice(0, 10);
+      if (
+        PACK_FLEET_EVENT_TYPES.includes(r.record.event_type) && day >= period.since &&
+        day <= period.until
+      ) {
+        fleet.push(
+          packFleetLine({
+            actor: r.record.actor,
+            details: r.record.details,
+            event_type: r.record.event_type,
+            hmac: r.record.hmac,
+            timestamp: r.record.timestamp,
+            where: `${r.segment}:${r.line}`,
+          }),
+          NEWLINE,
+        );
+      }
     },
   });
   return {
     links: linker.result({ authenticated, rejected: scan.skipped_count }),
     isolation: isolation.result(),
+    fleetEvents: concatBytes(fleet),
   };
 }
+
+const NEWLINE = new Uint8Array([0x0a]);
 
 /**
  * Checkpoints both logs, as every pack does (FORMATS.md §8): the lineage checkpoint is the
@@ -443,7 +476,12 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     });
   }
   const facts = a.collected.facts;
-  const { links: audit, isolation } = await auditLinks(options.sdd, options.env, a.toolCallIds);
+  const { links: audit, isolation, fleetEvents } = await auditLinks(
+    options.sdd,
+    options.env,
+    a.toolCallIds,
+    options,
+  );
   if (!audit.checked) {
     warnings.push({
       code: "compliance.audit_not_linked",
@@ -479,6 +517,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
       checkpoint: committed.members(options.signer.publicKey),
       attestations: a.attestations,
       ...(options.attachments ? { attachments: options.attachments } : {}),
+      ...(fleetEvents.length > 0 ? { fleetEvents } : {}),
     },
     a.collected,
     options.signer,
