@@ -122,6 +122,12 @@ export interface Execution {
   readonly host?: string;
   /** Signs the lineage of its merged files where the agent's key lives (a worker host). */
   readonly lineageSigner?: ExternalSigner;
+  /**
+   * The run ended the session (merged, failed, released or abandoned): nothing more will be
+   * asked of where it ran. A worker host told to drain leaves only after this, since the merge
+   * of a finished agent's work asks that host to sign its lineage.
+   */
+  release?(): void;
 }
 
 /** Starts agents. */

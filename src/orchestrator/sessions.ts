@@ -81,6 +81,7 @@ export class SessionTable {
   /** Ends a session: drops it and saves its file with its final state. */
   async finish(session: RunningSession, state: string): Promise<void> {
     this.#sessions.delete(session.session);
+    session.execution?.release?.();
     session.file.state = state;
     await saveSessionFile(this.#sdd, session.file);
   }

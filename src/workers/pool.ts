@@ -98,6 +98,11 @@ interface WorkerRecord {
   starting: Map<string, PendingStart>;
   held: Map<string, RemoteExecution & { taskId: string; agentId: string }>;
   stops: Set<string>;
+  /**
+   * Sessions whose result is in but whose session the run has not ended: their merge may still
+   * ask this worker to sign lineage entries, so a draining worker is not let go before them.
+   */
+  settling: Set<string>;
   signs: SignRequest[];
   wake?: () => void;
   finished: number;
@@ -294,6 +299,7 @@ export class WorkerPool implements Executor {
       starting: new Map(),
       held: new Map(),
       stops: new Set(),
+      settling: new Set(),
       signs: [],
       finished: 0,
       reserved: 0,
@@ -357,9 +363,7 @@ export class WorkerPool implements Executor {
   }
 
   #take(w: WorkerRecord, free: number): PollReply | undefined {
-    if (w.draining && w.held.size + w.starting.size + w.queue.length === 0) {
-      return { assignments: [], sign_requests: [], exit: true };
-    }
+    if (w.draining && this.#idle(w)) return { assignments: [], sign_requests: [], exit: true };
     const taken = w.queue.splice(0, free);
     for (const p of taken) w.starting.set(p.assignment.session, p);
     const signs = w.signs.splice(0);
@@ -383,6 +387,7 @@ export class WorkerPool implements Executor {
         started: body,
         clock: this.#o.clock,
         requestStop: () => this.#requestStop(name, session),
+        release: () => this.#release(name, session),
         stopTimeoutMs: 2 * this.#o.heartbeatIntervalS * 1000,
       }),
       { taskId: a.task_id, agentId: a.agent_id },
@@ -426,6 +431,7 @@ export class WorkerPool implements Executor {
       const signer = await this.#accept(w, execution, body);
       w.held.delete(session);
       w.stops.delete(session);
+      w.settling.add(session);
       w.finished++;
       await this.#audit(name, "worker.result", {
         session,
@@ -681,6 +687,24 @@ export class WorkerPool implements Executor {
       return;
     }
     w.stops.add(session);
+  }
+
+  /**
+   * Nothing of this worker's is under way or may still be asked of it: no agent queued,
+   * starting or running, no finished session whose merge may want a signature, no signature
+   * asked and not yet answered.
+   */
+  #idle(w: WorkerRecord): boolean {
+    return w.held.size + w.starting.size + w.queue.length + w.settling.size +
+            w.signs.length === 0 &&
+      ![...this.#signs.values()].some((p) => p.worker === w.name);
+  }
+
+  /** The run is done with a session of `worker`: a draining worker may go once idle. */
+  #release(worker: string, session: string): void {
+    const w = this.#workers.get(worker);
+    if (w === undefined || !w.settling.delete(session)) return;
+    this.#wake(w);
   }
 
   #wake(w: WorkerRecord): void {

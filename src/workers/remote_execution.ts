@@ -28,6 +28,8 @@ export interface RemoteExecutionInit {
   requestStop: () => void;
   /** Longest wait for a stopped agent's result before it counts as lost. */
   stopTimeoutMs: number;
+  /** The run is done with the session (its worker is asked nothing more for it). */
+  release?: () => void;
 }
 
 /** An `Execution` on a worker host. */
@@ -101,6 +103,11 @@ export class RemoteExecution implements Execution {
     ]);
     timeout.abort();
     this.lost(`worker ${this.host} did not report the stopped agent`, "SIGKILL");
+  }
+
+  /** The run ended the session: its worker will be asked nothing more for it. */
+  release(): void {
+    this.#init.release?.();
   }
 
   /** The worker's result is in: its branch is local, its card published. */

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { MemoryAuditSink } from "../../src/audit/mod.ts";
 import { scripted } from "../../src/adapters/mod.ts";
 import { FakeClock, mapEnv, SeededRandom } from "../../src/io/mod.ts";
+import { ensureAgentSigner, lineagePaths } from "../../src/lineage/store/mod.ts";
 import { type Execution, Git } from "../../src/orchestrator/mod.ts";
 import {
   GitRemote,
@@ -353,5 +354,64 @@ Deno.test("worker pool: a worker silent past the timeout is lost; its sessions' 
       body: { sessions: [] },
     });
     assert.equal(late.status, 409);
+  });
+});
+
+Deno.test("worker pool: a draining worker is let go only once the run is done with its finished sessions (their merge may still ask it to sign)", async () => {
+  await withSetup(async ({ t, pool, clock, token, repo }) => {
+    const w1 = await token("w1");
+    await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w1") });
+    const base = (await git(repo, "rev-parse", "HEAD")).trim();
+    const session = "t1-a1-0a1b2c";
+    const started = pool.start(request(session, base));
+    await t.call("POST", "/workers/w1/poll", { token: w1, body: { free: 1, wait_ms: 0 } });
+    await t.call("POST", `/workers/w1/sessions/${session}/started`, {
+      token: w1,
+      body: { pid: 7, argv0: "deno", prompt_channel: "stdin", notes: [] },
+    });
+    const execution = await started;
+    const drained = await t.call("POST", "/workers/w1/drain", { token: t.operator });
+    assert.equal(drained.status, 200, drained.text);
+    // The worker's own lineage key for the agent; its card travels with the result.
+    const signer = await withTempDir((keys) =>
+      ensureAgentSigner(lineagePaths(keys), `scripted:${session}`, {
+        random: new SeededRandom(5),
+      })
+    );
+    const result = await t.call("POST", `/workers/w1/sessions/${session}/result`, {
+      token: w1,
+      body: {
+        exit: {
+          ok: true,
+          summary: "done",
+          turns: 1,
+          tokens: null,
+          cost_usd: null,
+          error: null,
+          subtype: null,
+          session_id: null,
+          exit_code: 0,
+          timed_out: false,
+          signal: null,
+        },
+        head: null,
+        card: signer.card,
+      },
+    });
+    assert.equal(result.status, 200, result.text);
+    await execution.exit;
+    // Its agent is done, but the run has not ended the session (a merge would ask the worker
+    // to sign): the worker must stay.
+    // A held poll (called directly: its wait is on the fake clock from the first call on).
+    const held = pool.poll("w1", { free: 1, wait_ms: 1000 }, new AbortController().signal);
+    clock.advance(1000);
+    assert.equal((await held).exit, false, "told to leave before its work was merged");
+    assert.ok(execution.lineageSigner !== undefined);
+    execution.release?.();
+    const last = await t.call("POST", "/workers/w1/poll", {
+      token: w1,
+      body: { free: 1, wait_ms: 1000 },
+    });
+    assert.equal(last.json.exit, true, "drained and idle: it may go");
   });
 });
