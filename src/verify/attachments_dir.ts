@@ -5,7 +5,7 @@
 // HMACs (the key is the operator's secret) and the lineage signatures (`chain`) are not checked
 // here; the notes say so.
 import { sha256Hex } from "../crypto/mod.ts";
-import type { VerifyIssue } from "./pack.ts";
+import type { VerifyIssue } from "./types.ts";
 
 /** Result of {@linkcode verifyAttachmentsDir}. */
 export interface AttachmentsDirResult {

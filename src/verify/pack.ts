@@ -25,6 +25,7 @@ import type {
   ForeignAttestationInput,
   ForeignAttestationReport,
   GateResult,
+  VerifyIssue,
 } from "./types.ts";
 import { article12LogFigures, article12Mismatches, LogFactsCollector } from "./log_facts.ts";
 import {
@@ -57,13 +58,7 @@ import {
   ZipMemberError,
 } from "./zip_reader.ts";
 
-/** One failed check: a stable kind (the failure words) and one human line. */
-export interface VerifyIssue {
-  /** Which check failed (`invalid signature`, `input hash mismatch`, …). */
-  kind: string;
-  /** One line naming the member, line or entry. */
-  message: string;
-}
+export type { VerifyIssue } from "./types.ts";
 
 /** Options for {@linkcode verifyPack}. */
 export interface PackVerifyOptions {

@@ -13,6 +13,14 @@ import type {
   LineageEntry,
 } from "../lineage/mod.ts";
 
+/** One failed check: a stable kind (the failure words) and one human line. */
+export interface VerifyIssue {
+  /** Which check failed (`invalid signature`, `input hash mismatch`, …). */
+  kind: string;
+  /** One line naming the member, line or entry. */
+  message: string;
+}
+
 /**
  * The failure words of FORMATS.md §4, plus the two card/entry problems they do not name, and
  * the checkpoint and sidecar words of FORMATS.md §8.
