@@ -1,7 +1,7 @@
 // `bernstein doctor`: one check per line (configuration, git, adapters, endpoints, task store,
 // notifications, isolation, keys), each OK, WARN or FAIL with the reason.
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   ADAPTER_NAMES,
   checkAdapter,
@@ -19,7 +19,7 @@ import { readInstallIdentity } from "../fleet/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import { storageDoctor } from "../storage/mod.ts";
 import { checkConfig } from "./config_checks.ts";
-import { worktreesDirProblems } from "./worktrees_dir.ts";
+import { worktreesDirOf, worktreesDirProblems } from "./worktrees_dir.ts";
 import { certificationProblems } from "./endpoint_certification.ts";
 import { Git } from "./git.ts";
 import { notifyDoctor } from "./notify_check.ts";
@@ -106,9 +106,24 @@ async function gitChecks(cwd: string, env: EnvReader): Promise<DoctorCheck[]> {
   return checks;
 }
 
+/**
+ * The folder agents' worktrees go to (`workspace.worktrees_dir`, else the project's): its
+ * nearest existing folder, which `df` can measure.
+ */
+async function worktreesPlace(cwd: string, env: EnvReader): Promise<string> {
+  const loaded = await loadConfig({ cwd, env }).catch(() => undefined);
+  if (loaded?.config?.workspace?.worktrees_dir === undefined) return cwd;
+  for (let at = worktreesDirOf(loaded.config, loaded.project);; at = dirname(at)) {
+    if (await Deno.stat(at).then((i) => i.isDirectory, () => false)) return at;
+    if (dirname(at) === at) return cwd;
+  }
+}
+
 async function diskCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
   try {
-    const r = await runProcess(["df", "-Pk", cwd], {
+    const place = await worktreesPlace(cwd, env);
+    const where = place === cwd ? "" : ` (worktrees folder ${place})`;
+    const r = await runProcess(["df", "-Pk", place], {
       env: { PATH: env.get("PATH") ?? "/usr/bin:/bin" },
       timeoutMs: 5000,
     });
@@ -119,10 +134,10 @@ async function diskCheck(cwd: string, env: EnvReader): Promise<DoctorCheck> {
       ? {
         name: "disk",
         status: "WARN",
-        detail: `${freeMiB} MiB free`,
+        detail: `${freeMiB} MiB free${where}`,
         hint: `worktrees need space; free at least ${MIN_FREE_MIB} MiB`,
       }
-      : { name: "disk", status: "OK", detail: `${freeMiB} MiB free` };
+      : { name: "disk", status: "OK", detail: `${freeMiB} MiB free${where}` };
   } catch (error) {
     return {
       name: "disk",

@@ -112,6 +112,12 @@ Deno.test("worktrees_dir is refused at its key before anything starts: another w
     );
     const fine = await bern(repo, ["config", "validate"]);
     strictEqual(fine.code, 0, fine.stderr);
+    // doctor measures the disk the worktrees will go to (the folder's nearest existing parent).
+    const doctor = await bern(repo, ["doctor", "--json"]);
+    const checks = (JSON.parse(doctor.stdout) as { checks: { name: string; detail: string }[] })
+      .checks;
+    const disk = checks.find((c) => c.name === "disk");
+    ok(disk?.detail.endsWith(`(worktrees folder ${await Deno.realPath(dir)})`), disk?.detail);
   });
 });
 
