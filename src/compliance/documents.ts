@@ -6,6 +6,7 @@ import {
   isoOfNs,
   type LogFacts,
   PACK_CHECKPOINT_MEMBER,
+  PACK_FLEET_MEMBER,
   PACK_INCLUSION_MEMBER,
   PACK_MEMBERS,
 } from "../verify/mod.ts";
@@ -36,6 +37,8 @@ export interface CoverFacts {
   cardCount: number;
   /** Runs whose attachment exports the pack carries (`--with-attachments`); absent: none. */
   attachmentRuns?: readonly string[];
+  /** Lines of `fleet-events.jsonl`; absent or 0: the pack has no such member. */
+  fleetEventCount?: number;
 }
 
 function field(block: JsonValue | undefined, name: string): JsonValue | undefined {
@@ -145,7 +148,14 @@ check the pack by hand with unzip, sha256sum and openssl.
 | \`${PACK_INCLUSION_MEMBER}\` | the proof that places every entry of the period in that checkpoint |
 | \`${PACK_MEMBERS.manifest}\` | counts, Article 12 facts and the SHA-256 of every other member |
 | \`${PACK_MEMBERS.manifestSignature}\` | the operator's signature over the manifest |
-${attachmentRow(c.attachmentRuns)}`;
+${attachmentRow(c.attachmentRuns)}${fleetRow(c.fleetEventCount)}`;
+}
+
+/** The members row of the fleet events, only when the pack carries some. */
+function fleetRow(count: number | undefined): string {
+  if (count === undefined || count === 0) return "";
+  return `| \`${PACK_FLEET_MEMBER}\` | the period's fleet configuration events (variable writes and reads, connection versions and resolutions, context activations: ${count}), as the audit chain recorded them; checked by \`bernstein-verify pack\` |
+`;
 }
 
 /** The members row of the attachment exports, only when the pack carries some. */

@@ -291,10 +291,18 @@ function coverMembers(
       signatureCount,
       cardCount: header.cards.length,
       attachmentRuns: attachmentRunsOf(header.attachments),
+      fleetEventCount: lineCount(header.fleetEvents),
     })),
   );
   put(PACK_MEMBERS.instructions, encoder.encode(renderVerifyInstructions()));
   return members;
+}
+
+/** Lines (newlines) of a member, 0 when absent. */
+function lineCount(bytes: Uint8Array | undefined): number {
+  let n = 0;
+  for (const b of bytes ?? []) if (b === 0x0a) n++;
+  return n;
 }
 
 /** Run folders of the attachment members (`attachments/<run>/…`), in name order. */

@@ -133,6 +133,12 @@ Deno.test("a pack carries the member bound by its manifest; verifyPack fails a b
   const op = sample.operator;
   const good = buildPack({ ...samplePackContent(sample), fleetEvents: member(honest()) }, op);
   ok(good.members.has(PACK_FLEET_MEMBER));
+  // The cover names it with its count.
+  const cover = new TextDecoder().decode(good.members.get("README.md"));
+  ok(
+    cover.includes(`| \`${PACK_FLEET_MEMBER}\` |`) && cover.includes(": 10), as the audit"),
+    cover,
+  );
   const passed = await verifyPack(memoryBytes(good.zip));
   deepStrictEqual(passed.errors, []);
   const broken = honest();
@@ -147,5 +153,7 @@ Deno.test("a pack carries the member bound by its manifest; verifyPack fails a b
   strictEqual(failed.ok, false);
   deepStrictEqual([...new Set(failed.errors.map((e) => e.kind))], ["fleet events invalid"]);
   // Without fleet events a pack has no such member (its bytes are as before).
-  ok(!buildPack(samplePackContent(sample), op).members.has(PACK_FLEET_MEMBER));
+  const plain = buildPack(samplePackContent(sample), op);
+  ok(!plain.members.has(PACK_FLEET_MEMBER));
+  ok(!new TextDecoder().decode(plain.members.get("README.md")).includes(PACK_FLEET_MEMBER));
 });
