@@ -240,6 +240,8 @@ function mountArgs(op: MountOp): string[] {
  * SIGTERM on): without it bwrap puts an init of its own there, and the outer bwrap exits as
  * soon as that init reports the exit status, before reaping it, so every sandboxed process
  * left a `[bwrap] <defunct>` for the host's pid 1 to reap (a container's may never do so).
+ * The price: a process orphaned inside the sandbox is not reaped until the sandbox ends (Deno
+ * waits only for the children it started); its zombie goes with the namespace.
  */
 export function bwrapArgv(mounts: readonly MountOp[], options: BwrapOptions): string[] {
   if (options.command.length === 0) throw new Error("sandbox: empty command");
