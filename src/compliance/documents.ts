@@ -54,14 +54,22 @@ function text(value: JsonValue | undefined): string {
   return String(value);
 }
 
-/** `sandbox 3, none 1` from the 12(2)(c) `agent_isolation` block. */
+/**
+ * `; isolation: sandbox 3, none 1 (…)` from the 12(2)(c) `agent_isolation` block; nothing for
+ * a manifest without one (the cover of such a pack keeps its bytes).
+ */
 function isolationLine(block: JsonValue | undefined): string {
-  if (block === undefined) return "not stated";
-  if (field(block, "checked") !== true) return `not checked: ${text(field(block, "reason"))}`;
+  if (block === undefined) return "";
+  if (field(block, "checked") !== true) {
+    return `; isolation: not checked: ${text(field(block, "reason"))}`;
+  }
   const counts = field(block, "counts");
-  if (typeof counts !== "object" || counts === null || Array.isArray(counts)) return "none";
-  const parts = Object.entries(counts).map(([k, n]) => `${k} ${text(n)}`);
-  return parts.length === 0 ? "no agents" : `${parts.join(", ")} (per agent in the manifest)`;
+  const parts = typeof counts === "object" && counts !== null && !Array.isArray(counts)
+    ? Object.entries(counts).map(([k, n]) => `${k} ${text(n)}`)
+    : [];
+  return parts.length === 0
+    ? "; isolation: no agents"
+    : `; isolation: ${parts.join(", ")} (per agent in the manifest)`;
 }
 
 /** `README.md`: the cover of the pack. */
@@ -119,7 +127,7 @@ check the pack by hand with unzip, sha256sum and openssl.
 - 12(2)(b) post-market monitoring: ${linkLine}.
 - 12(2)(c) operation monitoring: ${f.agents.length} agent identities; reviewers (merge signers): ${
     text(f.merge_signers)
-  }; isolation: ${isolationLine(field(field(a, "12(2)(c)"), "agent_isolation"))}.
+  }${isolationLine(field(field(a, "12(2)(c)"), "agent_isolation"))}.
 - 12(3) remote biometric identification: ${
     field(rbi, "applicable") === true ? "applicable; see the manifest" : "not applicable"
   }.
