@@ -61,7 +61,6 @@ export {
   MAX_SOURCE_BYTES,
   MAX_TEXT_CHARS,
   seatDescriptor,
-  type SeatKind,
 } from "./limits.ts";
 export {
   type AttachmentOutcome,
@@ -96,15 +95,11 @@ export {
   type ScreenOptions,
 } from "./screen.ts";
 export {
-  type CollectOptions,
   collectPeriodAttachments,
-  collectRunAttachments,
   EXPORT_KIND,
   type ExportOptions,
   exportRunAttachments,
   type ExportSummary,
-  type PeriodOptions,
-  type RunExport,
 } from "./export.ts";
 export { type FolderListing, listFolder, MAX_LISTING_ENTRIES } from "./folder.ts";
 export { renderNotebook } from "./notebook.ts";

@@ -64,11 +64,6 @@ export interface DeclarationProblem {
   hint?: string;
 }
 
-/** A declaration held by value (not a path). */
-export function isHostAttachment(d: AttachmentDeclaration): d is HostAttachment {
-  return typeof d === "object" && d !== null;
-}
-
 /** An image type recognised by its magic number. */
 export type ImageMime = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
 

@@ -115,7 +115,6 @@ export {
 export { foreignLine, trustedIssuerKeys } from "./trust.ts";
 export {
   type AttachmentsDirResult,
-  type ExportFileReader,
   verifyAttachmentExport,
   verifyAttachmentsDir,
 } from "./attachments_dir.ts";
