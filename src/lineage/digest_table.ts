@@ -122,6 +122,12 @@ export class DigestTable {
     return this.get(hash) !== undefined;
   }
 
+  /** True when the 32 digest bytes at `at` of `digests` are a key (no string needed). */
+  hasDigest(digests: Uint8Array, at = 0): boolean {
+    this.#scratch.set(digests.subarray(at, at + DIGEST_BYTES));
+    return this.#used[this.#slot(this.#scratch)] === 1;
+  }
+
   /** Sets `hash` to `value`; returns false (and stores nothing) for a malformed key. */
   set(hash: string, value: number): boolean {
     if (this.#size + 1 > this.#used.length * MAX_LOAD) this.#grow();

@@ -4,7 +4,7 @@
 import { keyedHmacSha256Pure } from "../crypto/mod.ts";
 import { AgentCardSet } from "../lineage/mod.ts";
 import { checkBatch, type LineBatch, type SignatureCheckContext } from "./_line_check.ts";
-import { sidecarReader } from "./_sidecars.ts";
+import { type SidecarIndex, sidecarReader } from "./_sidecars.ts";
 import type { CardFile } from "./types.ts";
 
 interface WorkerScope {
@@ -18,6 +18,8 @@ export interface GateWorkerInit {
   logName: string;
   /** The lineage folder whose sidecars to read; absent: every batch brings its sidecars. */
   lineageDir?: string;
+  /** The lineage folder's sidecars, listed once by the main thread (when it did). */
+  sidecarIndex?: SidecarIndex;
   cards: CardFile[];
   operatorKey?: Uint8Array;
   /** How sidecars are named in messages. */
@@ -38,7 +40,9 @@ scope.onmessage = (event: MessageEvent) => {
     ctx = {
       logName: msg.logName,
       cards,
-      signatures: msg.lineageDir === undefined ? undefined : sidecarReader(msg.lineageDir),
+      signatures: msg.lineageDir === undefined
+        ? undefined
+        : sidecarReader(msg.lineageDir, msg.sidecarIndex),
       hmacKey: msg.operatorKey === undefined ? undefined : keyedHmacSha256Pure(msg.operatorKey),
       sidecarNames: msg.sidecarNames,
     };

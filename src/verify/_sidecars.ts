@@ -2,7 +2,10 @@
 // symlinks: each artefact's folder is listed once (the listing says which names are regular
 // files, so a symlink or FIFO is never opened), and a name missing from a listing triggers one
 // re-listing, for sidecars written meanwhile. Used on the main thread and in gate workers.
-import { artefactDigest, digestInto } from "../lineage/mod.ts";
+// When the gate looks for orphaned sidecars it lists the whole tree first anyway: that one
+// listing (a `SidecarIndex`, plain data) is handed to the workers and used for the orphans,
+// so no folder is listed more than once per gate.
+import { artefactDigest, digestInto, digestText } from "../lineage/mod.ts";
 import type { SignatureFetch } from "./types.ts";
 
 /** A sidecar is ~150 bytes; anything far larger is not read. */
@@ -38,6 +41,32 @@ const DIGEST = 32;
 const SIDECAR_NAME = /^[0-9a-f]{64}\.jws$/;
 
 /**
+ * A folder's sidecar names: the regular files' entry digests, sorted, 32 bytes each, and the
+ * names that are not regular files. A missing folder has none.
+ */
+function listFolder(dir: string): { regular: Uint8Array; odd: Map<string, "symlink" | "other"> } {
+  const names: string[] = [];
+  const odd = new Map<string, "symlink" | "other">();
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      if (!SIDECAR_NAME.test(e.name)) continue;
+      if (e.isFile && !e.isSymlink) names.push(e.name);
+      else odd.set(e.name, e.isSymlink ? "symlink" : "other");
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory)) {
+      throw error;
+    }
+  }
+  names.sort();
+  const regular = new Uint8Array(names.length * DIGEST);
+  for (let i = 0; i < names.length; i++) {
+    digestInto(`sha256:${names[i].slice(0, 64)}`, regular, i * DIGEST);
+  }
+  return { regular, odd };
+}
+
+/**
  * One folder's sidecar names, compactly: the regular files' entry digests sorted in one
  * buffer (32 bytes a name instead of a ~100-byte string in a map: 100 000 sidecars stay
  * ~3 MB), and the few names that are not regular files. Other names are never looked up.
@@ -45,27 +74,18 @@ const SIDECAR_NAME = /^[0-9a-f]{64}\.jws$/;
 class Listing {
   readonly #regular: Uint8Array;
   readonly #count: number;
-  readonly #odd = new Map<string, "symlink" | "other">();
+  readonly #odd: Map<string, "symlink" | "other">;
 
-  constructor(dir: string) {
-    const regular: string[] = [];
-    try {
-      for (const e of Deno.readDirSync(dir)) {
-        if (!SIDECAR_NAME.test(e.name)) continue;
-        if (e.isFile && !e.isSymlink) regular.push(e.name);
-        else this.#odd.set(e.name, e.isSymlink ? "symlink" : "other");
-      }
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory)) {
-        throw error;
-      }
-    }
-    regular.sort();
-    this.#count = regular.length;
-    this.#regular = new Uint8Array(regular.length * DIGEST);
-    for (let i = 0; i < regular.length; i++) {
-      digestInto(`sha256:${regular[i].slice(0, 64)}`, this.#regular, i * DIGEST);
-    }
+  constructor(regular: Uint8Array, odd: Map<string, "symlink" | "other">) {
+    this.#regular = regular;
+    this.#count = regular.length / DIGEST;
+    this.#odd = odd;
+  }
+
+  /** Lists `dir` now. */
+  static read(dir: string): Listing {
+    const { regular, odd } = listFolder(dir);
+    return new Listing(regular, odd);
   }
 
   /** What `name` is (`<64 hex>.jws`, its digest in `digest`), or undefined when absent. */
@@ -94,17 +114,19 @@ class Listing {
  */
 export function sidecarReader(
   lineageDir: string,
+  index?: SidecarIndex,
 ): (artefact: string, hash: string) => SignatureFetch {
   const root = `${lineageDir.replace(/\/+$/, "")}/signatures/`;
   // Per artefact: its sidecar folder and that folder's listing.
   const folders = new Map<string, { dir: string; listing?: Listing }>();
+  const listed = index === undefined ? undefined : indexedListings(index);
   const digest = new Uint8Array(DIGEST);
   return (artefact, hash) => {
     let folder = folders.get(artefact);
     if (folder === undefined) {
       const h = artefactDigest(artefact);
       // Plain concatenation: node:path normalisation costs more than the read itself here.
-      folder = { dir: `${root}${h.slice(0, 2)}/${h}` };
+      folder = { dir: `${root}${h.slice(0, 2)}/${h}`, listing: listed?.get(h) };
       if (folders.size > 100_000) folders.clear();
       folders.set(artefact, folder);
     }
@@ -114,7 +136,7 @@ export function sidecarReader(
     if (!SIDECAR_NAME.test(name) || !digestInto(`sha256:${hex}`, digest)) return undefined;
     let kind = folder.listing?.kind(name, digest);
     if (kind === undefined) {
-      folder.listing = new Listing(folder.dir);
+      folder.listing = Listing.read(folder.dir);
       kind = folder.listing.kind(name, digest);
     }
     if (kind === undefined) return undefined;
@@ -139,26 +161,91 @@ function listDir(dir: string): Deno.DirEntry[] {
 }
 
 /**
- * Every sidecar name under `<lineageDir>/signatures/<aa>/<H>/` (symlinked folders are not
- * followed), with its entry digest and path relative to the lineage folder, sorted by path.
+ * Every sidecar under `<lineageDir>/signatures/<aa>/<H>/` (symlinked folders are not
+ * followed), listed once, as plain data a worker can be sent: per artefact folder (in path
+ * order) its regular files' entry digests, sorted, and the names that are not regular files.
  */
-export function listSidecars(lineageDir: string): { path: string; hash: string }[] {
+export interface SidecarIndex {
+  /** Each folder's artefact digest (`<H>`, 64 hex), in path order. */
+  folders: string[];
+  /** Folder `i`'s regular files are digests `starts[i]` .. `starts[i + 1] - 1`. */
+  starts: Int32Array;
+  /** 32 bytes per regular file, sorted within each folder. */
+  digests: Uint8Array;
+  /** Sidecar names that are not regular files (symlinks, FIFOs, folders). */
+  odd: { folder: number; name: string; kind: "symlink" | "other" }[];
+}
+
+/** Lists the whole `signatures/` tree of a lineage folder once (see {@linkcode SidecarIndex}). */
+export function indexSidecars(lineageDir: string): SidecarIndex {
   const root = `${lineageDir.replace(/\/+$/, "")}/signatures`;
-  const out: { path: string; hash: string }[] = [];
-  for (const top of listDir(root)) {
-    if (!top.isDirectory || !TWO_HEX.test(top.name)) continue;
-    for (const art of listDir(`${root}/${top.name}`)) {
-      if (!art.isDirectory || !ARTEFACT_DIR.test(art.name) || !art.name.startsWith(top.name)) {
-        continue;
-      }
-      for (const f of listDir(`${root}/${top.name}/${art.name}`)) {
-        if (!SIDECAR_NAME.test(f.name)) continue;
-        out.push({
-          path: `signatures/${top.name}/${art.name}/${f.name}`,
-          hash: `sha256:${f.name.slice(0, 64)}`,
-        });
-      }
+  const folders: string[] = [];
+  const starts: number[] = [0];
+  const parts: Uint8Array[] = [];
+  const odd: SidecarIndex["odd"] = [];
+  let total = 0;
+  const tops = listDir(root).filter((t) => t.isDirectory && TWO_HEX.test(t.name));
+  for (const top of tops.map((t) => t.name).sort()) {
+    const arts = listDir(`${root}/${top}`)
+      .filter((a) => a.isDirectory && ARTEFACT_DIR.test(a.name) && a.name.startsWith(top))
+      .map((a) => a.name)
+      .sort();
+    for (const art of arts) {
+      const listing = listFolder(`${root}/${top}/${art}`);
+      for (const [name, kind] of listing.odd) odd.push({ folder: folders.length, name, kind });
+      folders.push(art);
+      parts.push(listing.regular);
+      total += listing.regular.length / DIGEST;
+      starts.push(total);
     }
+  }
+  const digests = new Uint8Array(total * DIGEST);
+  let at = 0;
+  for (const p of parts) {
+    digests.set(p, at);
+    at += p.length;
+  }
+  return { folders, starts: Int32Array.from(starts), digests, odd };
+}
+
+/** The index's folders as listings, by artefact digest (views, no copies). */
+function indexedListings(index: SidecarIndex): Map<string, Listing> {
+  const odd = new Map<number, Map<string, "symlink" | "other">>();
+  for (const o of index.odd) {
+    const m = odd.get(o.folder) ?? new Map<string, "symlink" | "other">();
+    m.set(o.name, o.kind);
+    odd.set(o.folder, m);
+  }
+  const out = new Map<string, Listing>();
+  index.folders.forEach((h, i) => {
+    const regular = index.digests.subarray(index.starts[i] * DIGEST, index.starts[i + 1] * DIGEST);
+    out.set(h, new Listing(regular, odd.get(i) ?? new Map()));
+  });
+  return out;
+}
+
+/**
+ * The index's sidecars whose entry is not in the log (`inLog` says, by the 32 digest bytes at
+ * `at`), with their path relative to the lineage folder, sorted by path.
+ */
+export function orphanedSidecars(
+  index: SidecarIndex,
+  inLog: (digests: Uint8Array, at: number) => boolean,
+): { path: string; hash: string }[] {
+  const out: { path: string; hash: string }[] = [];
+  const folderOf = (i: number) => `signatures/${index.folders[i].slice(0, 2)}/${index.folders[i]}`;
+  for (let f = 0; f < index.folders.length; f++) {
+    for (let d = index.starts[f]; d < index.starts[f + 1]; d++) {
+      if (inLog(index.digests, d * DIGEST)) continue;
+      const hash = digestText(index.digests, d * DIGEST);
+      out.push({ path: `${folderOf(f)}/${hash.slice(7)}.jws`, hash });
+    }
+  }
+  const scratch = new Uint8Array(DIGEST);
+  for (const o of index.odd) {
+    const hash = `sha256:${o.name.slice(0, 64)}`;
+    if (digestInto(hash, scratch) && inLog(scratch, 0)) continue;
+    out.push({ path: `${folderOf(o.folder)}/${o.name}`, hash });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

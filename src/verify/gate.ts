@@ -26,7 +26,7 @@ import {
 } from "./_line_check.ts";
 import { inlineRunner, pooledRunner, type SignatureBatchRunner } from "./_pool.ts";
 import { LeafDigests } from "./_leaf_digests.ts";
-import { listSidecars, sidecarReader } from "./_sidecars.ts";
+import { indexSidecars, orphanedSidecars, sidecarReader } from "./_sidecars.ts";
 import type {
   CardFile,
   ForeignAttestationReport,
@@ -122,10 +122,16 @@ export async function runLineageGate(
   // A lookup function (an archive) is called here; a folder is read by whichever thread
   // checks the batch.
   const fetchHere = typeof lookup === "function" ? lookup : undefined;
+  // Looking for orphans lists every sidecar folder anyway: listed once, up front, and shared.
+  const sidecarIndex = input.orphans === true && typeof lookup !== "function"
+    ? indexSidecars(lookup.directory)
+    : undefined;
   const ctx: SignatureCheckContext = {
     logName,
     cards,
-    signatures: typeof lookup === "function" ? undefined : sidecarReader(lookup.directory),
+    signatures: typeof lookup === "function"
+      ? undefined
+      : sidecarReader(lookup.directory, sidecarIndex),
     // Pure-JS HMAC: native hash objects are freed only by a major GC, and the 300 000 of a
     // 100 000-entry log (entry hash + HMAC) would add tens of MB to the peak.
     hmacKey: input.operatorKey === undefined ? undefined : keyedHmacSha256Pure(input.operatorKey),
@@ -136,6 +142,7 @@ export async function runLineageGate(
     ? pooledRunner(options.workers ?? 0, ctx, {
       logName,
       lineageDir: typeof lookup === "function" ? undefined : lookup.directory,
+      sidecarIndex,
       cards: cardFiles,
       operatorKey: input.operatorKey,
       sidecarNames: input.sidecarNames,
@@ -335,9 +342,8 @@ export async function runLineageGate(
     issues.push({ kind: c.kind, location: c.location, message: c.message });
   }
   const checkpoint = leaves === undefined ? null : checkCheckpoints(input, leaves, logName, issues);
-  if (input.orphans === true && typeof lookup !== "function") {
-    for (const s of listSidecars(lookup.directory)) {
-      if (seen.has(s.hash)) continue;
+  if (sidecarIndex !== undefined) {
+    for (const s of orphanedSidecars(sidecarIndex, (d, at) => seen.hasDigest(d, at))) {
       issues.push({
         kind: "orphaned signature",
         entry_hash: s.hash,
