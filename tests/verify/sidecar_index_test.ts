@@ -1,0 +1,96 @@
+// The gate's one listing of a lineage folder's sidecars: what it holds (regular files, the odd
+// names, nothing reached through a symlinked folder), reads through it (a sidecar written after
+// the listing is still found, a symlink is refused), and the orphans it yields, in path order.
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { digestInto, DigestTable, signaturePath } from "../../src/lineage/mod.ts";
+import { indexSidecars, orphanedSidecars, sidecarReader } from "../../src/verify/_sidecars.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+
+const hash = (c: string) => `sha256:${c.repeat(64)}`;
+
+async function put(lineage: string, artefact: string, h: string, text = "sig"): Promise<string> {
+  const path = join(lineage, signaturePath(artefact, h));
+  await Deno.mkdir(join(path, ".."), { recursive: true });
+  await Deno.writeTextFile(path, text);
+  return path;
+}
+
+Deno.test("sidecar index: regular files and odd names per folder; symlinked folders are not followed", async () => {
+  await withTempDir(async (dir) => {
+    const lineage = join(dir, "lineage");
+    await put(lineage, "src/a.ts", hash("1"));
+    await put(lineage, "src/a.ts", hash("2"));
+    const b = await put(lineage, "src/b.ts", hash("3"));
+    // A symlink named like a sidecar, and a name that is not one.
+    await Deno.symlink(b, join(b, "..", `${"4".repeat(64)}.jws`));
+    await Deno.writeTextFile(join(b, "..", "notes.txt"), "x");
+    // A whole top folder that is a symlink to elsewhere (an artefact under a top of its own):
+    // not walked.
+    const top = (artefact: string) => signaturePath(artefact, hash("5")).split("/")[1];
+    const taken = new Set([top("src/a.ts"), top("src/b.ts")]);
+    let c = 0;
+    while (taken.has(top(`src/c${c}.ts`))) c++;
+    const elsewhere = join(dir, "elsewhere");
+    await put(elsewhere, `src/c${c}.ts`, hash("5"));
+    const cTop = top(`src/c${c}.ts`);
+    await Deno.symlink(join(elsewhere, "signatures", cTop), join(lineage, "signatures", cTop));
+
+    const index = indexSidecars(lineage);
+    strictEqual(index.digests.length / 32, 3);
+    deepStrictEqual(index.odd.map((o) => [o.name, o.kind]), [[`${"4".repeat(64)}.jws`, "symlink"]]);
+    strictEqual(index.folders.length, 2);
+    deepStrictEqual([...index.folders].sort(), index.folders);
+  });
+});
+
+Deno.test("sidecar index: reads go through it, a sidecar written later is found, a symlink is refused", async () => {
+  await withTempDir(async (dir) => {
+    const lineage = join(dir, "lineage");
+    const a = await put(lineage, "src/a.ts", hash("1"), "one");
+    const index = indexSidecars(lineage);
+    const read = sidecarReader(lineage, index);
+    deepStrictEqual(read("src/a.ts", hash("1")), new TextEncoder().encode("one"));
+    strictEqual(read("src/a.ts", hash("6")), undefined);
+    // Written after the listing: the miss lists the folder again.
+    await put(lineage, "src/a.ts", hash("7"), "seven");
+    deepStrictEqual(read("src/a.ts", hash("7")), new TextEncoder().encode("seven"));
+    // A folder that did not exist when listed.
+    await put(lineage, "src/new.ts", hash("8"), "eight");
+    deepStrictEqual(read("src/new.ts", hash("8")), new TextEncoder().encode("eight"));
+    await Deno.symlink(a, join(a, "..", `${"9".repeat(64)}.jws`));
+    deepStrictEqual(
+      sidecarReader(lineage, indexSidecars(lineage))("src/a.ts", hash("9")),
+      { problem: "is a symlink (refused)" },
+    );
+  });
+});
+
+Deno.test("sidecar index: orphans are the sidecars no log entry has, symlinks included, in path order", async () => {
+  await withTempDir(async (dir) => {
+    const lineage = join(dir, "lineage");
+    const paths = [
+      await put(lineage, "src/a.ts", hash("1")),
+      await put(lineage, "src/a.ts", hash("2")),
+      await put(lineage, "src/b.ts", hash("3")),
+      await put(lineage, "src/b.ts", hash("e")),
+    ];
+    await Deno.symlink(paths[2], join(paths[2], "..", `${"4".repeat(64)}.jws`));
+    const seen = new DigestTable();
+    seen.set(hash("2"), 1);
+    seen.set(hash("3"), 2);
+    const orphans = orphanedSidecars(indexSidecars(lineage), (d, at) => seen.hasDigest(d, at));
+    const rel = (p: string) => p.slice(lineage.length + 1);
+    const expected = [
+      { path: rel(paths[0]), hash: hash("1") },
+      { path: rel(paths[3]), hash: hash("e") },
+      { path: rel(join(paths[2], "..", `${"4".repeat(64)}.jws`)), hash: hash("4") },
+    ].sort((x, y) => (x.path < y.path ? -1 : 1));
+    deepStrictEqual(orphans, expected);
+    // Every entry in the log: none.
+    for (const c of ["1", "4", "e"]) seen.set(hash(c), 3);
+    deepStrictEqual(orphanedSidecars(indexSidecars(lineage), (d, at) => seen.hasDigest(d, at)), []);
+    const probe = new Uint8Array(32);
+    ok(digestInto(hash("1"), probe) && seen.hasDigest(probe));
+  });
+});
