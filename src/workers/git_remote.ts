@@ -151,6 +151,14 @@ export class GitRemote implements ServerMount {
         }`,
       );
     }
+    // The project has the branch now. The remote forgets it, so that what every later push
+    // and fetch advertises is the work in flight, not every branch of the run (a push cost
+    // grew with them: ~0.3 s more at 600).
+    await this.#git.exclusive(() =>
+      this.#git.run(["--git-dir", this.dir, "update-ref", "-d", `refs/heads/${branch}`, head], {
+        allowFailure: true,
+      })
+    );
     return branch;
   }
 

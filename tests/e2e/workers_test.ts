@@ -126,6 +126,16 @@ Deno.test("workers: a run's agents run on a worker that is listed, cordoned and 
       strictEqual(summary.health, "HEALTHY", run.errLines.join("\n"));
       strictEqual((await bern(repo, ["lineage", "gate"])).code, 0);
       strictEqual((await bern(repo, ["audit", "verify"])).code, 0);
+      // Branches the project fetched are gone from the workers' remote (pushes stay small).
+      const left = await new Deno.Command("git", {
+        args: ["--git-dir", join(repo, ".sdd", "runtime", "remote.git"), "for-each-ref"],
+        stdout: "piped",
+      }).output();
+      strictEqual(left.code, 0);
+      deepStrictEqual(
+        new TextDecoder().decode(left.stdout).split("\n").filter((l) => l.includes("agent/")),
+        [],
+      );
     } finally {
       for (const p of [worker, run]) {
         try {
