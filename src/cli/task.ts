@@ -8,7 +8,8 @@ import { numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
 
 const ENV_HELP =
   "Server: $BERNSTEIN_SERVER_URL, else .sdd/runtime/server.port in this folder or\n" +
-  "above (agents run in .sdd/worktrees/<session>/). Token: $BERNSTEIN_TASK_TOKEN, else the\n" +
+  "above (agents get $BERNSTEIN_SERVER_URL; their worktrees may be outside the project,\n" +
+  "workspace.worktrees_dir). Token: $BERNSTEIN_TASK_TOKEN, else the\n" +
   "file named by $BERNSTEIN_TASK_TOKEN_FILE (mode 0600), else the project's operator token\n" +
   "(beside the audit key: <key folder>/projects/<id>/auth.token, outside the project).\n" +
   "While the server refuses connections the command retries\n" +
