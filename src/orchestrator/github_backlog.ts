@@ -27,6 +27,7 @@ import {
 import { type Clock, type EnvReader, outputText, type Random, systemRandom } from "../io/mod.ts";
 import type { Channel, Notification } from "../notify/mod.ts";
 import type { DoctorCheck } from "./doctor_check.ts";
+import type { Secret } from "./secrets_gate.ts";
 import { Git } from "./git.ts";
 import type { GitHubSyncSource } from "./session.ts";
 
@@ -330,6 +331,29 @@ export async function githubCommentChannel(
       }
     },
   };
+}
+
+/**
+ * The value behind `github.connection`, for the secrets merge gate only (a diff holding it is
+ * refused): read from the document's reference without resolving it — it is not used, so no
+ * resolution is recorded. None when unset, unknown or unreadable.
+ */
+export async function githubConnectionSecrets(parts: GitHubParts): Promise<Secret[]> {
+  const name = parts.config.github.connection;
+  if (name === undefined) return [];
+  let ref: string;
+  try {
+    ref = (await (await connectionStore(parts)).show(name)).secret_ref;
+  } catch (error) {
+    if (error instanceof BernsteinError || error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  const value = ref.startsWith("env:")
+    ? parts.env.get(ref.slice("env:".length))
+    : await Deno.readTextFile(ref.slice("file:".length)).then((t) => t.trim(), () => undefined);
+  return value === undefined || value.trim() === ""
+    ? []
+    : [{ name: `the token of connection ${name}`, value }];
 }
 
 /** What doctor says of `github.connection` (shown, never resolved: no secret is read). */

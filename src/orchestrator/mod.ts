@@ -206,6 +206,7 @@ export {
 } from "./notify_check.ts";
 export {
   githubCommentChannel,
+  githubConnectionSecrets,
   githubDoctor,
   type GitHubParts,
   type GitHubTarget,

@@ -48,7 +48,7 @@ import {
 import { openAudit, openRunStores, type RunStores } from "./run_stores.ts";
 import { buildSummary, runHealth, type RunSummary, writeRunRecord } from "./run_summary.ts";
 import { RunNotifier } from "./run_notify.ts";
-import { syncGithubBacklog } from "./github_backlog.ts";
+import { githubConnectionSecrets, syncGithubBacklog } from "./github_backlog.ts";
 import { archivePreviousRun, endLeftoverAgents, recoverAfterCrash } from "./recovery.ts";
 import { startDashboardFeed } from "./dashboard_feed.ts";
 import { selfCommand } from "./self_command.ts";
@@ -650,12 +650,19 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     });
     const gitDir = await plan.git.text(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
     const gitState = await snapshotGitState(gitDir);
-    const fixedSecrets = lazy(() =>
-      runSecrets(plan.config, deps.env, {
+    const fixedSecrets = lazy(async () => [
+      ...await runSecrets(plan.config, deps.env, {
         auditKey: stores.auditKey.path,
         operatorToken: stores.tokens.operatorTokenPath,
-      })
-    );
+      }),
+      ...await githubConnectionSecrets({
+        config: plan.config,
+        root: project.root,
+        sdd: project.sdd,
+        env: deps.env,
+        clock: deps.clock,
+      }),
+    ]);
     // The connection secrets minted so far count too.
     const secrets = async () => [...await fixedSecrets(), ...redactor.secrets()];
     workers = await startWorkers(plan, runDeps, stores, runId, isolation.spawnPath);

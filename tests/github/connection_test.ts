@@ -10,6 +10,7 @@ import { ConnectionStore, ensureInstallIdentity, readFleetChain } from "../../sr
 import { FakeClock, mapEnv, systemRandom } from "../../src/io/mod.ts";
 import {
   githubCommentChannel,
+  githubConnectionSecrets,
   githubDoctor,
   syncGithubBacklog,
 } from "../../src/orchestrator/mod.ts";
@@ -193,4 +194,21 @@ Deno.test("the merge comment resolves its connection into the run's audit sink a
   } finally {
     await fake.close();
   }
+});
+
+Deno.test("the connection's token is a secret of the run for the merge gate, read without a resolution", async () => {
+  await withTempDir(async (root) => {
+    const p = await project(root);
+    const secrets = await githubConnectionSecrets(
+      parts(p, { connection: "gh" }, { BERNSTEIN_SECRET_GH: TOKEN }),
+    );
+    deepStrictEqual(secrets, [{ name: "the token of connection gh", value: TOKEN }]);
+    deepStrictEqual(await connEvents(p), ["fleet.conn_create"], "nothing resolved");
+    deepStrictEqual(await githubConnectionSecrets(parts(p, { connection: "gh" }, {})), []);
+    deepStrictEqual(await githubConnectionSecrets(parts(p, { connection: "nope" }, {})), []);
+    deepStrictEqual(
+      await githubConnectionSecrets(parts(p, {}, { BERNSTEIN_SECRET_GH: TOKEN })),
+      [],
+    );
+  });
 });
