@@ -31,7 +31,14 @@ export {
   spawnProcess,
 } from "./process.ts";
 export { type Random, SeededRandom, systemRandom } from "./random.ts";
-export { MIN_SECRET_LENGTH, type RedactingStream, secretForms, SecretRedactor } from "./redact.ts";
+export {
+  MAX_SCRUB_BYTES,
+  MIN_SECRET_LENGTH,
+  type RedactingStream,
+  scrubSecrets,
+  secretForms,
+  SecretRedactor,
+} from "./redact.ts";
 export { checkRelativePath, resolveInside } from "./safe_path.ts";
 export {
   checkRunId,

@@ -5,6 +5,7 @@
 // bytes. Agent output arrives in chunks, so the stream form holds back the bytes a secret
 // split across two chunks could still begin with.
 import { toBase64, toBase64Url, toHex } from "../canonical/mod.ts";
+import { writeFileAtomic } from "./files.ts";
 
 /** Secrets shorter than this cannot be searched for or redacted reliably (too many accidental matches). */
 export const MIN_SECRET_LENGTH = 12;
@@ -181,4 +182,54 @@ export class SecretRedactor {
   #longest(): number {
     return this.#needles[0]?.bytes.length ?? 0;
   }
+}
+
+/** Files larger than this are left as they are by {@linkcode scrubSecrets} (and counted). */
+export const MAX_SCRUB_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Rewrites every regular file under `dir` (symlinks not followed) that holds a registered
+ * value, with the value replaced by its marker: an agent's private HOME after it ended (its
+ * CLI's own transcripts, caches, notes). Returns how many files were rewritten and how many
+ * were too large to read.
+ */
+export async function scrubSecrets(
+  dir: string,
+  redactor: SecretRedactor,
+): Promise<{ rewritten: number; tooLarge: number }> {
+  const out = { rewritten: 0, tooLarge: 0 };
+  if (redactor.size === 0) return out;
+  const walk = async (folder: string): Promise<void> => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(folder));
+    } catch {
+      return; // gone or unreadable: nothing of ours to scrub
+    }
+    for (const e of entries) {
+      const path = `${folder}/${e.name}`;
+      if (e.isDirectory) await walk(path);
+      if (!e.isFile) continue;
+      const info = await Deno.lstat(path).catch(() => undefined);
+      if (info === undefined || !info.isFile) continue;
+      if (info.size > MAX_SCRUB_BYTES) {
+        out.tooLarge++;
+        continue;
+      }
+      const bytes = await Deno.readFile(path).catch(() => undefined);
+      if (bytes === undefined) continue;
+      const clean = redactor.bytes(bytes);
+      if (clean === bytes || sameBytes(clean, bytes)) continue;
+      await writeFileAtomic(path, clean, { mode: (info.mode ?? 0o600) & 0o777 });
+      out.rewritten++;
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

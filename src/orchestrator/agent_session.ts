@@ -24,6 +24,7 @@ import {
   type ProcessHandle,
   type RedactingStream,
   resolveInside,
+  scrubSecrets,
   sddFolder,
   type SecretRedactor,
   sessionLayout,
@@ -74,6 +75,11 @@ export interface AgentLaunch {
   baseSha?: string;
   /** Bernstein's pre-tool hook, wired into the CLI by its adapter. */
   toolPolicy?: ToolPolicyHook;
+  /**
+   * The agent got connection secrets: when it ends, every file of its private HOME that holds
+   * one (its CLI's transcripts, notes) is rewritten redacted.
+   */
+  scrubHome?: boolean;
 }
 
 /** A live agent. */
@@ -410,6 +416,9 @@ async function launchInWorktree(
     if (pending !== "") feed(pending);
     log.close();
     await release();
+    if (launch.scrubHome && options.redactor !== undefined) {
+      await scrubSecrets(home, options.redactor).catch(() => {});
+    }
     const tail = new TextDecoder().decode(exit.stderr).slice(-4000);
     const stderr = options.redactor === undefined ? tail : options.redactor.text(tail);
     const result = parser.finish({ code: exit.code, timed_out: exit.timedOut, stderr });

@@ -165,6 +165,7 @@ export function processExecutor(options: ProcessExecutorOptions): Executor {
         prompt: request.prompt,
         ...(request.media !== undefined ? { media: request.media } : {}),
         extraEnv: { ...request.env, ...request.secretEnv },
+        ...(Object.keys(request.secretEnv ?? {}).length > 0 ? { scrubHome: true } : {}),
         token: request.token,
         deadlineMs: request.deadlineMs,
         killGraceMs: request.killGraceMs,

@@ -41,6 +41,7 @@ stages:
           @agent run sh -c 'echo "stdout ${leak}"; echo "stderr ${leak}" >&2'
           @agent run sh -c 'bernstein task progress "$BERNSTEIN_TASK_ID" --message "progress ${leak}"'
           @agent run sh -c 'printf %s "${leak}" > leak.txt; printf %s "${leak}" | base64 > leak64.txt'
+          @agent run sh -c 'printf "note %s\\n" "${leak}" > "$HOME/notes.txt"'
           @agent run sh -c 'git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm "leak ${leak}" || true'
           @agent summary done
       - title: No connection here
@@ -155,16 +156,21 @@ for (const isolation of ["sandbox", "none"] as const) {
         if (pack.code === 0) await unzipInto(join(dir, "..", "pack.zip"), join(dir, "..", "pack"));
         for (const text of outputs) noSecretIn(text, "command output");
         // Every file the run wrote: .sdd (chain, ledger, task log, agent logs, records), minus
-        // what the agent itself wrote in its worktree and private HOME (its own files), and
+        // what the agent itself wrote in its worktree (its change, refused above), and
         // git's store (the refused branch keeps the agent's commits; the operator's branch is
         // checked below).
         const files = await filesUnder(
           dir,
           (p) =>
-            p.includes("/.sdd/worktrees/") || p.includes("/.sdd/runtime/homes/") ||
+            p.includes("/.sdd/worktrees/") ||
             p.endsWith("/.git") || p.endsWith(".zip"),
         );
         ok(files.length > 20, `only ${files.length} files`);
+        // Its private HOME was scrubbed when it ended: the note it wrote there holds the marker.
+        const notes = (await filesUnder(join(dir, ".sdd/runtime/homes"), () => false))
+          .filter((p) => p.endsWith("/notes.txt"));
+        strictEqual(notes.length, 1, JSON.stringify(notes));
+        strictEqual(await Deno.readTextFile(notes[0]), "note [REDACTED: connection prod-github]\n");
         for (const path of files) {
           noSecretIn(await Deno.readTextFile(path).catch(() => ""), path);
         }

@@ -1,6 +1,6 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { toBase64, toHex } from "../../src/canonical/mod.ts";
-import { SecretRedactor } from "../../src/io/mod.ts";
+import { scrubSecrets, SecretRedactor } from "../../src/io/mod.ts";
 
 const SECRET = "ghp_S3cretValue0123456789";
 const enc = new TextEncoder();
@@ -56,4 +56,24 @@ Deno.test("with nothing registered the stream passes chunks through untouched", 
   // Registered later: applies from then on.
   r.add(SECRET, "late");
   ok(dec.decode(s.push(enc.encode(`${SECRET}\n`))) + dec.decode(s.end()) === "[REDACTED: late]\n");
+});
+
+Deno.test("scrubSecrets rewrites the files of a folder that hold a value, keeping their mode", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bernstein-scrub-" });
+  try {
+    const r = new SecretRedactor();
+    await Deno.mkdir(`${dir}/a/b`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/a/b/t.jsonl`, `{"out":"${SECRET}"}\n`, { mode: 0o600 });
+    await Deno.writeTextFile(`${dir}/clean.txt`, "nothing here\n");
+    await Deno.symlink(`${dir}/a/b/t.jsonl`, `${dir}/link`);
+    deepStrictEqual(await scrubSecrets(dir, r), { rewritten: 0, tooLarge: 0 });
+    r.add(SECRET, "c");
+    deepStrictEqual(await scrubSecrets(dir, r), { rewritten: 1, tooLarge: 0 });
+    strictEqual(await Deno.readTextFile(`${dir}/a/b/t.jsonl`), '{"out":"[REDACTED: c]"}\n');
+    strictEqual(((await Deno.stat(`${dir}/a/b/t.jsonl`)).mode ?? 0) & 0o777, 0o600);
+    strictEqual(await Deno.readTextFile(`${dir}/clean.txt`), "nothing here\n");
+    ok((await Deno.lstat(`${dir}/link`)).isSymlink);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
