@@ -8,7 +8,7 @@ import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
  * `adapter.bad_settings`), or a prompt it cannot carry (`adapter.prompt_too_long`).
  */
 export class AdapterError extends BernsteinError {
-  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+  constructor(code: `adapter.${string}`, message: string, options: BernsteinErrorOptions = {}) {
     super(code, message, options);
   }
 }

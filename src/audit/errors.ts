@@ -4,7 +4,7 @@ import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
 
 /** An audit log operation failed: bad event input, unsafe segment, refused claim. */
 export class AuditError extends BernsteinError {
-  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+  constructor(code: `audit.${string}`, message: string, options: BernsteinErrorOptions = {}) {
     super(code, message, options);
   }
 }

@@ -8,7 +8,7 @@ import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
  * `cas.too_large`, `cas.meta_invalid`.
  */
 export class CasError extends BernsteinError {
-  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+  constructor(code: `cas.${string}`, message: string, options: BernsteinErrorOptions = {}) {
     super(code, message, options);
   }
 }

@@ -1,3 +1,6 @@
+// The base error type: a stable code from a known family, the exit code table, and the one-line
+// renderers of errors and warnings.
+
 /** Exit codes shared by every command (DESIGN.md, CLI conventions). */
 export const ExitCode = {
   /** Success. */

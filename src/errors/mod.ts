@@ -17,5 +17,6 @@ export {
   UsageError,
   type Warning,
 } from "./bernstein_error.ts";
+export { ERROR_FAMILIES, type ErrorCode, type ErrorFamily, isErrorCode } from "./codes.ts";
 export { isStorageFailure, STORAGE_FAILURE_CODES } from "./storage.ts";
 export { closestMatch, type ClosestMatchOptions, editDistance } from "./suggest.ts";

@@ -7,7 +7,7 @@ import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
  * another key, or the log no longer holds what the last checkpoint committed to.
  */
 export class CheckpointError extends BernsteinError {
-  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+  constructor(code: `checkpoint.${string}`, message: string, options: BernsteinErrorOptions = {}) {
     super(code, message, options);
   }
 }
