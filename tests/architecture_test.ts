@@ -247,3 +247,54 @@ Deno.test("paths of run folders and agent sessions come from src/io's .sdd layou
   }
   ok(problems.length === 0, problems.join("\n"));
 });
+
+/** Names a mod.ts re-exports (`export { a, type B, c as d } from "./x.ts"`) or declares. */
+function exportedNames(text: string): string[] {
+  const names: string[] = [];
+  for (const m of text.matchAll(/export\s*(?:type\s*)?\{([^}]*)\}\s*from/g)) {
+    for (const part of m[1].split(",")) {
+      const t = part.trim().replace(/^type\s+/, "");
+      if (t !== "") names.push((t.split(/\s+as\s+/).pop() ?? t).trim());
+    }
+  }
+  for (
+    const m of text.matchAll(
+      /^export\s+(?:async\s+)?(?:function\*?|const|let|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm,
+    )
+  ) names.push(m[1]);
+  return names;
+}
+
+Deno.test("every name a folder's mod.ts exports is used outside that folder (export what callers use)", async () => {
+  const everything = [
+    ...await sourceFiles("src"),
+    ...await sourceFiles("tests"),
+    ...await sourceFiles("scripts"),
+    "main.ts",
+    "verify.ts",
+  ];
+  const texts = new Map<string, string>();
+  for (const f of everything) texts.set(f, await Deno.readTextFile(`${REPO_ROOT}${f}`));
+  const problems: string[] = [];
+  for (const mod of everything.filter((f) => /^src\/.+\/mod\.ts$/.test(f))) {
+    const folder = mod.slice(0, -"mod.ts".length);
+    const segment = folder.split("/").at(-2);
+    // Callers: files outside the folder itself (its subfolders count) that import this mod.ts.
+    const callers = everything.filter((f) => {
+      if (f.slice(0, f.lastIndexOf("/") + 1) === folder) return false;
+      const text = texts.get(f) ?? "";
+      return text.includes(`/${segment}/mod.ts"`) ||
+        (f.startsWith(folder) && text.includes(`"../mod.ts"`));
+    });
+    const own = texts.get(mod) ?? "";
+    for (const name of exportedNames(own)) {
+      const word = new RegExp(`\\b${name.replace("$", "\\$")}\\b`);
+      // The mod's own runnable examples are callers too.
+      const inExample = [...own.matchAll(/```ts\n([\s\S]*?)```/g)].some((m) => word.test(m[1]));
+      if (!inExample && !callers.some((c) => word.test(texts.get(c) ?? ""))) {
+        problems.push(`${mod} exports ${name}, which nothing outside ${folder} uses`);
+      }
+    }
+  }
+  ok(problems.length === 0, problems.join("\n"));
+});

@@ -28,56 +28,29 @@ export {
   type AttachmentChannel,
   type Capabilities,
   capabilitiesFor,
-  capabilitiesOf,
   CAPABILITY_TABLE,
-  type DocumentMime,
-  type ImageMime,
-  TEST_MULTIMODAL_SETTING,
 } from "./capabilities.ts";
 export { claude } from "./claude.ts";
-export { codex, CODEX_ENDPOINT_KEY_ENV, CODEX_PROVIDER_ID, codexConfigToml } from "./codex.ts";
-export {
-  checkFlags,
-  type FlagCheck,
-  helpMentionsFlag,
-  type ProbeOptions,
-  type ProbeRunner,
-  probeVersion,
-  systemProbeRunner,
-  type VersionResult,
-} from "./contract.ts";
+export { codex, CODEX_ENDPOINT_KEY_ENV } from "./codex.ts";
+export { checkFlags, helpMentionsFlag, type ProbeRunner, probeVersion } from "./contract.ts";
 export { cursor } from "./cursor.ts";
-export { agentEgress, type EgressInput, PROVIDER_HOSTS } from "./egress.ts";
+export { agentEgress, PROVIDER_HOSTS } from "./egress.ts";
 export { AdapterError } from "./errors.ts";
-export { gemini, geminiSettings } from "./gemini.ts";
-export { generic, GENERIC_ENDPOINT_ENV, genericAdapter } from "./generic.ts";
+export { gemini } from "./gemini.ts";
+export { generic } from "./generic.ts";
 export { goose } from "./goose.ts";
-export {
-  type AdapterCheck,
-  type AdapterReport,
-  checkAdapter,
-  inspectAdapters,
-  type InspectOptions,
-} from "./inspect.ts";
-export { defaultOllamaEndpoint, ollama } from "./ollama.ts";
-export {
-  opencode,
-  OPENCODE_ENDPOINT_KEY_ENV,
-  OPENCODE_POLICY_PLUGIN,
-  OPENCODE_PROVIDER_ID,
-  opencodeConfig,
-} from "./opencode.ts";
+export { checkAdapter, inspectAdapters, type InspectOptions } from "./inspect.ts";
+export { ollama } from "./ollama.ts";
+export { opencode, OPENCODE_ENDPOINT_KEY_ENV } from "./opencode.ts";
 export { LineSplitter, parseOutput, StreamingParse } from "./parse.ts";
-export { cliHookTimeoutS, hookShellLine, unenforcedNote } from "./_policy_hook.ts";
+export { unenforcedNote } from "./_policy_hook.ts";
 export { mapPathLookup, type PathLookup, systemPathLookup } from "./path_lookup.ts";
-export { qwen, QWEN_POLICY_SETTINGS, qwenSettings } from "./qwen.ts";
+export { qwen } from "./qwen.ts";
 export {
   ADAPTER_NAMES,
   ADAPTERS,
   type AdapterSettingsMap,
   AUTO_PREFERENCE,
-  type Availability,
-  type AvailabilityOptions,
   checkAllAvailability,
   checkAvailability,
   cliForRole,
@@ -85,15 +58,12 @@ export {
   getAdapter,
   isAdapterName,
   resolveCli,
-  type ResolveCliOptions,
   type ResolvedCli,
-  type RoleConfig,
 } from "./registry.ts";
 export {
   AGENT_SERVER_ENV,
   scripted,
   SCRIPTED_RECORD_ENV,
-  scriptedAgentPath,
   type ScriptedRuntime,
   scriptedRuntime,
 } from "./scripted.ts";
@@ -101,23 +71,11 @@ export {
   type Adapter,
   type AdapterSettings,
   type AgentResult,
-  type Effort,
-  type EndpointApi,
   type EndpointProfile,
-  type ExitInfo,
-  type FlagContract,
   type Invocation,
   type InvocationInput,
-  type OutputParser,
-  type PlannedFile,
-  type PlannedWorktreeFile,
   type ProgressEvent,
-  type PromptChannel,
   type PromptMedia,
-  type Tier,
-  TIERS,
-  type TokenUsage,
   type ToolPolicyHook,
-  type VersionProbe,
 } from "./types.ts";
 export { writeInvocationFiles } from "./write_files.ts";

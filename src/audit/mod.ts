@@ -15,76 +15,29 @@
  *
  * @module
  */
-export {
-  type AuditCheckpointInput,
-  auditLogFiles,
-  checkpointAuditLog,
-  readAuditCheckpoints,
-} from "./checkpoint.ts";
+export { checkpointAuditLog, readAuditCheckpoints } from "./checkpoint.ts";
 export { AuditError } from "./errors.ts";
 export {
   type AuditKey,
-  type AuditKeyLocation,
-  deriveChainKey,
   deriveOperatorKey,
   ensureAuditKey,
   readAuditKey,
   resolveAuditKeyPath,
 } from "./key.ts";
+export { appendAuditEvent, AuditLog, type AuditLogOptions, type AuditSink } from "./log.ts";
+export { MemoryAuditSink } from "./memory_sink.ts";
 export {
-  appendAuditEvent,
-  type AppendAuditEventOptions,
-  type AppendOptions,
-  AuditLog,
-  type AuditLogOptions,
-  type AuditSink,
-} from "./log.ts";
-export { MemoryAuditSink, type MemoryAuditSinkOptions } from "./memory_sink.ts";
-export {
-  AUDIT_SCHEME,
-  AUDIT_V2_PREFIX,
   type AuditChainKeys,
   auditChainKeys,
   type AuditEventInput,
-  type AuditIssueCode,
   type AuditRecord,
   auditTimestampMicros,
   buildRecord,
-  type BuildRecordOptions,
   checkRecordLine,
   formatAuditTimestamp,
   GENESIS_HMAC,
-  type LineCheck,
-  recordHmac,
   TORN_RECORD_EVENT,
 } from "./record.ts";
-export {
-  type AuditScanCursor,
-  AuditScanner,
-  type AuditScanResult,
-  type AuditScanSkip,
-  type AuditSegmentMark,
-  scanAuditLog,
-  type ScanAuditOptions,
-  type ScannedAuditRecord,
-} from "./scan.ts";
-export {
-  ARCHIVE_DIR,
-  isSegmentName,
-  listSegments,
-  openSegment,
-  type SegmentEntry,
-  segmentNameFor,
-  type SegmentReader,
-} from "./segments.ts";
-export {
-  type AuditCheckpointReport,
-  type AuditIssue,
-  type AuditSealedTear,
-  type AuditSegmentSummary,
-  type AuditTornTail,
-  type AuditTruncation,
-  type AuditVerifyReport,
-  verifyAuditLog,
-  type VerifyAuditOptions,
-} from "./verify.ts";
+export { AuditScanner, scanAuditLog, type ScannedAuditRecord } from "./scan.ts";
+export { listSegments, segmentNameFor } from "./segments.ts";
+export { type AuditIssue, type AuditSealedTear, verifyAuditLog } from "./verify.ts";

@@ -11,24 +11,17 @@
  *
  * @module
  */
-export { CanonicalEncodeError, JsonParseError } from "./errors.ts";
-export { pythonFloatRepr } from "./float_repr.ts";
-export { decodeUtf8Strict, parseJson, parseJsonBytes, type ParseJsonOptions } from "./parse.ts";
+export { JsonParseError } from "./errors.ts";
+
+export { decodeUtf8Strict, parseJson, parseJsonBytes } from "./parse.ts";
 export { invalidUtf8Offset } from "./utf8.ts";
 export {
   canonicalBytes,
   canonicalize,
   canonicalObjectSpans,
   compareCodePoints,
-  type MemberSpan,
 } from "./serialize.ts";
-export {
-  bytesEqual,
-  type CanonicalLineResult,
-  parseCanonicalLine,
-  type SplitLines,
-  splitLines,
-} from "./lines.ts";
+export { bytesEqual, parseCanonicalLine, splitLines } from "./lines.ts";
 export {
   type CanonicalProfile,
   JsonFloat,

@@ -12,20 +12,6 @@
  *
  * @module
  */
-export {
-  badDigests,
-  type CasCheckOptions,
-  type CasCheckReport,
-  type CasProblem,
-  type CasProblemCode,
-  checkCasStore,
-} from "./check.ts";
+export { badDigests, type CasCheckReport, checkCasStore } from "./check.ts";
 export { CasError, isCasDamage } from "./errors.ts";
-export {
-  type CasMeta,
-  type CasPutOptions,
-  type CasPutResult,
-  CasStore,
-  type CasStoreOptions,
-  checkCasKey,
-} from "./store.ts";
+export { CasStore, checkCasKey } from "./store.ts";

@@ -20,11 +20,10 @@ import { resolveCommand } from "./resolve.ts";
 
 export { COMMANDS, GROUPS } from "./commands.ts";
 export { markdownReference } from "./help.ts";
-export { alignColumns, BufferSink, Output, type TextSink } from "./output.ts";
-export type { CommandContext, CommandSpec, FlagSpec, GroupSpec } from "./spec.ts";
+export { BufferSink, Output } from "./output.ts";
 
 /** What {@linkcode main} runs against; tests pass buffers and a fake environment. */
-export interface MainDeps {
+interface MainDeps {
   /** Output streams. */
   out: Output;
   /** Environment; the process environment when absent. */

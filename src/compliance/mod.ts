@@ -14,28 +14,19 @@
  *
  * @module
  */
-export {
-  type Article12Input,
-  type AuditCrossLinks,
-  buildArticle12,
-  MIN_RETENTION_DAYS,
-  REGULATION,
-} from "./article12.ts";
-export { AuditLinker, type LinkableRecord } from "./audit_links.ts";
+export { type Article12Input, type AuditCrossLinks, buildArticle12 } from "./article12.ts";
+export { AuditLinker } from "./audit_links.ts";
 export {
   agentIsolationBlock,
   AgentIsolationCollector,
   type AgentIsolationFacts,
-  NOT_RECORDED,
-  type SpawnRecord,
 } from "./agent_isolation.ts";
 export { resolveBuildTime } from "./build_time.ts";
-export { type CardSelection, selectCards } from "./cards.ts";
-export { type CoverFacts, renderReadme, renderVerifyInstructions } from "./documents.ts";
+export { selectCards } from "./cards.ts";
+export { renderReadme } from "./documents.ts";
 export { CompliancePackError } from "./errors.ts";
 export {
   buildPack,
-  type BuiltPack,
   CheckpointedWindow,
   type OperatorSigner,
   type PackAttestation,
@@ -45,15 +36,12 @@ export {
   type PackContent,
   type PackEntry,
   type PackHeader,
-  type RenderedPack,
   renderPackMembers,
-  type SealedPack,
   sealPack,
   windowFacts,
   writePack,
-  type WrittenPack,
 } from "./pack.ts";
-export { type CollectedWindow, SignatureMembers, WindowMembers } from "./window_members.ts";
+export { type CollectedWindow, WindowMembers } from "./window_members.ts";
 export {
   type SkippedLine,
   type WindowEntry,
@@ -62,11 +50,9 @@ export {
 } from "./window.ts";
 export {
   MemberCompressor,
-  memberLevel,
   MemorySink,
   ONE_SHOT_BYTES,
   PACK_DEFLATE_LEVEL,
-  type PreparedMember,
   prepareMember,
   zipMembers,
   type ZipSink,

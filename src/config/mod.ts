@@ -23,8 +23,6 @@ export {
 export {
   ACTIVE_CONTEXT_FILE,
   type ActiveContext,
-  activeContextLayer,
-  CONTEXT_SCHEMA,
   type ContextDocument,
   contextDocumentBytes,
   contextDocumentPath,
@@ -33,76 +31,38 @@ export {
   readActiveContext,
   readContextDocument,
 } from "./context_layer.ts";
-export { ENV_OVERRIDES, type EnvOverride, readEnvOverrides } from "./env_overrides.ts";
+
 export { ConfigError, type ConfigProblem } from "./errors.ts";
-export {
-  excludeFromGit,
-  type InitReport,
-  initWorkspace,
-  PROJECT_TEMPLATE,
-  SDD_FOLDERS,
-} from "./init.ts";
+export { excludeFromGit, initWorkspace } from "./init.ts";
 export {
   type ConfigSourceFile,
   DEFAULT_OVERLAY_NAME,
   loadConfig,
   type LoadConfigOptions,
   type LoadedConfig,
-  overlayPath,
-  projectConfigFile,
   requireConfig,
 } from "./load.ts";
-export {
-  keyMatches,
-  NOT_IMPLEMENTED,
-  notImplementedEntry,
-  type NotImplementedKey,
-} from "./not_implemented.ts";
-export { collapseRepeats, MAX_PROBLEMS_PER_KIND } from "./problems.ts";
+export { keyMatches, NOT_IMPLEMENTED, notImplementedEntry } from "./not_implemented.ts";
+export { MAX_PROBLEMS_PER_KIND } from "./problems.ts";
 export { decodeConfigBytes, MAX_CONFIG_BYTES, readConfigFile } from "./read_text.ts";
-export { dottedPath, getPath, isPlainObject, mergeLayer, setPath } from "./merge.ts";
+export { getPath, isPlainObject, setPath } from "./merge.ts";
 export { findProject, isWithin, type ProjectPaths } from "./project.ts";
-export {
-  DEFAULT_CONFIG,
-  knownKeysAt,
-  resolveConfig,
-  type ResolvedConfig,
-  type ResolveInput,
-  unwrapSchema,
-  validateLayer,
-  WATCHDOG_KEYS,
-} from "./resolve.ts";
+export { DEFAULT_CONFIG, resolveConfig, validateLayer, WATCHDOG_KEYS } from "./resolve.ts";
 export {
   AdapterSettingsSchema,
   type Config,
-  ConfigSchema,
   CONFORMANCE_LEVELS,
   type ConformanceLevel,
   EFFORTS,
   NOTIFY_EVENTS,
   TOP_LEVEL_KEYS,
-  TuningSchema,
 } from "./schema.ts";
-export {
-  redactUrlPassword,
-  redactUrlPath,
-  SECRET_KEYS,
-  SECRET_URL_KEYS,
-  shownConfigValue,
-} from "./secrets.ts";
+export { redactUrlPassword, SECRET_KEYS, shownConfigValue } from "./secrets.ts";
 export { parseConfigKey, parseConfigValue, setWorkspaceValue } from "./set_value.ts";
 export { objectLayer, parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";
-export {
-  type ConfigKey,
-  configKeys,
-  FLAG_KEYS,
-  PLAN_DEFAULT_KEYS,
-  RELOADABLE_KEYS,
-  typeText,
-} from "./keys.ts";
+export { type ConfigKey, configKeys, RELOADABLE_KEYS } from "./keys.ts";
 export {
   AGENT_CONFIG_PATHS,
-  EXCLUDED_RUN_CONFIG,
   isRunConfigPath,
   MCP_CONFIG_FILES,
   POLICY_DIR,

@@ -14,60 +14,42 @@
  * @module
  */
 export {
-  type Ed25519KeyPair,
   ed25519KeyPairFromSeed,
   ed25519Sign,
   ed25519Verify,
-  PKCS8_ED25519_PREFIX,
   SPKI_ED25519_PREFIX,
 } from "./ed25519.ts";
 export {
   type CarriedConsistencyProof,
   type Checkpoint,
-  CHECKPOINT_DOCUMENT_SCHEMA,
-  CHECKPOINT_LOGS,
-  checkpointBody,
   type CheckpointDocument,
-  type CheckpointFileLine,
   checkpointLineBytes,
   type CheckpointLog,
   type CheckpointSigner,
   hashesOfHex,
-  INCLUSION_BATCH_SCHEMA,
-  type InclusionBatch,
   indexRanges,
   merkleHashHex,
   merkleHashOfHex,
   parseCheckpointDocument,
   parseCheckpointLine,
-  type ParsedCheckpoint,
-  type ParsedCheckpointDocument,
   parseInclusionBatch,
-  parseSignedCheckpoint,
   readCheckpointLines,
   renderCheckpointDocument,
   renderInclusionBatch,
   signCheckpoint,
   type SignedCheckpoint,
-  signedCheckpointJson,
   verifyCheckpointSignature,
 } from "./checkpoint.ts";
 export {
   checkLogAgainstCheckpoints,
-  type CheckpointCheckOptions,
-  type CheckpointCheckResult,
   type CheckpointFileProblem,
   type CheckpointFileReview,
-  type CheckpointFinding,
   type CheckpointUnderTest,
   type CommittedLeaves,
-  type LogLeaves,
   reviewCheckpointFile,
-  type ReviewCheckpointFileOptions,
 } from "./checkpoint_check.ts";
-export { CryptoFormatError, JwsFormatError } from "./errors.ts";
+export { JwsFormatError } from "./errors.ts";
 export {
-  type HkdfOptions,
   hkdfSha256,
   hmacSha256,
   hmacSha256Hex,
@@ -75,17 +57,14 @@ export {
   keyedHmacSha256,
   sha256,
   sha256Hex,
-  type Sha256Stream,
   sha256Stream,
   timingSafeEqualBytes,
 } from "./hash.ts";
 export {
-  type DetachedJwsHeader,
   detachedJwsHeaderB64,
   type ParsedDetachedJws,
   parseDetachedJws,
   signDetachedJws,
-  type SignDetachedJwsOptions,
   verifyDetachedJws,
 } from "./jws.ts";
 export {
@@ -109,7 +88,6 @@ export {
 } from "./pem.ts";
 export {
   keyedHmacSha256Pure,
-  type ReferenceCrypto,
   referenceCrypto,
   sha256HexPure,
   sha256IntoPure,

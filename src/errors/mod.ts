@@ -10,13 +10,12 @@ export {
   BernsteinError,
   type BernsteinErrorOptions,
   ExitCode,
-  type ExitCodeValue,
   formatErrorLine,
   formatWarningLine,
   KeyMissingError,
   UsageError,
   type Warning,
 } from "./bernstein_error.ts";
-export { ERROR_FAMILIES, type ErrorCode, type ErrorFamily, isErrorCode } from "./codes.ts";
-export { isStorageFailure, STORAGE_FAILURE_CODES } from "./storage.ts";
-export { closestMatch, type ClosestMatchOptions, editDistance } from "./suggest.ts";
+export { ERROR_FAMILIES, type ErrorFamily, isErrorCode } from "./codes.ts";
+export { isStorageFailure } from "./storage.ts";
+export { closestMatch } from "./suggest.ts";

@@ -15,31 +15,8 @@
  *
  * @module
  */
-export {
-  type Fetch,
-  GitHubClient,
-  type GitHubClientOptions,
-  GitHubError,
-  type GitHubErrorCode,
-  nextLink,
-} from "./client.ts";
-export {
-  type Issue,
-  issueNumberOf,
-  issueUrl,
-  itemId,
-  itemText,
-  MAX_BODY_CHARS,
-  MAX_TITLE_CHARS,
-  SYNC_MARKER,
-  syncedUrl,
-} from "./item.ts";
-export {
-  type LabelMapping,
-  mapLabels,
-  normalLabel,
-  PRIORITY_LABELS,
-  ROLE_LABELS,
-} from "./labels.ts";
+export { type Fetch, GitHubClient, GitHubError } from "./client.ts";
+export { issueNumberOf, syncedUrl } from "./item.ts";
+export { mapLabels } from "./labels.ts";
 export { parseRepo, repoFromRemote, type RepoRef, webHostOf } from "./remote.ts";
-export { syncBacklog, type SyncOptions, type SyncReport } from "./sync.ts";
+export { syncBacklog, type SyncReport } from "./sync.ts";

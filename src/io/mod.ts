@@ -9,7 +9,6 @@ export { type EnvReader, mapEnv, processEnv } from "./env.ts";
 export { PathEscapeError, SpawnError } from "./errors.ts";
 export {
   appendDurable,
-  type AtomicFileWriter,
   openAtomicFile,
   pathExists,
   readFileIfExists,
@@ -19,20 +18,17 @@ export {
   writeAll,
   writeFileAtomic,
   writeFileIfAbsent,
-  type WriteOptions,
 } from "./files.ts";
 export {
   buildChildEnv,
   outputText,
   type ProcessHandle,
-  type ProcessOptions,
   type ProcessResult,
   runProcess,
   spawnProcess,
 } from "./process.ts";
 export { type Random, SeededRandom, systemRandom } from "./random.ts";
 export {
-  MAX_SCRUB_BYTES,
   MIN_SECRET_LENGTH,
   type RedactingStream,
   scrubSecrets,
@@ -43,7 +39,6 @@ export { checkRelativePath, resolveInside } from "./safe_path.ts";
 export {
   checkRunId,
   checkSessionName,
-  RUN_FILES,
   RUN_ID_PATTERN,
   runDir,
   runFile,
@@ -51,12 +46,6 @@ export {
   runtimeDir,
   SDD_FOLDERS,
   sddFolder,
-  type SessionLayout,
   sessionLayout,
 } from "./sdd_layout.ts";
-export {
-  readSecretFile,
-  type ReadSecretFileOptions,
-  SecretFileError,
-  type SecretFileErrorCode,
-} from "./secret_file.ts";
+export { readSecretFile, SecretFileError } from "./secret_file.ts";

@@ -18,55 +18,25 @@
  *
  * @module
  */
-export { type LedgerBreak, type LedgerCheck, verifyLedgerBytes } from "./chain.ts";
+export { verifyLedgerBytes } from "./chain.ts";
 export { LedgerError } from "./errors.ts";
-export {
-  LEDGER_SEGMENT,
-  ledgerDir,
-  ledgerPath,
-  ledgerRelativePath,
-  ledgerRoot,
-  scorecardDir,
-} from "./paths.ts";
+export { ledgerPath, ledgerRoot, scorecardDir } from "./paths.ts";
 export {
   buildRow,
   entryHash,
-  floatValue,
-  GENESIS_HASH,
   isSecretKey,
-  isTaskKind,
-  LEDGER_KINDS,
-  LEDGER_SCHEMA_VERSION,
   type LedgerEntryInput,
-  type LedgerKind,
   type LedgerRow,
-  REDACTED,
   redactPayload,
   rowBytes,
-  rowJson,
   tsFromMs,
 } from "./row.ts";
 export { GENERATED_RUN_ID, runIdFromSeed, runTag } from "./run_id.ts";
 export {
   deriveScorecard,
   divergingFields,
-  GATE_FAILURE_REASONS,
-  type Outcome,
-  OUTCOMES,
   SCORECARD_FIELDS,
-  SCORECARD_VERSION,
-  type ScorecardEnvelope,
   scorecardEnvelope,
-  WEDGED_CLOSE_REASONS,
 } from "./scorecard.ts";
-export {
-  checkScorecardArtefact,
-  findScorecard,
-  type ScorecardVerification,
-  type StoredScorecard,
-  type VerificationStatus,
-  verifyScorecard,
-  writeScorecard,
-  type WrittenScorecard,
-} from "./scorecard_store.ts";
-export { type LedgerRead, LedgerWriter, type LedgerWriterOptions, readLedger } from "./store.ts";
+export { findScorecard, verifyScorecard, writeScorecard } from "./scorecard_store.ts";
+export { LedgerWriter, readLedger } from "./store.ts";

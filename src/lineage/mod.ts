@@ -14,16 +14,12 @@
  *
  * @module
  */
-export { ARTEFACT_URI_SCHEMES, artefactKeyProblem, checkArtefactKey } from "./artefact_key.ts";
+export { artefactKeyProblem, checkArtefactKey } from "./artefact_key.ts";
 export {
-  AGENT_CARD_PROTOCOL,
   type AgentCard,
   AgentCardSet,
   agentDirName,
-  type CardLayout,
   cardLayoutOf,
-  type CardLookup,
-  type CardSetIssue,
   kidForPublicKey,
   makeAgentCard,
   parseAgentCard,
@@ -32,13 +28,8 @@ export {
 } from "./card.ts";
 export { digestInto, DigestTable, digestText } from "./digest_table.ts";
 export {
-  ACTIVITY_SOURCES,
-  type ActivitySource,
-  ARTEFACT_KINDS,
   type ArtefactKind,
   computeOperatorHmac,
-  ENTRY_OPTIONAL_FIELDS,
-  ENTRY_REQUIRED_FIELDS,
   entryBytes,
   type EntryField,
   entryHash,
@@ -46,28 +37,14 @@ export {
   entryToJson,
   isEntryHash,
   type LineageEntry,
-  MODEL_REF_PROVIDERS,
-  type ModelRef,
   operatorHmacInput,
   parseEntry,
   sealEntry,
-  TRUST_CLASSES,
   type TrustClass,
-  type UnsealedEntry,
 } from "./entry.ts";
+export { AgentCardError, LineageConflictError, LineageEntryError } from "./errors.ts";
 export {
-  AgentCardError,
-  ArtefactKeyError,
-  LineageConflictError,
-  LineageEntryError,
-} from "./errors.ts";
-export {
-  FOREIGN_FORMATS,
-  type ForeignAttestation,
-  type ForeignAttestationOptions,
   type ForeignAttestationResult,
-  foreignStatementBytes,
-  type ForeignVerdict,
   parseForeignAttestation,
   signForeignAttestation,
   verifyForeignAttestation,
@@ -75,31 +52,20 @@ export {
 export {
   artefactDigest,
   attestationPath,
-  ATTESTATIONS_DIR,
   byArtefactPath,
   LOG_FILE,
   signaturePath,
   tipsPath,
 } from "./layout.ts";
-export {
-  type ByteSource,
-  chunksOf,
-  LineFramer,
-  type LineSink,
-  type StreamedLine,
-  streamLines,
-  type StreamLinesOptions,
-} from "./line_stream.ts";
+export { type ByteSource, chunksOf, LineFramer, streamLines } from "./line_stream.ts";
 export {
   buildMergeEntry,
   chooseMergeWinner,
   type MergeCandidate,
-  type MergeEntryOptions,
   type MergePolicy,
   parseMergePolicy,
 } from "./merge.ts";
 export {
-  type AnalyzedEntry,
   applyToTipSet,
   type Fork,
   LineageAnalyzer,
@@ -119,17 +85,14 @@ export {
 } from "./receipt.ts";
 export {
   sealSpineEntry,
-  SPINE_DOMAIN_TAG,
   SPINE_FILE,
   SPINE_HEAD_FILE,
-  SPINE_VERSION,
   type SpineEntry,
   spineEntryHash,
   type SpineFields,
   spineHeadBytes,
   spineKey,
   type SpineProblem,
-  type SpineReport,
   spineRowBytes,
   verifySpine,
 } from "./spine.ts";

@@ -17,78 +17,24 @@
  *
  * @module
  */
-export { type AttemptResult, type Channel, type Delivery, safeError, shownUrl } from "./channel.ts";
+export { type Channel, type Delivery } from "./channel.ts";
+export { type ChannelEdges, managerLimits, openChannels, planChannels } from "./channels.ts";
+export { desktopChannel, desktopCommand, TOAST_TITLE_ENV } from "./desktop.ts";
+export { emailChannel, type EmailSettings } from "./email.ts";
 export {
-  type ChannelEdges,
-  managerLimits,
-  type NotifyPlan,
-  openChannels,
-  planChannels,
-} from "./channels.ts";
-export {
-  DESKTOP_ENV,
-  desktopChannel,
-  desktopCommand,
-  desktopProgram,
-  desktopSession,
-  type FindProgram,
-  type OsName,
-  TOAST_BODY_ENV,
-  TOAST_TITLE_ENV,
-} from "./desktop.ts";
-export {
-  classifySmtpFailure,
-  emailChannel,
-  type EmailSettings,
-  type MailMessage,
-  mailMessage,
-  type SendMail,
-  type SmtpTls,
-} from "./email.ts";
-export {
-  DEFAULT_EVENTS,
   EVENT_INFO,
-  EVENT_NAMES,
   type Notification,
   type NotificationEvent,
-  type NotifyEventName,
   oneLine,
-  plainText,
-  type Severity,
   TEST_EVENT,
-  wants,
 } from "./events.ts";
 export {
   backoffMs,
   type ChannelTally,
   type ManagerLimits,
-  type ManagerOptions,
   NotificationManager,
 } from "./manager.ts";
-export {
-  discordBody,
-  emailText,
-  jsonBody,
-  NOTIFICATION_SCHEMA,
-  NOTIFICATION_VERSION,
-  slackBody,
-  slackEscape,
-} from "./render.ts";
-export {
-  checkDelivery,
-  HEADERS,
-  REPLAY_WINDOW_S,
-  type SignatureProblem,
-  signBody,
-} from "./signature.ts";
-export { nodemailerSend, transportOptions } from "./smtp.ts";
-export {
-  classifyStatus,
-  type Fetch,
-  retryAfterMs,
-  webhookBody,
-  webhookChannel,
-  type WebhookFormat,
-  webhookHeaders,
-  type WebhookSettings,
-} from "./webhook.ts";
+
+export { checkDelivery } from "./signature.ts";
+export { nodemailerSend } from "./smtp.ts";
+export { type Fetch, webhookChannel, type WebhookSettings } from "./webhook.ts";

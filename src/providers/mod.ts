@@ -13,72 +13,22 @@
  *
  * @module
  */
+export { type ChainElement, chainFor, decideRoute, type RouteDecision } from "./chain.ts";
+export { type ConformanceTarget, runConformance } from "./conformance.ts";
+export { classifyFailure, type EscalationDecision, nextRung, type Rung } from "./escalation.ts";
+export { atLeast, type Grade } from "./grades.ts";
+export { fetchHttp, type HttpSend } from "./http.ts";
+export { probeEndpoint } from "./probe.ts";
+export { type ProbeResult, statusOfProviderError } from "./probe_result.ts";
 export {
-  type ChainElement,
-  chainFor,
-  decideRoute,
-  type RouteDecision,
-  type RouteReason,
-} from "./chain.ts";
-export {
-  CHECK_NAMES,
-  type ConformanceOptions,
-  type ConformanceReport,
-  type ConformanceTarget,
-  EXPERT_CONTEXT_TOKENS,
-  gradeChecks,
-  percentile,
-  runConformance,
-  UNCLAIMED_CONTEXT_TOKENS,
-} from "./conformance.ts";
-export {
-  classifyFailure,
-  type EscalationDecision,
-  EVIDENCE_CODES,
-  type FailureClass,
-  INFRA_CODES,
-  nextRung,
-  type Rung,
-} from "./escalation.ts";
-export {
-  atLeast,
-  CONFORMANCE_LEVELS,
-  type ConformanceLevel,
-  type Grade,
-  gradeRank,
-  GRADES,
-  isGrade,
-} from "./grades.ts";
-export {
-  fetchHttp,
-  type HttpAnswer,
-  HttpFailure,
-  type HttpRequest,
-  type HttpSend,
-} from "./http.ts";
-export { type EndpointProbeTarget, probeEndpoint } from "./probe.ts";
-export { type ProbeResult, type ProbeStatus, statusOfProviderError } from "./probe_result.ts";
-export {
-  type CheckResult,
   type EndpointReceipt,
   parseReceipt,
-  RECEIPT_SCHEMA,
   type ReceiptBody,
-  receiptDigest,
   type ReceiptExpectation,
   receiptPath,
   type ReceiptProblem,
-  type ReceiptProblemCode,
-  RECEIPTS_DIR,
-  type ReceiptSigner,
   signReceipt,
   verifyReceipt,
 } from "./receipt.ts";
-export {
-  type CertifiableProfile,
-  certifyCommand,
-  GATED_MIN_GRADE,
-  isMergeCritical,
-  LOW_STAKES_ROLES,
-} from "./role_tiers.ts";
+export { certifyCommand, GATED_MIN_GRADE, isMergeCritical } from "./role_tiers.ts";
 export { type WireApi } from "./_wire.ts";

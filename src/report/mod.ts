@@ -21,59 +21,26 @@ export {
   type RunEventRecord,
   type RunHeader,
   type RunRecords,
-  type RunSourceView,
   selectRunEvents,
   tasksFromEvents,
   UNCHECKED,
   type Verification,
 } from "./records.ts";
+export { buildRunModel, numberOf } from "./model.ts";
+export { assignLanes } from "./timeline.ts";
+export { renderReportHtml } from "./report_html.ts";
 export {
-  type AttachmentView,
-  type AttemptOutcome,
-  type AttemptPhase,
-  type AttemptView,
-  buildRunModel,
-  type BuildRunModelOptions,
-  type CostRow,
-  type GateView,
-  type MergeView,
-  type NoticeView,
-  numberOf,
-  type RefusedView,
-  RUN_MODEL_VERSION,
-  type RunModel,
-  type TaskView,
-  timestampMs,
-} from "./model.ts";
-export {
-  assignLanes,
-  axisTicks,
-  formatDuration,
-  type Interval,
-  type LaneAssignment,
-} from "./timeline.ts";
-export { cspHash, renderReportHtml } from "./report_html.ts";
-export {
-  DASHBOARD_ASSET_PATHS,
   DASHBOARD_EVENTS_PATH,
-  DASHBOARD_SECTION_IDS,
-  type DashboardPageOptions,
-  type DashboardSectionId,
-  type DashboardView,
   type LiveAgent,
   renderDashboardPage,
   renderDashboardSections,
 } from "./dashboard_html.ts";
-export { DASHBOARD_ASSETS, type DashboardAsset } from "./assets.ts";
-export { type DashboardSource, RunJournal, type RunJournalProviders } from "./live_journal.ts";
+export { DASHBOARD_ASSETS } from "./assets.ts";
+export { type DashboardSource, RunJournal } from "./live_journal.ts";
 export {
   LinePrefixer,
-  type LiveViewOptions,
-  type LiveViewProgress,
-  type LiveViewRow,
   logPrefix,
   renderLiveView,
   shortDuration,
-  SPINNER_FRAMES,
   terminalSafe,
 } from "./terminal.ts";

@@ -18,76 +18,28 @@
  *
  * @module
  */
-export {
-  executableClosure,
-  inSystem,
-  nodePrefix,
-  shebangInterpreter,
-  SYSTEM_ROOTS,
-  SYSTEM_SECRETS,
-  systemEntries,
-  systemSecrets,
-} from "./closure.ts";
+export { nodePrefix, shebangInterpreter, systemSecrets } from "./closure.ts";
 export {
   DIRECT_FORWARD_HEADER,
   egressAllows,
-  type EgressChannel,
-  type EgressGrant,
   EgressProxy,
-  type EgressProxyOptions,
-  type EgressTarget,
-  isLoopbackHost,
   parseEgressTarget,
   type RefusedConnection,
 } from "./egress_proxy.ts";
 export {
-  type AgentIsolation,
   decideIsolation,
-  ISOLATION_MODES,
   type IsolationDecision,
   type IsolationMode,
-  type ProbeRunner,
   probeSandbox,
-  type ProbeSandboxOptions,
-  type SandboxBackend,
   type SandboxProbe,
-  UNSANDBOXED_REACH,
 } from "./isolation.ts";
 export {
   bwrapArgv,
-  type BwrapOptions,
-  type HiddenPath,
-  isInsidePath,
   linuxMountPlan,
-  type LinuxPlan,
   type MountOp,
   SANDBOX_PROXY_SOCKET,
   type SandboxSpec,
-  type SystemEntry,
 } from "./linux.ts";
-export {
-  MAC_SYSTEM_READ,
-  type MacProfileSpec,
-  macSandboxProfile,
-  sandboxExecArgv,
-  sbplString,
-} from "./macos.ts";
-export {
-  parseSandboxInitArgs,
-  runSandboxInit,
-  SANDBOX_INIT_COMMAND,
-  type SandboxInitArgs,
-  sandboxInitArgv,
-} from "./net_init.ts";
-export {
-  gitConfigCopyPath,
-  makeSandboxDir,
-  proxiedEnv,
-  SANDBOX_PROXY_PORT,
-  sandboxCommand,
-  type SandboxedCommand,
-  type SandboxRecord,
-  type SandboxRunContext,
-  upstreamProxy,
-  type WrappableCommand,
-} from "./wrap.ts";
+export { macSandboxProfile } from "./macos.ts";
+export { parseSandboxInitArgs, runSandboxInit, sandboxInitArgv } from "./net_init.ts";
+export { makeSandboxDir, proxiedEnv, sandboxCommand, upstreamProxy } from "./wrap.ts";

@@ -17,18 +17,13 @@
  */
 export {
   discoverEndpoint,
-  type DiscoverOptions,
   discoverServerUrl,
-  discoverToken,
   findRuntimeDir,
-  type ListTasksQuery,
   readOperatorToken,
   SERVER_URL_ENV,
-  type ServerEndpoint,
   TASK_TOKEN_ENV,
   TASK_TOKEN_FILE_ENV,
   TaskClient,
-  type TaskClientOptions,
 } from "./client.ts";
 export { readTokenFile } from "./_secret_file.ts";
 export {
@@ -36,55 +31,14 @@ export {
   ServerRefusalError,
   ServerStartError,
   ServerUnreachableError,
-  TokenFileError,
   TokenMissingError,
 } from "./errors.ts";
-export { type AgentLiveness, EventHub, type Listener, type ServerEvent } from "./events.ts";
-export {
-  DASHBOARD_LINKS_PATH,
-  DASHBOARD_LOGIN_PATH,
-  DASHBOARD_STATE_PATH,
-  type DashboardRouteOptions,
-  DashboardRoutes,
-} from "./dashboard.ts";
-export {
-  errorResponse,
-  jsonDepthExceeds,
-  type JsonLimits,
-  jsonResponse,
-  readBodyLimited,
-  readJsonBody,
-  STATUS_BY_CODE,
-  validate,
-} from "./http.ts";
-export { type Http1Limits, type Http1Options, type Http1Server, serveHttp1 } from "./http1.ts";
-export { compileAllowList, type IpAllowList } from "./ip_allow.ts";
-export {
-  DURATION_BOUNDS,
-  type HistogramSeries,
-  type Labels,
-  type MetricFamily,
-  METRICS_CONTENT_TYPE,
-  renderExposition,
-  RequestMetrics,
-} from "./metrics.ts";
+export { EventHub, type ServerEvent } from "./events.ts";
+export { DASHBOARD_LINKS_PATH } from "./dashboard.ts";
+export { errorResponse, jsonDepthExceeds, jsonResponse, readJsonBody, validate } from "./http.ts";
+export { serveHttp1 } from "./http1.ts";
+export { compileAllowList } from "./ip_allow.ts";
+export { renderExposition, RequestMetrics } from "./metrics.ts";
 export type { PolicyGateway } from "./policy_routes.ts";
-export {
-  type MountContext,
-  SERVER_PORT_FILE,
-  type ServerMount,
-  startTaskServer,
-  type TaskServer,
-  type TaskServerOptions,
-} from "./server.ts";
-export {
-  AGENT_TOKEN_DIR,
-  type AgentScope,
-  type IssuedToken,
-  OPERATOR_TOKEN_FILE,
-  type OperatorScope,
-  operatorTokenPath,
-  TokenRegistry,
-  type TokenRegistryOptions,
-  type TokenScope,
-} from "./tokens.ts";
+export { type MountContext, type ServerMount, startTaskServer, type TaskServer } from "./server.ts";
+export { operatorTokenPath, TokenRegistry } from "./tokens.ts";

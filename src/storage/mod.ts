@@ -14,51 +14,17 @@
  *
  * @module
  */
-export {
-  describeEndpoint,
-  type Endpoint,
-  type Engine,
-  formatAddress,
-  parseEndpoint,
-  scrubSecrets,
-  type TlsMode,
-  type UrlKey,
-  type UrlSource,
-} from "./endpoint.ts";
-export {
-  SchemaVersionError,
-  StorageAuthError,
-  StorageNetDeniedError,
-  StorageUnreachableError,
-  StorageUrlError,
-} from "./errors.ts";
-export {
-  type ConfiguredEndpoints,
-  configuredEndpoints,
-  DEFAULT_NAMESPACE,
-  listRunTasks,
-  type OpenedTaskStore,
-  openSharedTaskStore,
-  openTaskStore,
-  type OpenTaskStoreOptions,
-  type StorageSettings,
-} from "./open.ts";
+export { parseEndpoint, scrubSecrets, type UrlSource } from "./endpoint.ts";
+
+export { listRunTasks, openSharedTaskStore, openTaskStore } from "./open.ts";
 export {
   ensureSchema,
   migrate,
   type Migration,
-  type MigrationReport,
   MIGRATIONS,
-  PG_SCHEMA,
   readSchemaVersion,
   SCHEMA_VERSION,
 } from "./postgres_schema.ts";
-export { PostgresTaskStore, type PostgresTaskStoreOptions } from "./postgres_store.ts";
-export { checkNetGrant, checkReachable } from "./reach.ts";
-export {
-  checkStorageReachable,
-  migrateStorage,
-  type StorageCheck,
-  storageDoctor,
-  type StorageMigration,
-} from "./checks.ts";
+export { PostgresTaskStore } from "./postgres_store.ts";
+
+export { checkStorageReachable, migrateStorage, storageDoctor } from "./checks.ts";

@@ -56,15 +56,6 @@ export interface TaskEventSink {
 /** A sink that drops everything (a store without an audit trail, benchmarks). */
 export const NULL_EVENT_SINK: TaskEventSink = { append: () => {} };
 
-/** Delivers each event to every sink in order (audit first, then notifications). */
-export function fanOutSink(...sinks: TaskEventSink[]): TaskEventSink {
-  return {
-    async append(event) {
-      for (const sink of sinks) await sink.append(event);
-    },
-  };
-}
-
 /** A sink that keeps events in memory (tests, `bernstein run --json` streaming). */
 export class MemoryEventSink implements TaskEventSink {
   /** Every event so far, in order. */

@@ -25,7 +25,6 @@ export {
   HoldNotFoundError,
   IllegalTransitionError,
   RetriesExhaustedError,
-  TaskAttachmentInvalidError,
   TaskEventNotRecordedError,
   TaskLogCorruptError,
   TaskNotActiveError,
@@ -37,67 +36,25 @@ export {
   UnknownTaskReferenceError,
   VersionConflictError,
 } from "./errors.ts";
-export {
-  fanOutSink,
-  MemoryEventSink,
-  NULL_EVENT_SINK,
-  type TaskEvent,
-  type TaskEventSink,
-  type TaskEventType,
-} from "./events.ts";
-export {
-  type AddHoldOptions,
-  FileHoldStore,
-  type Hold,
-  type HoldStore,
-  type HoldStoreOptions,
-  openHoldStore,
-} from "./holds.ts";
-export {
-  IndexedTaskStore,
-  type IndexedTaskStoreOptions,
-  NULL_JOURNAL,
-  type TaskJournal,
-} from "./indexed_store.ts";
-export {
-  encodeTaskLogLine,
-  JsonlTaskStore,
-  type JsonlTaskStoreOptions,
-  openJsonlTaskStore,
-  readTaskLog,
-  replayTaskLog,
-  TASK_LOG_VERSION,
-  type TaskLogRecovery,
-  type TaskLogSnapshot,
-  type TornTail,
-} from "./jsonl_store.ts";
-export {
-  createMemoryTaskStore,
-  HOLDS_FILE,
-  type MemoryTaskStoreOptions,
-  TASK_LOG_FILE,
-  taskDefaults,
-} from "./open_store.ts";
+export { MemoryEventSink, type TaskEvent, type TaskEventSink } from "./events.ts";
+export { FileHoldStore, type Hold, type HoldStore, openHoldStore } from "./holds.ts";
+export { IndexedTaskStore } from "./indexed_store.ts";
+export { JsonlTaskStore, openJsonlTaskStore, readTaskLog } from "./jsonl_store.ts";
+export { createMemoryTaskStore, TASK_LOG_FILE, taskDefaults } from "./open_store.ts";
 export {
   applyAttachmentStamp,
   applyProgress,
   applyTransition,
-  type BuildContext,
   buildTask,
   checkChange,
   checkHolder,
   checkReleaseOptions,
   checkStatus,
   compareClaimOrder,
-  compareCreationOrder,
   freezeTask,
   holdsClaim,
   isoTime,
-  isReady,
-  isStaleClaim,
-  pendingDependencies,
   refusalEvent,
-  selectReady,
   type TaskChange,
   type TaskDefaults,
   type TaskLookup,
@@ -111,10 +68,8 @@ export {
   FINAL_STATUSES,
   FINISHED_STATUSES,
   nextStatuses,
-  TRANSITIONS,
 } from "./state_machine.ts";
 export type {
-  ChangeOptions,
   ClaimByIdOptions,
   ClaimOptions,
   CreateOptions,
@@ -128,24 +83,15 @@ export type {
 } from "./store.ts";
 export {
   type CompletionSignal,
-  CompletionSignalSchema,
   describeZodError,
   describeZodIssue,
   issuePath,
   type ParsedTaskDraft,
   parseTaskDraft,
   type Task,
-  TASK_COMPLEXITIES,
-  TASK_SCOPES,
-  type TaskComplexity,
   type TaskDraft,
   TaskDraftSchema,
-  type TaskEffort,
-  TaskIdSchema,
-  type TaskJson,
   TaskSchema,
-  type TaskScope,
-  validationError,
 } from "./task.ts";
 export { TASK_STATUSES, type TaskStatus } from "./status.ts";
 export { TaskIdGenerator } from "./task_id.ts";

@@ -9,9 +9,6 @@ import type { TaskDefaults } from "./rules.ts";
 /** File name of the embedded task log inside `.sdd/runtime/`. */
 export const TASK_LOG_FILE = "tasks.jsonl";
 
-/** File name of the saved orchestrator holds inside `.sdd/runtime/`. */
-export const HOLDS_FILE = "holds.json";
-
 /** Task defaults from a tuning table. */
 export function taskDefaults(tuning: Config["tuning"] = DEFAULT_TUNING): TaskDefaults {
   return {

@@ -202,22 +202,6 @@ export function compareCreationOrder(
 }
 
 /**
- * The ready tasks of `role` (any when undefined) in claim order: the scheduler's candidates.
- * `tasks` must be in creation order (as `TaskStore.list` returns them).
- */
-export function selectReady(
-  tasks: Iterable<Task>,
-  lookup: TaskLookup,
-  role?: string,
-): Task[] {
-  const ready: Task[] = [];
-  for (const t of tasks) {
-    if ((role === undefined || t.role === role) && isReady(t, lookup)) ready.push(t);
-  }
-  return ready.sort(compareClaimOrder);
-}
-
-/**
  * Applies `task → to` with its side effects, or throws: illegal transition, version conflict,
  * unfinished dependencies (`→ claimed`), exhausted retries (`failed → open`).
  *

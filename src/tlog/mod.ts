@@ -15,11 +15,6 @@
  * @module
  */
 export { CheckpointError } from "./errors.ts";
-export { type LogFile, type LogLine, type LogPosition, readLogLines } from "./log_files.ts";
-export {
-  CHECKPOINT_FILES,
-  type CheckpointWriteResult,
-  writeCheckpoint,
-  type WriteCheckpointOptions,
-} from "./writer.ts";
-export { committedTree, exportCheckpoint, type ExportCheckpointOptions } from "./export.ts";
+export { type LogFile } from "./log_files.ts";
+export { CHECKPOINT_FILES, type CheckpointWriteResult, writeCheckpoint } from "./writer.ts";
+export { committedTree, exportCheckpoint } from "./export.ts";

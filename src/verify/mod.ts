@@ -16,23 +16,12 @@
  * @module
  */
 export {
-  attestationInput,
-  type CheckpointInputOptions,
-  type DirectoryGateInput,
-  type DirectoryGateOptions,
   externalCheckpoint,
   openDirectoryGateInput,
   readAttestationDirectory,
   readCardDirectory,
-  readCheckpointInput,
 } from "./directory.ts";
-export {
-  checkpointDocumentBytes,
-  type CheckpointSource,
-  type ConsistencyOptions,
-  type ConsistencyResult,
-  verifyCheckpointConsistency,
-} from "./consistency.ts";
+export { checkpointDocumentBytes, verifyCheckpointConsistency } from "./consistency.ts";
 export { defaultGateWorkers, runLineageGate } from "./gate.ts";
 export {
   checkPackFleetEvents,
@@ -46,90 +35,54 @@ export {
   type ForeignAttestationInput,
   type ForeignAttestationReport,
   GATE_ISSUE_KINDS,
-  type GateCheckpointInput,
   type GateCheckpointReport,
-  type GateInput,
-  type GateIssue,
-  type GateIssueKind,
-  type GateOptions,
   type GateResult,
-  type SignatureFetch,
-  type SignatureLookup,
 } from "./types.ts";
 export { gateResultToJson, gateVerdict } from "./report.ts";
-export { FileReadError, type OpenedFileBytes, openFileBytes } from "./file_bytes.ts";
+export { openFileBytes } from "./file_bytes.ts";
+
 export {
-  type ChainOptions,
-  type LineageDirResult,
-  verifyChain,
-  verifyForks,
-} from "./lineage_dir.ts";
-export {
-  type AgentFacts,
-  type Article12LogFigures,
   article12LogFigures,
   article12Mismatches,
   type LogFacts,
   LogFactsCollector,
 } from "./log_facts.ts";
-export {
-  type PackStats,
-  type PackVerifyOptions,
-  type PackVerifyResult,
-  type VerifyIssue,
-  verifyPack,
-} from "./pack.ts";
+export { type PackVerifyResult, verifyPack } from "./pack.ts";
 export {
   attachmentMemberName,
   attachmentMemberParts,
   attestationMemberName,
-  attestationMemberParts,
   cardMemberName,
   checkManifestBytes,
-  CSV_COLUMNS,
   csvHeader,
   csvRow,
   isoOfNs,
   manifestOutputHash,
-  memberSegment,
   normalizeFingerprint,
   operatorFingerprint,
   PACK_CHECKPOINT_MEMBER,
   PACK_FORMAT_VERSION,
-  PACK_FORMAT_VERSIONS,
   PACK_INCLUSION_MEMBER,
   PACK_LIMITS,
   PACK_MEMBERS,
   PACK_SCHEMA,
-  type PackManifest,
-  type PackMemberKind,
   packMemberKind,
   type PackWindow,
   packWindow,
   packZipLimits,
-  type ParsedManifest,
   parsePackManifest,
   signatureMemberName,
   utcDay,
 } from "./pack_format.ts";
 export { foreignLine, trustedIssuerKeys } from "./trust.ts";
-export {
-  type AttachmentsDirResult,
-  verifyAttachmentExport,
-  verifyAttachmentsDir,
-} from "./attachments_dir.ts";
-export { runVerifyCli, VERIFY_HELP, type VerifyCliIo } from "./verify_cli.ts";
+export { verifyAttachmentsDir } from "./attachments_dir.ts";
+export { runVerifyCli } from "./verify_cli.ts";
 export {
   memberNameProblem,
   memoryBytes,
-  type RandomAccessBytes,
   readZipDirectory,
   readZipMember,
   streamZipMember,
-  type ZipDirectory,
   type ZipLimits,
-  type ZipMember,
   ZipMemberError,
-  type ZipProblem,
-  type ZipProblemKind,
 } from "./zip_reader.ts";

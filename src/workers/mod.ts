@@ -21,25 +21,15 @@ import { WorkerPool } from "./pool.ts";
 import { WorkerRoutes } from "./routes.ts";
 import { WorkerTokens } from "./tokens.ts";
 
-export { GIT_PATH, GitRemote, REMOTE_NAME } from "./git_remote.ts";
-export { WorkerClient, type WorkerClientOptions } from "./client.ts";
-export { WorkerPool, type WorkerPoolOptions } from "./pool.ts";
-export {
-  Assignment,
-  HeartbeatBody,
-  PollBody,
-  PollReply,
-  RegisterBody,
-  RegisterReply,
-  ResultBody,
-  WORKER_NAME,
-  type WorkerView,
-} from "./protocol.ts";
+export { GitRemote } from "./git_remote.ts";
+
+export { WorkerPool } from "./pool.ts";
+export { Assignment } from "./protocol.ts";
 export { decodeAssignmentMedia, encodeAssignmentMedia } from "./assignment_media.ts";
-export { RemoteExecution } from "./remote_execution.ts";
+
 export { WorkerRoutes } from "./routes.ts";
-export { mintWorkerToken, revokeWorkerToken, workersDir, WorkerTokens } from "./tokens.ts";
-export { Worker, type WorkerEnd, type WorkerOptions } from "./worker.ts";
+export { mintWorkerToken, revokeWorkerToken, WorkerTokens } from "./tokens.ts";
+export { Worker } from "./worker.ts";
 
 const WILDCARD = /^(0\.0\.0\.0|\[?::\]?)$/;
 

@@ -16,18 +16,13 @@
 export {
   checkpointSignerOf,
   ensureOperatorSigningKey,
-  type LoadedOperatorKey,
   OPERATOR_KEY_FILE,
-  OPERATOR_PUBLIC_KEY_FILE,
   OperatorKeyError,
-  type ProjectOperatorPublicKey,
   projectOperatorPublicKey,
-  publishOperatorPublicKey,
   readOperatorSigningKey,
 } from "./operator_key.ts";
 export {
   buildProjectPack,
-  type ComplianceSettings,
   type ProjectPackOptions,
   type ProjectPackResult,
   verifyWrittenPack,

@@ -17,47 +17,30 @@
  *
  * @module
  */
-export {
-  AttestationImportError,
-  importAttestation,
-  type ImportedAttestation,
-} from "./attestations.ts";
+export { importAttestation } from "./attestations.ts";
 export {
   agentKeyDirName,
-  AgentKeyError,
-  type AgentSigner,
   ensureAgentSigner,
   publishAgentCard,
   rotateAgentKey,
   STEWARD_AGENT_ID,
 } from "./identity.ts";
-export { resolveOperatorKey, type ResolveOperatorKeyOptions } from "./operator_key.ts";
+export { resolveOperatorKey } from "./operator_key.ts";
 export { type LineagePaths, lineagePaths } from "./paths.ts";
-export { openProjectLineageStore, type ProjectLineageOptions } from "./project.ts";
+export { openProjectLineageStore } from "./project.ts";
 export {
   appendSpineEntry,
   checkSpineRunId,
-  type ReceiptVerification,
   spineDir,
   verifyRecoveryReceipt,
   writeReceipt,
-  type WrittenReceipt,
 } from "./receipts.ts";
-export {
-  catchUpProjections,
-  type ProjectionReport,
-  readTips,
-  rebuildProjections,
-} from "./projections.ts";
+
 export {
   type ExternalSigner,
   LineageStore,
-  type LineageStoreOptions,
   LineageWriteError,
   type LoggedEntry,
-  type MergeOptions,
-  type MergeResult,
   openLineageStore,
   type RecordWriteOptions,
-  type RecordWriteResult,
 } from "./store.ts";
