@@ -2,10 +2,11 @@
 // and the process start times that tell a live agent from a reused pid.
 
 import { join } from "node:path";
+import { z } from "zod";
 import { parseJson } from "../canonical/mod.ts";
 import { canonicalize } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
-import { readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+import { readFileIfExists, RUN_ID_PATTERN, writeFileAtomic } from "../io/mod.ts";
 
 /** Where a run's work came from. */
 export type PlanningSource =
@@ -56,6 +57,42 @@ export interface SessionRecord {
   };
 }
 
+const GITHUB_SYNC_SCHEMA = z.object({
+  repo: z.string(),
+  open: z.number().int(),
+  created: z.number().int(),
+  updated: z.number().int(),
+  closed: z.number().int(),
+});
+
+/** What a session file must hold: a hand-edited or damaged one is refused naming the field. */
+const SESSION_SCHEMA: z.ZodType<SessionRecord> = z.object({
+  run_id: z.string().regex(RUN_ID_PATTERN, "not a run id"),
+  status: z.enum(["running", "finished"]),
+  pid: z.number().int(),
+  host: z.string(),
+  started_at: z.string(),
+  branch: z.string(),
+  source: z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("plan"), path: z.string() }),
+    z.object({
+      kind: z.literal("backlog"),
+      dir: z.string(),
+      filter: z.string().optional(),
+      github: GITHUB_SYNC_SCHEMA.optional(),
+    }),
+    z.object({ kind: z.literal("goal"), goal: z.string() }),
+  ]),
+  goal: z.string().nullable(),
+  attempt: z.number().int().min(1),
+  choices: z.object({
+    plan_cli: z.string().nullable(),
+    cli: z.string().nullable(),
+    model: z.string().nullable(),
+    max_agents: z.number().int(),
+  }),
+});
+
 /** Path of the session file. */
 export function sessionPath(sdd: string): string {
   return join(sdd, "runtime", "session.json");
@@ -65,14 +102,26 @@ export function sessionPath(sdd: string): string {
 export async function readSession(sdd: string): Promise<SessionRecord | undefined> {
   const bytes = await readFileIfExists(sessionPath(sdd));
   if (bytes === undefined) return undefined;
+  let value: unknown;
   try {
-    return parseJson(new TextDecoder().decode(bytes)) as unknown as SessionRecord;
+    value = parseJson(new TextDecoder().decode(bytes));
   } catch (cause) {
     throw new BernsteinError("run.session_corrupt", `${sessionPath(sdd)} is not valid JSON`, {
       cause,
       hint: "start a new run with --fresh",
     });
   }
+  const parsed = SESSION_SCHEMA.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue.path.join(".") || "(the whole file)";
+    throw new BernsteinError(
+      "run.session_corrupt",
+      `${sessionPath(sdd)}: ${field}: ${issue.message}`,
+      { location: `${sessionPath(sdd)}:${field}`, hint: "start a new run with --fresh" },
+    );
+  }
+  return parsed.data;
 }
 
 /** Writes the session file atomically. */
