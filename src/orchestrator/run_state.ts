@@ -2,6 +2,8 @@
 // resumed run's merges read back.
 
 import { join } from "node:path";
+import { z } from "zod";
+import { BernsteinError } from "../errors/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import { canonicalize, type JsonValue, parseJson } from "../canonical/mod.ts";
 import { appendDurable, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
@@ -40,6 +42,40 @@ export interface SessionFile {
   isolation?: JsonObject;
 }
 
+const SESSION_FILE_SCHEMA: z.ZodType<SessionFile> = z.object({
+  session: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "not a session name"),
+  task_id: z.string(),
+  adapter: z.string(),
+  model: z.string().nullable(),
+  provider: z.string().optional(),
+  agent_id: z.string(),
+  worktree: z.string(),
+  branch: z.string(),
+  base_sha: z.string(),
+  pid: z.number().int(),
+  pid_start: z.string().nullable().optional(),
+  started_at: z.string(),
+  state: z.string(),
+  attachment_digests: z.array(z.string()),
+  isolation: z.custom<JsonObject>((v) => typeof v === "object" && v !== null && !Array.isArray(v))
+    .optional(),
+});
+
+/**
+ * A parsed session file checked field by field: one that parses but does not hold a session
+ * (hand-edited, written by something else) is `run.session_corrupt` naming the file and field.
+ */
+function checkSessionFile(path: string, value: unknown): SessionFile {
+  const parsed = SESSION_FILE_SCHEMA.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue.path.join(".") || "(the whole file)";
+  throw new BernsteinError("run.session_corrupt", `${path}: ${field}: ${issue.message}`, {
+    location: `${path}:${field}`,
+    hint: "remove the file to forget that session, or start a new run with --fresh",
+  });
+}
+
 function sessionsDir(sdd: string): string {
   return join(sdd, "runtime", "sessions");
 }
@@ -61,11 +97,14 @@ export async function listSessionFiles(sdd: string): Promise<SessionFile[]> {
       if (!e.isFile || !e.name.endsWith(".json")) continue;
       const bytes = await readFileIfExists(join(sessionsDir(sdd), e.name));
       if (bytes === undefined) continue;
+      let value: unknown;
       try {
-        out.push(parseJson(new TextDecoder().decode(bytes)) as unknown as SessionFile);
+        value = parseJson(new TextDecoder().decode(bytes));
       } catch {
         // A session file torn by a crash is skipped; its task is retried from the store.
+        continue;
       }
+      out.push(checkSessionFile(join(sessionsDir(sdd), e.name), value));
     }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;

@@ -53,3 +53,37 @@ Deno.test("a hand-edited session file is refused naming the file and the field, 
     );
   });
 });
+
+Deno.test("an agent session file that parses but holds no session is refused naming the field; a torn one is skipped", async () => {
+  const { listSessionFiles, saveSessionFile } = await import("../../src/orchestrator/run_state.ts");
+  await withTempDir(async (root) => {
+    const sdd = join(root, ".sdd");
+    const file = {
+      session: "t-1-a1-3fa9c2",
+      task_id: "t-1",
+      adapter: "scripted",
+      model: null,
+      agent_id: "a",
+      worktree: join(sdd, "worktrees", "t-1-a1-3fa9c2"),
+      branch: "agent/t-1-a1-3fa9c2",
+      base_sha: "0".repeat(40),
+      pid: 7,
+      started_at: "2026-12-01T00:00:00Z",
+      state: "running",
+      attachment_digests: [],
+    };
+    await saveSessionFile(sdd, file);
+    equal((await listSessionFiles(sdd)).length, 1);
+    const dir = join(sdd, "runtime", "sessions");
+    await Deno.writeTextFile(join(dir, "torn.json"), '{"session": "t-2');
+    equal((await listSessionFiles(sdd)).length, 1);
+    const bad = join(dir, "bad.json");
+    await Deno.writeTextFile(bad, JSON.stringify({ ...file, session: "../x", pid: "7" }));
+    await rejects(listSessionFiles(sdd), (e: unknown) => {
+      const err = e as { code?: string; message: string };
+      equal(err.code, "run.session_corrupt");
+      ok(err.message.startsWith(`${bad}: session: `), err.message);
+      return true;
+    });
+  });
+});
