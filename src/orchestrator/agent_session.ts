@@ -49,7 +49,7 @@ export interface AgentLaunch {
   /** Reasoning effort. */
   effort?: "low" | "medium" | "high" | "max";
   /** Turn limit (null: none, tuning.agent.max_turns: null). */
-  maxTurns: number | null;
+  max_turns: number | null;
   /** Endpoint profile of the role. */
   endpoint?: EndpointProfile;
   /** The full prompt. */
@@ -318,7 +318,7 @@ async function launchInWorktree(
     ...(launch.media !== undefined && launch.media.length > 0 ? { media: launch.media } : {}),
     model: launch.model,
     effort: launch.effort,
-    max_turns: launch.maxTurns ?? undefined,
+    max_turns: launch.max_turns ?? undefined,
     cwd: worktree,
     home,
     endpoint: launch.endpoint,

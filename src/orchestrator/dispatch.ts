@@ -419,7 +419,7 @@ export class Dispatcher {
       cli: a.cli,
       model: a.choice.model,
       effort: a.choice.effort,
-      maxTurns: tuning.agent.max_turns,
+      max_turns: tuning.agent.max_turns,
       endpoint: a.endpoint,
       settings: ctx.config.adapters?.[a.cli.adapter.name],
       ...composed(attachments, body),

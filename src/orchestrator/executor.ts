@@ -52,7 +52,7 @@ export interface ExecutionRequest {
   /** Reasoning effort, when chosen. */
   effort?: "low" | "medium" | "high" | "max";
   /** Turn limit (null: none). */
-  maxTurns: number | null;
+  max_turns: number | null;
   /** Endpoint profile of the task's role. */
   endpoint?: EndpointProfile;
   /** `adapters.<name>` settings. */
@@ -160,7 +160,7 @@ export function processExecutor(options: ProcessExecutorOptions): Executor {
         executable: request.cli.executable,
         model: request.model,
         effort: request.effort,
-        maxTurns: request.maxTurns,
+        max_turns: request.max_turns,
         endpoint: request.endpoint,
         prompt: request.prompt,
         ...(request.media !== undefined ? { media: request.media } : {}),

@@ -265,7 +265,7 @@ export class WorkerPool implements Executor {
       adapter: request.cli.adapter.name,
       model: request.model ?? null,
       effort: request.effort ?? null,
-      max_turns: request.maxTurns,
+      max_turns: request.max_turns,
       endpoint: request.endpoint ?? null,
       settings: request.settings ?? null,
       prompt: request.prompt,

@@ -420,7 +420,7 @@ export class Worker {
       cli,
       model: a.model ?? undefined,
       effort: a.effort ?? undefined,
-      maxTurns: a.max_turns,
+      max_turns: a.max_turns,
       endpoint: a.endpoint ?? undefined,
       settings: a.settings ?? undefined,
       prompt: a.prompt,

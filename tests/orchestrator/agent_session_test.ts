@@ -36,7 +36,7 @@ async function launch(root: string, adapter: Adapter) {
     taskId: "t1",
     adapter,
     executable: "sh",
-    maxTurns: 3,
+    max_turns: 3,
     prompt: "do it",
     extraEnv: {},
     deadlineMs: 120_000,

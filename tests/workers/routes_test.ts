@@ -137,7 +137,7 @@ function request(session: string, baseSha: string) {
     title: "Task one",
     agentId: `scripted:${session}`,
     cli: { adapter: scripted, executable: "deno", auto: false },
-    maxTurns: 5,
+    max_turns: 5,
     prompt: "do it",
     env: { BERNSTEIN_TASK_ID: "t1" },
     deadlineMs: 60_000,
