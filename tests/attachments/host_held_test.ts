@@ -3,67 +3,23 @@
 // image goes whole, against the task's adapter; both are attested like files, labelled by name.
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { RunAttachments, type SpawnInfo } from "../../src/attachments/mod.ts";
+import { RunAttachments } from "../../src/attachments/mod.ts";
 import { AuditLog } from "../../src/audit/mod.ts";
 import { toBase64 } from "../../src/canonical/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import type { BernsteinError } from "../../src/errors/mod.ts";
 import type { AttachmentDeclaration } from "../../src/plan/mod.ts";
-import type { Task } from "../../src/tasks/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import {
+  attachmentProject as project,
+  claimedTask as task,
+  firstSpawn as spawn,
+} from "./_fixtures.ts";
 import { auditFixture } from "../audit/_helpers.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 7, 7]);
 const settings = { adapters: { scripted: { test_multimodal: true } } };
-
-async function project(dir: string) {
-  const root = join(dir, "repo");
-  const sdd = join(root, ".sdd");
-  await Deno.mkdir(join(sdd, "audit"), { recursive: true });
-  await Deno.writeTextFile(join(sdd, "install_id"), "0123456789abcdef");
-  return { root, sdd };
-}
-
-function task(id: string, attachments: AttachmentDeclaration[]): Task {
-  return {
-    id,
-    title: id,
-    description: "",
-    role: "backend",
-    priority: 2,
-    scope: "small",
-    complexity: "low",
-    depends_on: [],
-    parent_task_id: null,
-    owned_files: [],
-    completion_signals: [],
-    cli: null,
-    model: null,
-    effort: null,
-    attachments,
-    max_retries: 0,
-    retry_count: 0,
-    assigned_agent: "s",
-    result_summary: null,
-    terminal_reason: null,
-    created_at: "2026-01-01T00:00:00.000Z",
-    version: 2,
-    metadata: { field: "stages[0].steps[0]" },
-    status: "claimed",
-    updated_at: "2026-01-01T00:00:00.000Z",
-  };
-}
-
-function spawn(session: string, adapter = "scripted"): SpawnInfo {
-  return {
-    session,
-    worktreeRelative: join(".sdd", "worktrees", session),
-    turnSeq: 0,
-    adapter,
-    spawnPath: "direct-subprocess",
-  };
-}
 
 // Starts like a GIF and like a PDF: still text, because it was handed over as text.
 const LOOKALIKE = "GIF89a is not an image here\n%PDF- nor a document\n";

@@ -1,25 +1,19 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import {
-  AttachmentProblemsError,
-  RunAttachments,
-  type SpawnInfo,
-} from "../../src/attachments/mod.ts";
+import { AttachmentProblemsError, RunAttachments } from "../../src/attachments/mod.ts";
 import { AuditLog } from "../../src/audit/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import type { BernsteinError, Warning } from "../../src/errors/mod.ts";
 import type { StampAttachmentsOptions, Task } from "../../src/tasks/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import { attachmentProject, claimedTask, firstSpawn as spawn } from "./_fixtures.ts";
 import { auditFixture } from "../audit/_helpers.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 5, 5]);
 
 async function project(dir: string) {
-  const root = join(dir, "repo");
-  const sdd = join(root, ".sdd");
-  await Deno.mkdir(join(sdd, "audit"), { recursive: true });
-  await Deno.writeTextFile(join(sdd, "install_id"), "0123456789abcdef");
+  const { root, sdd } = await attachmentProject(dir);
   await Deno.writeTextFile(join(root, "notes.txt"), "one\ntwo\n");
   await Deno.writeFile(join(root, "shot.png"), PNG);
   for (let i = 0; i < 25; i++) await Deno.writeTextFile(join(root, `f${i}.txt`), `file ${i}\n`);
@@ -27,46 +21,10 @@ async function project(dir: string) {
 }
 
 function task(id: string, attachments: string[]): Task {
-  return {
-    id,
-    title: id,
-    description: "",
-    role: "backend",
-    priority: 2,
-    scope: "small",
-    complexity: "low",
-    depends_on: [],
-    parent_task_id: null,
-    owned_files: [],
-    completion_signals: [],
-    cli: null,
-    model: null,
-    effort: null,
-    attachments,
-    max_retries: 2,
-    retry_count: 0,
-    assigned_agent: "s",
-    result_summary: null,
-    terminal_reason: null,
-    created_at: "2026-01-01T00:00:00.000Z",
-    version: 2,
-    metadata: { field: "stages[0].steps[0]" },
-    status: "claimed",
-    updated_at: "2026-01-01T00:00:00.000Z",
-  };
+  return claimedTask(id, attachments, 2);
 }
 
 const settings = { adapters: { scripted: { test_multimodal: true } } };
-
-function spawn(session: string, adapter = "scripted"): SpawnInfo {
-  return {
-    session,
-    worktreeRelative: join(".sdd", "worktrees", session),
-    turnSeq: 0,
-    adapter,
-    spawnPath: "direct-subprocess",
-  };
-}
 
 function code(c: string) {
   return (e: unknown) => (e as BernsteinError).code === c;
