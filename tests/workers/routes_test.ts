@@ -76,6 +76,21 @@ async function setUp(dir: string): Promise<Setup> {
   };
 }
 
+/** The exit a worker reports for an agent that finished its task in one turn. */
+const OK_EXIT = {
+  ok: true,
+  summary: "done",
+  turns: 1,
+  tokens: null,
+  cost_usd: null,
+  error: null,
+  subtype: null,
+  session_id: null,
+  exit_code: 0,
+  timed_out: false,
+  signal: null,
+};
+
 const REGISTER = (name: string) => ({
   name,
   capacity: 2,
@@ -182,19 +197,7 @@ Deno.test("worker routes: an assignment goes to the polling worker; a result for
     assert.equal(execution.host, "w1");
     assert.equal(execution.pid, 4242);
     const result = {
-      exit: {
-        ok: true,
-        summary: "done",
-        turns: 1,
-        tokens: null,
-        cost_usd: null,
-        error: null,
-        subtype: null,
-        session_id: null,
-        exit_code: 0,
-        timed_out: false,
-        signal: null,
-      },
+      exit: OK_EXIT,
       head: null,
       card: {
         agent_id: "scripted:t1-a1-0a1b2c",
@@ -381,19 +384,7 @@ Deno.test("worker pool: a draining worker is let go only once the run is done wi
     const result = await t.call("POST", `/workers/w1/sessions/${session}/result`, {
       token: w1,
       body: {
-        exit: {
-          ok: true,
-          summary: "done",
-          turns: 1,
-          tokens: null,
-          cost_usd: null,
-          error: null,
-          subtype: null,
-          session_id: null,
-          exit_code: 0,
-          timed_out: false,
-          signal: null,
-        },
+        exit: OK_EXIT,
         head: null,
         card: signer.card,
       },
