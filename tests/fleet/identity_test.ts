@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { ensureInstallIdentity, readInstallIdentity } from "../../src/fleet/mod.ts";
 import { systemRandom } from "../../src/io/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import { until } from "../_helpers/wait.ts";
 
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
@@ -33,6 +34,7 @@ Deno.test("two processes creating the install key at once agree on it", async ()
       script,
       `import { ensureInstallIdentity } from "${mod}";
 import { systemRandom } from "${io}";
+await Deno.writeTextFile(${JSON.stringify(join(dir, "ready-"))} + Deno.pid, "");
 while (true) { try { await Deno.lstat(${
         JSON.stringify(go)
       }); break; } catch { await new Promise((r) => setTimeout(r, 1)); } }
@@ -47,8 +49,12 @@ console.log(id.fingerprint + " " + id.created);
         stderr: "piped",
       }).output()
     );
-    // Released together once every process is up and polling.
-    await new Promise((r) => setTimeout(r, 0));
+    // Released together once every process is up and polling (each says so with a ready file).
+    await until(async () => {
+      let ready = 0;
+      for await (const e of Deno.readDir(dir)) if (e.name.startsWith("ready-")) ready++;
+      return ready === procs.length ? true : undefined;
+    }, "all six processes ready");
     await Deno.writeTextFile(go, "");
     const outs = await Promise.all(procs);
     for (const o of outs) strictEqual(o.code, 0, new TextDecoder().decode(o.stderr));
