@@ -27,11 +27,29 @@ export class SecretFileError extends BernsteinError {
   }
 }
 
+/** The two file-system calls {@linkcode readSecretFile} makes: the check, then the open. */
+export interface SecretFileSystem {
+  /** Information about the path itself (a symlink is not followed). */
+  lstat(path: string): Promise<Deno.FileInfo>;
+  /** Opens the path for reading. */
+  open(path: string, options: { read: true }): Promise<Deno.FsFile>;
+}
+
 /** Options of {@linkcode readSecretFile}. */
 export interface ReadSecretFileOptions {
   /** What the file holds, for messages ("audit key", "operator token"); default "secret file". */
   what?: string;
+  /**
+   * The file system (default: Deno's). Tests pass one that swaps the file between the check
+   * and the open, the race `secret.replaced` guards against.
+   */
+  fs?: SecretFileSystem;
 }
+
+const DENO_FS: SecretFileSystem = {
+  lstat: (path) => Deno.lstat(path),
+  open: (path, options) => Deno.open(path, options),
+};
 
 /**
  * Reads a secret file's bytes, or undefined when it does not exist. Refused (a
@@ -58,15 +76,16 @@ export async function readSecretFile(
   options: ReadSecretFileOptions = {},
 ): Promise<Uint8Array | undefined> {
   const what = options.what ?? "secret file";
+  const fs = options.fs ?? DENO_FS;
   let info: Deno.FileInfo;
   try {
-    info = await Deno.lstat(path);
+    info = await fs.lstat(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;
   }
   checkSecretInfo(path, what, info);
-  const file = await Deno.open(path, { read: true });
+  const file = await fs.open(path, { read: true });
   try {
     // The checks were made on the path; make sure the open file is that same file (a symlink
     // or another file renamed over it in between is refused, not read).

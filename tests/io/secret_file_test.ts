@@ -149,3 +149,63 @@ Deno.test("syncDirectory fsyncs a folder and fails on a missing one; writeFileAt
     equal(names.join(","), "a.json");
   });
 });
+
+/** Deno's file system, except that `swap` runs right after the check (lstat), before the open. */
+function swapAfterCheck(swap: (path: string) => Promise<void>) {
+  return {
+    lstat: async (path: string) => {
+      const info = await Deno.lstat(path);
+      await swap(path);
+      return info;
+    },
+    open: (path: string, options: { read: true }) => Deno.open(path, options),
+  };
+}
+
+Deno.test("readSecretFile refuses a file renamed over the checked one before the open (secret.replaced)", async () => {
+  await withTempDir(async (root) => {
+    const path = join(root, "token");
+    const other = join(root, "other");
+    await Deno.writeTextFile(path, "checked", { mode: 0o600 });
+    await Deno.writeTextFile(other, "swapped", { mode: 0o600 });
+    const fs = swapAfterCheck((p) => Deno.rename(other, p));
+    await rejects(readSecretFile(path, { what: "operator token", fs }), (e: unknown) => {
+      ok(isCode("secret.replaced")(e), String(e));
+      ok((e as Error).message.startsWith(`operator token ${path} was replaced`), String(e));
+      return true;
+    });
+    // Without the swap the same file system reads the file: the refusal is the swap's.
+    equal(
+      new TextDecoder().decode(await readSecretFile(path, { fs: swapAfterCheck(async () => {}) })),
+      "swapped",
+    );
+  });
+});
+
+Deno.test("readSecretFile refuses a symlink put in place of the checked file before the open", async () => {
+  await withTempDir(async (root) => {
+    const path = join(root, "key");
+    const target = join(root, "elsewhere");
+    await Deno.writeTextFile(path, "checked", { mode: 0o600 });
+    await Deno.writeTextFile(target, "attacker", { mode: 0o600 });
+    // The open follows the new symlink to an owner-only regular file: only the identity check
+    // (inode and device of the checked path against the opened file) can tell.
+    const fs = swapAfterCheck(async (p) => {
+      await Deno.remove(p);
+      await Deno.symlink(target, p);
+    });
+    await rejects(readSecretFile(path, { fs }), isCode("secret.replaced"));
+  });
+});
+
+Deno.test("readSecretFile checks the opened file's mode too: a group-readable file swapped in is refused", async () => {
+  await withTempDir(async (root) => {
+    const path = join(root, "key");
+    const other = join(root, "other");
+    await Deno.writeTextFile(path, "checked", { mode: 0o600 });
+    await Deno.writeTextFile(other, "swapped", { mode: 0o600 });
+    await Deno.chmod(other, 0o640);
+    const fs = swapAfterCheck((p) => Deno.rename(other, p));
+    await rejects(readSecretFile(path, { fs }), isCode("secret.permissions"));
+  });
+});
