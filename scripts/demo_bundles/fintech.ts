@@ -3,7 +3,7 @@
 // it last saw, and its signed entry reaches the shared log without a steward merge. The pack
 // fails with the fork named, `bernstein lineage merge` resolves it, the re-pack passes.
 import { join, relative } from "node:path";
-import { openLineageStore, resolveOperatorKey } from "../../src/lineage/store/mod.ts";
+import { openLineageStore, resolveOperatorHmacKey } from "../../src/lineage/store/mod.ts";
 import { expectExit, type Project } from "./_project.ts";
 import { pack, runPlan, utcDay, verifyPack } from "./_steps.ts";
 import type { Scenario } from "./_scenario.ts";
@@ -132,7 +132,7 @@ class RogueHost {
       sdd: this.sdd,
       strict: true,
       operatorKey: () =>
-        resolveOperatorKey({
+        resolveOperatorHmacKey({
           env: { get: (n) => (n === "BERNSTEIN_AUDIT_KEY_PATH" ? auditKeyPath : undefined) },
         }),
     });

@@ -65,7 +65,7 @@ export async function verificationKey(ctx: CommandContext, sdd: string): Promise
   if (flag !== undefined) {
     return { publicKey: await publicKeyOfPem(resolve(ctx.cwd, flag)), source: "--operator-key" };
   }
-  const store = await import("../compliance/store/mod.ts");
+  const store = await import("../compliance/project/mod.ts");
   return await store.projectOperatorPublicKey(sdd);
 }
 
@@ -158,7 +158,7 @@ export async function writeCheckpointCommand(
 ): Promise<number> {
   const { resolve } = await import("node:path");
   const { systemRandom, writeFileAtomic } = await import("../io/mod.ts");
-  const store = await import("../compliance/store/mod.ts");
+  const store = await import("../compliance/project/mod.ts");
   const tlog = await import("../tlog/mod.ts");
   const key = await store.ensureOperatorSigningKey(options.sdd, systemRandom);
   const signer = store.checkpointSignerOf(key);

@@ -53,7 +53,7 @@ async function pack(ctx: CommandContext): Promise<number> {
   const { requireConfig } = await import("../config/mod.ts");
   const { openAtomicFile, systemRandom } = await import("../io/mod.ts");
   const { resolveBuildTime } = await import("../compliance/mod.ts");
-  const store = await import("../compliance/store/mod.ts");
+  const store = await import("../compliance/project/mod.ts");
   const { packWindow } = await import("../verify/mod.ts");
   const { sha256Stream } = await import("../crypto/mod.ts");
   const { MAIN_BINARY, VERSION } = await import("../meta/mod.ts");
@@ -99,7 +99,7 @@ async function pack(ctx: CommandContext): Promise<number> {
   // The pack is written to a temp file as it is made and renamed over --output when whole.
   const out = await openAtomicFile(output, { mode: 0o644 });
   const hash = sha256Stream();
-  let built: import("../compliance/store/mod.ts").ProjectPackResult;
+  let built: import("../compliance/project/mod.ts").ProjectPackResult;
   try {
     built = await store.buildProjectPack({
       sdd,

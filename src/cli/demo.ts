@@ -190,7 +190,7 @@ async function demo(ctx: CommandContext): Promise<number> {
   say("3/8 the audit chain (HMAC) verifies, and matches its signed checkpoint");
   const audit = await import("../audit/mod.ts");
   const key = await audit.readAuditKey(join(dir, "audit.key"));
-  const compliance = await import("../compliance/store/mod.ts");
+  const compliance = await import("../compliance/project/mod.ts");
   const operator = await compliance.readOperatorSigningKey(
     join(repo, ".sdd", compliance.OPERATOR_KEY_FILE),
   );
@@ -208,7 +208,7 @@ async function demo(ctx: CommandContext): Promise<number> {
   say("4/8 the signed lineage log passes the gate");
   const verify = await import("../verify/mod.ts");
   const lineage = await import("../lineage/store/mod.ts");
-  const operatorKey = await lineage.resolveOperatorKey({ env });
+  const operatorKey = await lineage.resolveOperatorHmacKey({ env });
   // The run checkpoints its logs: their signatures are checked with the project's operator key.
   const opened = await verify.openDirectoryGateInput({
     logPath: join(repo, ".sdd", "lineage", "log.jsonl"),

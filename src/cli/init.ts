@@ -5,7 +5,7 @@ async function init(ctx: CommandContext): Promise<number> {
   const { findProject, initWorkspace } = await import("../config/mod.ts");
   const { systemRandom } = await import("../io/mod.ts");
   const { ensureOperatorSigningKey, OPERATOR_KEY_FILE } = await import(
-    "../compliance/store/mod.ts"
+    "../compliance/project/mod.ts"
   );
   const project = await findProject(ctx.cwd);
   const report = await initWorkspace(project, systemRandom);

@@ -9,13 +9,13 @@ import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
 
 async function projectStore(ctx: CommandContext) {
   const { findProject } = await import("../config/mod.ts");
-  const { openLineageStore, resolveOperatorKey } = await import("../lineage/store/mod.ts");
+  const { openLineageStore, resolveOperatorHmacKey } = await import("../lineage/store/mod.ts");
   const { systemRandom } = await import("../io/mod.ts");
   const project = await findProject(ctx.cwd);
   const store = openLineageStore({
     sdd: project.sdd,
     // Only commands that write (merge) ever resolve it; a writer may create the audit key.
-    operatorKey: () => resolveOperatorKey({ env: ctx.env, createWith: systemRandom }),
+    operatorKey: () => resolveOperatorHmacKey({ env: ctx.env, createWith: systemRandom }),
     warn: (w) => ctx.out.warn(w),
   });
   return { project, store };
@@ -129,9 +129,9 @@ async function gate(ctx: CommandContext): Promise<number> {
   }
   let operatorKey: Uint8Array | undefined;
   if (!skipHmac) {
-    const { resolveOperatorKey } = await import("../lineage/store/mod.ts");
+    const { resolveOperatorHmacKey } = await import("../lineage/store/mod.ts");
     // A verifier never creates keys: a missing audit key is exit 3.
-    operatorKey = await resolveOperatorKey({ env: ctx.env });
+    operatorKey = await resolveOperatorHmacKey({ env: ctx.env });
   }
   const checkpoints = await import("./_checkpoint.ts");
   const key = await checkpoints.verificationKey(ctx, project.sdd);

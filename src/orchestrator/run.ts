@@ -61,7 +61,7 @@ import {
   runConfigRecord,
   RunConnections,
 } from "../fleet/mod.ts";
-import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/store/mod.ts";
+import { checkpointSignerOf, ensureOperatorSigningKey } from "../compliance/project/mod.ts";
 import { checkConfig } from "./config_checks.ts";
 import { prepareWorktreesDir, worktreesDirProblems } from "./worktrees_dir.ts";
 import { certificationProblems } from "./endpoint_certification.ts";

@@ -12,11 +12,11 @@ import {
   verifyAuditLog,
 } from "../audit/mod.ts";
 import { type JsonObject, parseJson, splitLines } from "../canonical/mod.ts";
-import { projectOperatorPublicKey } from "../compliance/store/mod.ts";
+import { projectOperatorPublicKey } from "../compliance/project/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { type EnvReader, readFileIfExists, readUpTo, runFile } from "../io/mod.ts";
 import { readLedger, verifyScorecard } from "../ledger/mod.ts";
-import { resolveOperatorKey } from "../lineage/store/mod.ts";
+import { resolveOperatorHmacKey } from "../lineage/store/mod.ts";
 import {
   type CheckResult,
   numberOf,
@@ -243,7 +243,7 @@ async function verifyLineage(sdd: string, env: EnvReader): Promise<CheckResult> 
   let operatorKey: Uint8Array | undefined;
   let hmacNote = "";
   try {
-    operatorKey = await resolveOperatorKey({ env });
+    operatorKey = await resolveOperatorHmacKey({ env });
   } catch (error) {
     hmacNote = ` (HMAC not checked: ${(error as Error).message})`;
   }

@@ -17,7 +17,11 @@ import {
   writeAll,
 } from "../io/mod.ts";
 import { LedgerWriter } from "../ledger/mod.ts";
-import { type LineageStore, openLineageStore, resolveOperatorKey } from "../lineage/store/mod.ts";
+import {
+  type LineageStore,
+  openLineageStore,
+  resolveOperatorHmacKey,
+} from "../lineage/store/mod.ts";
 import type { DashboardSource } from "../report/mod.ts";
 import {
   operatorTokenPath,
@@ -214,7 +218,7 @@ export async function openRunStores(
   });
   const lineage = openLineageStore({
     sdd,
-    operatorKey: () => resolveOperatorKey({ env: options.env, createWith: random }),
+    operatorKey: () => resolveOperatorHmacKey({ env: options.env, createWith: random }),
     strict: config.lineage.strict,
     enabled: config.lineage.enabled,
     clock,

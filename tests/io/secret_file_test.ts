@@ -10,7 +10,7 @@ import { ensureAuditKey, readAuditKey } from "../../src/audit/mod.ts";
 import {
   ensureOperatorSigningKey,
   readOperatorSigningKey,
-} from "../../src/compliance/store/mod.ts";
+} from "../../src/compliance/project/mod.ts";
 import { ensureInstallIdentity, readInstallIdentity } from "../../src/fleet/mod.ts";
 import { ensureAgentSigner, lineagePaths } from "../../src/lineage/store/mod.ts";
 import { readTokenFile } from "../../src/server/mod.ts";

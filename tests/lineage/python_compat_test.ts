@@ -91,7 +91,7 @@ Deno.test({
       strictEqual(entries[2].entry.model_ref?.version, "7");
       // A pack of it verifies; its card members carry the escaped names.
       const { buildProjectPack, ensureOperatorSigningKey } = await import(
-        "../../src/compliance/store/mod.ts"
+        "../../src/compliance/project/mod.ts"
       );
       const { MemorySink } = await import("../../src/compliance/mod.ts");
       const sink = new MemorySink();

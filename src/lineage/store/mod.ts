@@ -8,7 +8,7 @@
  * ```ts ignore
  * const store = openLineageStore({
  *   sdd: project.sdd,
- *   operatorKey: () => resolveOperatorKey({ env, createWith: systemRandom }),
+ *   operatorKey: () => resolveOperatorHmacKey({ env, createWith: systemRandom }),
  *   strict: config.lineage.strict,
  *   enabled: config.lineage.enabled,
  * });
@@ -25,7 +25,7 @@ export {
   rotateAgentKey,
   STEWARD_AGENT_ID,
 } from "./identity.ts";
-export { resolveOperatorKey } from "./operator_key.ts";
+export { resolveOperatorHmacKey } from "./operator_hmac_key.ts";
 export { type LineagePaths, lineagePaths } from "./paths.ts";
 export { openProjectLineageStore } from "./project.ts";
 export {

@@ -3,7 +3,7 @@
 import { requireConfig } from "../../config/mod.ts";
 import type { Warning } from "../../errors/mod.ts";
 import { type Clock, type EnvReader, type Random, systemRandom } from "../../io/mod.ts";
-import { resolveOperatorKey } from "./operator_key.ts";
+import { resolveOperatorHmacKey } from "./operator_hmac_key.ts";
 import { type LineageStore, openLineageStore } from "./store.ts";
 
 /** Options for {@linkcode openProjectLineageStore}. */
@@ -39,7 +39,7 @@ export async function openProjectLineageStore(
   const random = options.random ?? systemRandom;
   return openLineageStore({
     sdd: loaded.project.sdd,
-    operatorKey: () => resolveOperatorKey({ env: options.env, createWith: random }),
+    operatorKey: () => resolveOperatorHmacKey({ env: options.env, createWith: random }),
     enabled: config.lineage.enabled,
     strict: config.lineage.strict,
     clock: options.clock,

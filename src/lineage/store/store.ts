@@ -63,7 +63,7 @@ export class LineageWriteError extends BernsteinError {
 export interface LineageStoreOptions {
   /** The project's `.sdd/` folder. */
   sdd: string;
-  /** The operator key, or a function resolving it on first need (see `resolveOperatorKey`). */
+  /** The operator key, or a function resolving it on first need (see `resolveOperatorHmacKey`). */
   operatorKey: Uint8Array | (() => Promise<Uint8Array>);
   /** `lineage.enabled` (default true): false records nothing. */
   enabled?: boolean;

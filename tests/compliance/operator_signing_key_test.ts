@@ -6,7 +6,7 @@ import {
   ensureOperatorSigningKey,
   OperatorKeyError,
   readOperatorSigningKey,
-} from "../../src/compliance/store/mod.ts";
+} from "../../src/compliance/project/mod.ts";
 import { KeyMissingError } from "../../src/errors/mod.ts";
 import { SeededRandom } from "../../src/io/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";

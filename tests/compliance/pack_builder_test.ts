@@ -10,7 +10,7 @@ import {
   buildProjectPack,
   ensureOperatorSigningKey,
   type ProjectPackOptions,
-} from "../../src/compliance/store/mod.ts";
+} from "../../src/compliance/project/mod.ts";
 import { mapEnv, SeededRandom } from "../../src/io/mod.ts";
 import { memoryBytes, type PackVerifyResult, verifyPack } from "../../src/verify/mod.ts";
 import { signaturePath } from "../../src/lineage/mod.ts";

@@ -10,8 +10,8 @@ import {
 } from "../../audit/mod.ts";
 import type { EnvReader, Random } from "../../io/mod.ts";
 
-/** Options for {@linkcode resolveOperatorKey}. */
-export interface ResolveOperatorKeyOptions {
+/** Options for {@linkcode resolveOperatorHmacKey}. */
+export interface ResolveOperatorHmacKeyOptions {
   /** Environment (`BERNSTEIN_OPERATOR_SECRET`, audit key location). */
   env: EnvReader;
   /** Writers pass randomness: a missing audit key is then created. Readers omit it. */
@@ -23,7 +23,9 @@ export interface ResolveOperatorKeyOptions {
  * HKDF of the audit key. Only a writer (`createWith`) may create a missing audit key; a
  * reader gets a `KeyMissingError` (exit 3).
  */
-export async function resolveOperatorKey(options: ResolveOperatorKeyOptions): Promise<Uint8Array> {
+export async function resolveOperatorHmacKey(
+  options: ResolveOperatorHmacKeyOptions,
+): Promise<Uint8Array> {
   const secret = options.env.get("BERNSTEIN_OPERATOR_SECRET");
   if (secret !== undefined && secret !== "") return deriveOperatorKey({ operatorSecret: secret });
   const { path } = resolveAuditKeyPath(options.env);

@@ -20,10 +20,10 @@ export {
   OperatorKeyError,
   projectOperatorPublicKey,
   readOperatorSigningKey,
-} from "./operator_key.ts";
+} from "./operator_signing_key.ts";
 export {
   buildProjectPack,
   type ProjectPackOptions,
   type ProjectPackResult,
   verifyWrittenPack,
-} from "./project_pack.ts";
+} from "./pack_builder.ts";
