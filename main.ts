@@ -1,10 +1,15 @@
 // Entry point of the `bernstein` binary: everything lives in src/cli. `--version` is answered
 // before the command table loads, so it costs no more than a hello-world.
+import { primeSignalDelivery } from "./src/io/signals.ts";
+
 if (Deno.args.length === 1 && (Deno.args[0] === "--version" || Deno.args[0] === "-V")) {
   const { MAIN_BINARY, VERSION } = await import("./src/meta/mod.ts");
   console.log(`${MAIN_BINARY} ${VERSION}`);
   Deno.exit(0);
 }
+// Signal delivery is set up before anything opens a descriptor: Deno panics when it sets it up
+// later with none free (a server flooded with connections; src/io/signals.ts).
+primeSignalDelivery();
 // Inside an agent's sandbox: the network init that starts the agent (src/sandbox/net_init.ts).
 // A computed specifier, as below: `--version` never loads it.
 if (Deno.args[0] === "__sandbox-init") {

@@ -4,10 +4,13 @@
 // connection cap (default tuning.server.max_connections).
 import { join } from "node:path";
 import { DEFAULT_TUNING } from "../../src/config/mod.ts";
-import { systemClock, systemRandom } from "../../src/io/mod.ts";
+import { primeSignalDelivery, systemClock, systemRandom } from "../../src/io/mod.ts";
 import { startTaskServer, TokenRegistry } from "../../src/server/mod.ts";
 import { openHoldStore, openJsonlTaskStore } from "../../src/tasks/mod.ts";
 
+// Before any descriptor is opened: the hardening test runs this child out of descriptors, and
+// Deno panics if it sets up its signal delivery then (src/io/signals.ts).
+primeSignalDelivery();
 const runtimeDir = join(Deno.args[0], ".sdd", "runtime");
 const store = await openJsonlTaskStore(join(runtimeDir, "tasks.jsonl"), {
   clock: systemClock,

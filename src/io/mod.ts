@@ -49,3 +49,4 @@ export {
   sessionLayout,
 } from "./sdd_layout.ts";
 export { readSecretFile, SecretFileError } from "./secret_file.ts";
+export { primeSignalDelivery } from "./signals.ts";
