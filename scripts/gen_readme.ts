@@ -1,6 +1,7 @@
 // `deno task docs`: regenerates the README's command reference from the command table and its
 // configuration reference from the schema. tests/cli/readme_test.ts fails when they disagree.
 import { COMMANDS, GROUPS, markdownReference } from "../src/cli/mod.ts";
+import { withGeneratedBlock } from "./_generated_block.ts";
 import { withConfigReference } from "./gen_config_reference.ts";
 
 /** Markers around the generated block in README.md. */
@@ -10,11 +11,8 @@ export const END = "<!-- commands:end -->";
 
 /** README text with the generated block replaced. */
 export function withReference(readme: string): string {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error("README.md lacks the command reference markers");
-  return readme.slice(0, start + START.length) + "\n\n" + markdownReference(COMMANDS, GROUPS) +
-    "\n" + readme.slice(end);
+  const reference = markdownReference(COMMANDS, GROUPS);
+  return withGeneratedBlock(readme, { start: START, end: END }, reference, "README.md");
 }
 
 if (import.meta.main) {

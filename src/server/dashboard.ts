@@ -30,6 +30,51 @@ export const DASHBOARD_LINKS_PATH = "/dashboard/login-links";
 /** Path of the JSON view. */
 export const DASHBOARD_STATE_PATH = "/dashboard/state.json";
 
+/** The dashboard's routes as docs/TASK_SERVER.md lists them (loopback listener only). */
+export const DASHBOARD_ROUTE_DOCS: readonly {
+  method: "GET" | "POST";
+  path: string;
+  who: string;
+  answer: string;
+}[] = [
+  {
+    method: "GET",
+    path: "/",
+    who: "dashboard session or operator",
+    answer: "the live dashboard (HTML, a complete snapshot)",
+  },
+  {
+    method: "GET",
+    path: `${DASHBOARD_LOGIN_PATH}?code=…`,
+    who: "anyone with a one-time code",
+    answer: "`303` to `/` with the session cookie, once",
+  },
+  {
+    method: "GET",
+    path: DASHBOARD_EVENTS_PATH,
+    who: "dashboard session or operator",
+    answer: "Server-Sent Events: `sections`, at most one a second",
+  },
+  {
+    method: "GET",
+    path: DASHBOARD_STATE_PATH,
+    who: "dashboard session or operator",
+    answer: "`{model, agents, logTails}` (the `runs report` model)",
+  },
+  {
+    method: "POST",
+    path: DASHBOARD_LINKS_PATH,
+    who: "operator",
+    answer: "`201 {url}`: a fresh one-time login link",
+  },
+  {
+    method: "GET",
+    path: "/dashboard/assets/*",
+    who: "anyone",
+    answer: "the dashboard's CSS and script",
+  },
+];
+
 /** Options of {@linkcode DashboardRoutes}. */
 export interface DashboardRouteOptions {
   /** What the dashboard shows. */

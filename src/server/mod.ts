@@ -34,11 +34,18 @@ export {
   TokenMissingError,
 } from "./errors.ts";
 export { EventHub, type ServerEvent } from "./events.ts";
-export { DASHBOARD_LINKS_PATH } from "./dashboard.ts";
+export { DASHBOARD_LINKS_PATH, DASHBOARD_ROUTE_DOCS } from "./dashboard.ts";
 export { errorResponse, jsonDepthExceeds, jsonResponse, readJsonBody, validate } from "./http.ts";
 export { serveHttp1 } from "./http1.ts";
 export { compileAllowList } from "./ip_allow.ts";
 export { renderExposition, RequestMetrics } from "./metrics.ts";
-export type { PolicyGateway } from "./policy_routes.ts";
-export { type MountContext, type ServerMount, startTaskServer, type TaskServer } from "./server.ts";
+export type { PolicyGateway } from "./_policy_gateway.ts";
+export { ACCESS_WORDS } from "./_route_table.ts";
+export {
+  type MountContext,
+  SERVER_ROUTES,
+  type ServerMount,
+  startTaskServer,
+  type TaskServer,
+} from "./server.ts";
 export { operatorTokenPath, TokenRegistry } from "./tokens.ts";
