@@ -48,7 +48,7 @@ async function logs(ctx: CommandContext): Promise<number> {
   const project = await findProject(ctx.cwd);
   const targets = stringsArg(ctx, "target");
   const follow = booleanFlag(ctx, "follow");
-  const run = await orchestrator.readSession(project.sdd);
+  const run = await orchestrator.readCurrentRun(project.sdd);
   const wanted = (s: { session: string; task_id: string }) =>
     targets.length === 0 || targets.includes(s.session) || targets.includes(s.task_id);
   const initial = (await orchestrator.listSessionFiles(project.sdd)).filter(wanted);
@@ -100,7 +100,7 @@ async function logs(ctx: CommandContext): Promise<number> {
     for (const s of sessions.filter(wanted)) adopt(s);
     const mine = sessions.filter((s) => followed.has(s.session));
     const live = mine.some((s) => s.state === "running" && orchestrator.processAlive(s.pid));
-    const current = await orchestrator.readSession(project.sdd);
+    const current = await orchestrator.readCurrentRun(project.sdd);
     const runAlive = current !== undefined && current.run_id === run?.run_id &&
       current.status === "running" && orchestrator.processAlive(current.pid);
     // Keep following while an agent writes, or while the run may still start a retry.

@@ -304,19 +304,19 @@ async function status(ctx: CommandContext): Promise<number> {
   const { findProject } = await import("../config/mod.ts");
   const orchestrator = await import("../orchestrator/mod.ts");
   const project = await findProject(ctx.cwd);
-  const session = await orchestrator.readSession(project.sdd);
-  if (session === undefined) {
+  const run = await orchestrator.readCurrentRun(project.sdd);
+  if (run === undefined) {
     if (ctx.json) ctx.out.json({ run: null });
     else ctx.out.line("no run in this project yet ('bernstein run' starts one)");
     return 0;
   }
-  const alive = session.status === "running" && orchestrator.processAlive(session.pid);
-  const state = session.status === "finished"
+  const alive = run.status === "running" && orchestrator.processAlive(run.pid);
+  const state = run.status === "finished"
     ? "finished"
     : alive
     ? "running"
     : "interrupted (resumable: run 'bernstein run' again)";
-  const all = await runTasks(ctx, project.sdd, session.run_id);
+  const all = await runTasks(ctx, project.sdd, run.run_id);
   const byStatus: Record<string, number> = {};
   for (const t of all) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
   const sessions = (await orchestrator.listSessionFiles(project.sdd)).filter((s) =>
@@ -325,12 +325,12 @@ async function status(ctx: CommandContext): Promise<number> {
   if (ctx.json) {
     ctx.out.json({
       run: {
-        run_id: session.run_id,
+        run_id: run.run_id,
         state,
-        branch: session.branch,
-        pid: session.pid,
-        started_at: session.started_at,
-        attempt: session.attempt,
+        branch: run.branch,
+        pid: run.pid,
+        started_at: run.started_at,
+        attempt: run.attempt,
       },
       tasks: { total: all.length, ...byStatus },
       agents: sessions.map((s) => ({
@@ -343,7 +343,7 @@ async function status(ctx: CommandContext): Promise<number> {
     return 0;
   }
   ctx.out.line(
-    `run ${session.run_id}: ${state} on '${session.branch}' (attempt ${session.attempt}, started ${session.started_at})`,
+    `run ${run.run_id}: ${state} on '${run.branch}' (attempt ${run.attempt}, started ${run.started_at})`,
   );
   ctx.out.line(
     `  tasks: ${all.length} total${
@@ -425,10 +425,10 @@ async function stop(ctx: CommandContext): Promise<number> {
   const { findProject } = await import("../config/mod.ts");
   const orchestrator = await import("../orchestrator/mod.ts");
   const project = await findProject(ctx.cwd);
-  const session = await orchestrator.readSession(project.sdd);
+  const run = await orchestrator.readCurrentRun(project.sdd);
   const force = booleanFlag(ctx, "force");
   if (
-    session === undefined || session.status !== "running" || !orchestrator.processAlive(session.pid)
+    run === undefined || run.status !== "running" || !orchestrator.processAlive(run.pid)
   ) {
     ctx.out.line("no run is in progress");
     return 0;
@@ -443,9 +443,9 @@ async function stop(ctx: CommandContext): Promise<number> {
       }
     }
   }
-  Deno.kill(session.pid, "SIGTERM");
+  Deno.kill(run.pid, "SIGTERM");
   ctx.out.line(
-    `asked run ${session.run_id} (pid ${session.pid}) to stop${
+    `asked run ${run.run_id} (pid ${run.pid}) to stop${
       force ? "; agents killed" : "; running agents get the drain timeout to finish"
     }`,
   );

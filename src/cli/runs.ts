@@ -162,14 +162,14 @@ async function report(ctx: CommandContext): Promise<number> {
   let runId: string;
   if (given !== undefined) runId = io.checkRunId(given);
   else {
-    const session = await orchestrator.readSession(paths.sdd);
-    if (session === undefined) {
+    const run = await orchestrator.readCurrentRun(paths.sdd);
+    if (run === undefined) {
       const { BernsteinError } = await import("../errors/mod.ts");
       throw new BernsteinError("runs.not_found", "no run in this project yet", {
         hint: "'bernstein runs list' lists runs; 'bernstein run' starts one",
       });
     }
-    runId = session.run_id;
+    runId = run.run_id;
   }
   // No agent output goes into the report: it is a file to hand on, and logs may hold anything.
   const records = await orchestrator.loadRunRecords(paths.sdd, runId, {

@@ -8,7 +8,7 @@ import { type LiveAgent, type RunHeader, RunJournal, selectRunEvents } from "../
 import type { Task } from "../tasks/mod.ts";
 import type { AgentRow, RunEvent, RunReporter } from "./reporter.ts";
 import { readLogTails } from "./run_records.ts";
-import type { SessionRecord } from "./session.ts";
+import type { CurrentRun } from "./current_run.ts";
 
 /** Bytes of each agent log the dashboard shows. */
 const LOG_TAIL_BYTES = 4096;
@@ -36,47 +36,47 @@ export interface DashboardFeed {
   end(): void;
 }
 
-function headerOf(session: SessionRecord): RunHeader {
-  const source = session.source;
+function headerOf(run: CurrentRun): RunHeader {
+  const source = run.source;
   const detail = source.kind === "plan"
     ? source.path
     : source.kind === "backlog"
     ? source.dir
     : source.goal;
   return {
-    run_id: session.run_id,
-    branch: session.branch,
-    goal: session.goal,
+    run_id: run.run_id,
+    branch: run.branch,
+    goal: run.goal,
     source: { kind: source.kind, detail },
-    host: session.host,
-    started_at: session.started_at,
-    max_agents: session.choices.max_agents,
+    host: run.host,
+    started_at: run.started_at,
+    max_agents: run.choices.max_agents,
     state: "running",
   };
 }
 
 /**
- * Starts the feed of run `session.run_id`: subscribes to the audit chain (after reading back
+ * Starts the feed of run `run.run_id`: subscribes to the audit chain (after reading back
  * the run's earlier records when it resumes).
  *
  * @example
  * ```ts ignore
- * const feed = await startDashboardFeed({ sdd, session, audit, auditKey, reporter, resume });
+ * const feed = await startDashboardFeed({ sdd, run, audit, auditKey, reporter, resume });
  * // startTaskServer({ …, dashboard: { source: feed.journal, random } })
  * feed.connect({ tasks: () => store.list({}), agents: () => loop.liveAgents() });
  * ```
  */
 export async function startDashboardFeed(options: {
   sdd: string;
-  session: SessionRecord;
+  run: CurrentRun;
   audit: AuditLog;
   auditKey: AuditKey;
   reporter: RunReporter;
   resume: boolean;
 }): Promise<DashboardFeed> {
-  const { sdd, session } = options;
+  const { sdd, run } = options;
   let parts: DashboardFeedParts | undefined;
-  const journal = new RunJournal(headerOf(session), {
+  const journal = new RunJournal(headerOf(run), {
     tasks: () => parts ? parts.tasks() : Promise.resolve([]),
     agents: () => parts?.agents() ?? [],
     logTails: (sessions) => readLogTails(sdd, sessions, LOG_TAIL_BYTES),
@@ -84,14 +84,14 @@ export async function startDashboardFeed(options: {
   let inRun = false;
   if (options.resume) {
     const scan = await scanAuditLog(join(sdd, "audit"), options.auditKey);
-    const earlier = selectRunEvents(scan.records.map((r) => r.record), session.run_id);
+    const earlier = selectRunEvents(scan.records.map((r) => r.record), run.run_id);
     for (const record of earlier) journal.add(record);
     inRun = earlier.length > 0;
   }
   const unsubscribe = options.audit.onAppend((record) => {
     // Only the run's own records: a fresh run starts at its `run.started`.
     if (
-      record.resource_type === "run" && record.resource_id === session.run_id &&
+      record.resource_type === "run" && record.resource_id === run.run_id &&
       (record.event_type === "run.started" || record.event_type === "run.resumed")
     ) inRun = true;
     if (inRun) journal.add(record);

@@ -26,7 +26,7 @@ import type { Task } from "../tasks/mod.ts";
 import { type AdapterResolver, type ModelChoice, modelForAttempt } from "./adapter_choice.ts";
 import { DIRECT_SUBPROCESS } from "./agent_session.ts";
 import { runTagOf, sessionId } from "./agent_session.ts";
-import { processStartTime } from "./session.ts";
+import { processStartTime } from "./pid_liveness.ts";
 import type { Execution, ExecutionRequest, Executor } from "./executor.ts";
 import type { ProviderRouter } from "./provider_routing.ts";
 import type { MergeQueue } from "./merge_queue.ts";

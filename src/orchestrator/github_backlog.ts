@@ -29,7 +29,7 @@ import type { Channel, Notification } from "../notify/mod.ts";
 import type { DoctorCheck } from "./doctor_check.ts";
 import type { Secret } from "./secrets_gate.ts";
 import { Git } from "./git.ts";
-import type { GitHubSyncSource } from "./session.ts";
+import type { GitHubSyncSource } from "./current_run.ts";
 
 /** Variables the token is read from, in order. */
 export const TOKEN_VARIABLES = ["GITHUB_TOKEN", "GH_TOKEN"] as const;

@@ -72,7 +72,8 @@ export {
 export { type RunFact, tallyOutcome } from "./recorder.ts";
 export { listSessionFiles } from "./run_state.ts";
 export { loadRunRecords } from "./run_records.ts";
-export { processAlive, readSession } from "./session.ts";
+export { readCurrentRun } from "./current_run.ts";
+export { processAlive } from "./pid_liveness.ts";
 export { selfCommand, verifyCommand } from "./self_command.ts";
 export { checkConfig } from "./config_checks.ts";
 export { worktreesDirProblems } from "./worktrees_dir.ts";

@@ -15,7 +15,7 @@ import {
   stepFieldsOf,
 } from "../plan/mod.ts";
 import type { TaskDraft } from "../tasks/mod.ts";
-import type { PlanningSource } from "./session.ts";
+import type { PlanningSource } from "./current_run.ts";
 import { MANAGER_SCOPE } from "../config/mod.ts";
 
 /** What the operator asked `bernstein run` to do. */

@@ -12,7 +12,8 @@ import type { Task, TaskStore } from "../tasks/mod.ts";
 import type { Git } from "./git.ts";
 import type { Recorder } from "./recorder.ts";
 import { listSessionFiles, saveSessionFile, type SessionFile } from "./run_state.ts";
-import { processAlive, processStartTime, type SessionRecord } from "./session.ts";
+import { type CurrentRun } from "./current_run.ts";
+import { processAlive, processStartTime } from "./pid_liveness.ts";
 
 /** An agent of a dead run that this start ended. */
 export interface EndedAgent {
@@ -45,7 +46,7 @@ export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
 /** A fresh run starts with an empty task log: the previous run's log is moved under its run. */
 export async function archivePreviousRun(
   runtimeDir: string,
-  previous: SessionRecord | undefined,
+  previous: CurrentRun | undefined,
 ): Promise<void> {
   const log = join(runtimeDir, "tasks.jsonl");
   const exists = await Deno.stat(log).then(() => true, () => false);

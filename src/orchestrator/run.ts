@@ -66,7 +66,12 @@ import { checkConfig } from "./config_checks.ts";
 import { prepareWorktreesDir, worktreesDirProblems } from "./worktrees_dir.ts";
 import { certificationProblems } from "./endpoint_certification.ts";
 import { ConfigWatch } from "./config_reload.ts";
-import { type GitHubSyncSource, readSession, type SessionRecord, writeSession } from "./session.ts";
+import {
+  type CurrentRun,
+  type GitHubSyncSource,
+  readCurrentRun,
+  writeCurrentRun,
+} from "./current_run.ts";
 import { enforces, RunPolicy } from "./run_policy.ts";
 import { listSessionFiles } from "./run_state.ts";
 import {
@@ -96,7 +101,7 @@ export interface RunOptions {
   dryRun?: boolean;
   /** Print the task graph only. */
   planOnly?: boolean;
-  /** Ignore a resumable session and start over. */
+  /** Ignore a resumable run and start over. */
   fresh?: boolean;
   /** How many `--attach` values were given (a resuming run refuses them, exit 2). */
   attachCount?: number;
@@ -220,8 +225,8 @@ interface RunPlan {
   git: Git;
   /** Branch checked out at the root (merges go into it). */
   branch: string;
-  /** The previous session record, if any. */
-  previous?: SessionRecord;
+  /** The record of the previous run here, if any. */
+  previous?: CurrentRun;
   /** The previous run crashed and is picked up. */
   resume: boolean;
   lookup: PathLookup;
@@ -289,7 +294,8 @@ const STORAGE_FAILED = "run.storage_failed";
 
 /**
  * The run stopped on a storage failure as a crash would: its tasks keep their state (claimed,
- * in progress) and its session stays `running`, so the next `bernstein run` resumes it.
+ * in progress) and its record (session.json) stays `running`, so the next `bernstein run`
+ * resumes it.
  */
 function storageFailed(reason: string): BernsteinError {
   return new BernsteinError(
@@ -313,10 +319,10 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
   }
   const git = new Git(project.root, { env: deps.env });
   const exempt = options.dryRun === true || options.planOnly === true;
-  const previous = await readSession(project.sdd);
+  const previous = await readCurrentRun(project.sdd);
   const resume = previous?.status === "running" && !options.fresh && !exempt;
   // A resumed run keeps the choices it started with; a fresh one takes them from flags and plan.
-  const kept = resume ? (previous as SessionRecord).choices : undefined;
+  const kept = resume ? (previous as CurrentRun).choices : undefined;
   const flags = runFlags(options, kept);
   const first = await requireConfig({ cwd: deps.cwd, env: deps.env, flags });
   const branch = await preflightRepository(git, deps.env, exempt);
@@ -410,7 +416,7 @@ async function planRun(options: RunOptions, deps: RunDeps): Promise<RunPlan> {
 /** `--max-agents` and `--cli` as the flags layer (a resumed run's own, when it has them). */
 function runFlags(
   options: RunOptions,
-  kept: SessionRecord["choices"] | undefined,
+  kept: CurrentRun["choices"] | undefined,
 ): Record<string, unknown> {
   const flags: Record<string, unknown> = {};
   const maxAgents = options.maxAgents ?? kept?.max_agents;
@@ -541,15 +547,15 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   // redacted with it (audit, ledger, task server bodies, facts, agent output).
   const redactor = new SecretRedactor();
   const opened = await openAudit(project.sdd, deps.env, deps.clock, deps.random, redactor);
-  const attempt = resume ? (previous as SessionRecord).attempt + 1 : 1;
-  const runId = resume ? (previous as SessionRecord).run_id : runIdFromSeed(deps.random.bytes(16));
+  const attempt = resume ? (previous as CurrentRun).attempt + 1 : 1;
+  const runId = resume ? (previous as CurrentRun).run_id : runIdFromSeed(deps.random.bytes(16));
   // Agents a killed orchestrator left behind are ended before anything else (audited below).
   const leftovers = await endLeftoverAgents(project.sdd);
   if (!resume) await archivePreviousRun(join(project.sdd, "runtime"), previous);
-  const session = sessionRecordOf(plan, deps, runId, attempt);
+  const current = currentRunOf(plan, deps, runId, attempt);
   const feed = await startDashboardFeed({
     sdd: project.sdd,
-    session,
+    run: current,
     audit: opened.audit,
     auditKey: opened.auditKey,
     reporter: deps.reporter,
@@ -586,7 +592,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     feed.end();
     throw error;
   });
-  await writeSession(project.sdd, session);
+  await writeCurrentRun(project.sdd, current);
   let uninstall = () => {};
   let workers: RunWorkers | undefined;
   let notifier: RunNotifier | undefined;
@@ -614,14 +620,14 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
         if (fact.kind === "agent.exited") policy.release(fact.session);
       });
     }
-    notifier = await openNotifier(plan, deps, recorder, session, stores.audit);
-    await recordStart(recorder, plan, session, await stillToDo(stores.store));
+    notifier = await openNotifier(plan, deps, recorder, current, stores.audit);
+    await recordStart(recorder, plan, current, await stillToDo(stores.store));
     // The run's configuration identity, bound to the chain (`bernstein runs diff`).
     await recordRunConfig(
       project.sdd,
       runConfigRecord({
         runId,
-        attempt: session.attempt,
+        attempt: current.attempt,
         config: plan.config,
         sources: plan.configSources,
         context: plan.context,
@@ -666,7 +672,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     // The connection secrets minted so far count too.
     const secrets = async () => [...await fixedSecrets(), ...redactor.secrets()];
     workers = await startWorkers(plan, runDeps, stores, runId, isolation.spawnPath);
-    const loop = newLoop(plan, runDeps, stores, recorder, session, workers?.executor, policy, {
+    const loop = newLoop(plan, runDeps, stores, recorder, current, workers?.executor, policy, {
       spawnPath: isolation.spawnPath,
       commandIsolation: isolation.isolateCommand,
       secrets,
@@ -685,11 +691,11 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
       }),
     });
     feed.connect({ tasks: () => stores.store.list({}), agents: () => loop.liveAgents() });
-    await (resume ? resumeTasks(plan, stores, recorder, loop, session) : createTasks(
+    await (resume ? resumeTasks(plan, stores, recorder, loop, current) : createTasks(
       plan,
       stores,
       recorder,
-      session,
+      current,
     ));
     notifier.learnTitles(await stores.store.list({}));
     const unenforced = await recordPolicyStart(recorder, stores, loop, runId, policy);
@@ -715,7 +721,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     feed.end();
     const scorecard = await writeScorecard(project.sdd, runId);
     const summary = buildSummary(
-      { runId, branch: session.branch, sdd: project.sdd },
+      { runId, branch: current.branch, sdd: project.sdd },
       outcome,
       tasks,
       scorecard,
@@ -725,7 +731,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     );
     summary.isolation = await isolationSummary(plan.isolation, project.sdd);
     await writeRunRecord(project.sdd, summary, loop.decisions);
-    await writeSession(project.sdd, { ...session, status: "finished" });
+    await writeCurrentRun(project.sdd, { ...current, status: "finished" });
     return { kind: "run", summary, decisions: loop.decisions.length };
   } finally {
     uninstall();
@@ -747,7 +753,7 @@ async function openNotifier(
   plan: RunPlan,
   deps: RunDeps,
   recorder: Recorder,
-  session: SessionRecord,
+  current: CurrentRun,
   audit: AuditSink,
 ): Promise<RunNotifier> {
   const { notifier, warnings } = await RunNotifier.open({
@@ -755,7 +761,7 @@ async function openNotifier(
     config: plan.config,
     root: plan.project.root,
     sdd: plan.project.sdd,
-    runId: session.run_id,
+    runId: current.run_id,
     branch: plan.branch,
     env: deps.env,
     clock: deps.clock,
@@ -894,14 +900,14 @@ async function startWorkers(
   });
 }
 
-/** The session record: a resumed run keeps its own, with this process and attempt. */
-function sessionRecordOf(
+/** The current run's record: a resumed run keeps its own, with this process and attempt. */
+function currentRunOf(
   plan: RunPlan,
   deps: RunDeps,
   runId: string,
   attempt: number,
-): SessionRecord {
-  if (plan.resume) return { ...(plan.previous as SessionRecord), pid: Deno.pid, attempt };
+): CurrentRun {
+  if (plan.resume) return { ...(plan.previous as CurrentRun), pid: Deno.pid, attempt };
   return {
     run_id: runId,
     status: "running",
@@ -930,17 +936,17 @@ async function stillToDo(store: TaskStore): Promise<number> {
 async function recordStart(
   recorder: Recorder,
   plan: RunPlan,
-  session: SessionRecord,
+  current: CurrentRun,
   open: number,
 ): Promise<void> {
-  const source = session.source as unknown as JsonObject;
+  const source = current.source as unknown as JsonObject;
   if (plan.resume) {
     await recorder.record({
       kind: "run.resumed",
-      runId: session.run_id,
+      runId: current.run_id,
       branch: plan.branch,
-      runBranch: session.branch,
-      attempt: session.attempt,
+      runBranch: current.branch,
+      attempt: current.attempt,
       source,
       host: hostName(),
       open,
@@ -949,9 +955,9 @@ async function recordStart(
   }
   await recorder.record({
     kind: "run.started",
-    runId: session.run_id,
+    runId: current.run_id,
     branch: plan.branch,
-    attempt: session.attempt,
+    attempt: current.attempt,
     source,
     sourceKind: (plan.planned as PlannedWork).source.kind,
     host: hostName(),
@@ -964,7 +970,7 @@ function newLoop(
   deps: RunDeps,
   stores: RunStores,
   recorder: Recorder,
-  session: SessionRecord,
+  current: CurrentRun,
   executor: Executor | undefined,
   policy: RunPolicy | undefined,
   guard: Pick<
@@ -981,10 +987,10 @@ function newLoop(
 ): RunLoop {
   const self = selfCommand(deps.env);
   return new RunLoop({
-    runId: session.run_id,
+    runId: current.run_id,
     root: plan.project.root,
     sdd: plan.project.sdd,
-    branch: session.branch,
+    branch: current.branch,
     config: plan.config,
     git: plan.git,
     store: stores.store,
@@ -1008,8 +1014,8 @@ function newLoop(
     maxAgents: plan.maxAgents,
     configWatch: plan.watch,
     catalog: plan.catalog,
-    goal: session.goal ?? undefined,
-    runAttempt: session.attempt,
+    goal: current.goal ?? undefined,
+    runAttempt: current.attempt,
     isRoot: isRoot(),
     recorder,
     executor,
@@ -1023,7 +1029,7 @@ async function createTasks(
   plan: RunPlan,
   stores: RunStores,
   recorder: Recorder,
-  session: SessionRecord,
+  current: CurrentRun,
 ): Promise<void> {
   const work = plan.planned as PlannedWork;
   const created = await stores.store.createMany(work.drafts, {
@@ -1035,7 +1041,7 @@ async function createTasks(
   }
   await recorder.record({
     kind: "run.planned",
-    runId: session.run_id,
+    runId: current.run_id,
     tasks: created.length,
     source: describeSource(work),
     branch: plan.branch,
@@ -1048,7 +1054,7 @@ async function resumeTasks(
   stores: RunStores,
   recorder: Recorder,
   loop: RunLoop,
-  session: SessionRecord,
+  current: CurrentRun,
 ): Promise<void> {
   const open = await recoverAfterCrash({
     sdd: plan.project.sdd,
@@ -1057,7 +1063,7 @@ async function resumeTasks(
     recorder,
     adoptDone: (task, file) => loop.adoptDone(task, file),
   });
-  await recorder.record({ kind: "run.recovered", runId: session.run_id, open });
+  await recorder.record({ kind: "run.recovered", runId: current.run_id, open });
 }
 
 /** Builds the attachment provider once the tasks exist, and gives it to the loop. */

@@ -10,7 +10,8 @@ import type { EnvReader } from "../io/mod.ts";
 import type { Task, TaskDraft } from "../tasks/mod.ts";
 import { resolveTaskCli } from "./adapter_choice.ts";
 import type { Git } from "./git.ts";
-import { processAlive, readSession, type SessionRecord } from "./session.ts";
+import { type CurrentRun, readCurrentRun } from "./current_run.ts";
+import { processAlive } from "./pid_liveness.ts";
 import { join } from "node:path";
 import { findProject } from "../config/mod.ts";
 
@@ -70,9 +71,9 @@ export interface RunLock {
 /**
  * Takes the project's run lock (`.sdd/run.lock`, an exclusive flock held for the run's whole
  * life) without waiting: a second `bernstein run` started at the same instant is refused before
- * it reads the session, archives a task log or touches any other state. The kernel releases
- * the lock when the process dies, so a crashed run never blocks the resume. Undefined outside
- * a git repository (the run refuses that next, with its own error).
+ * it reads the current run's record, archives a task log or touches any other state. The kernel
+ * releases the lock when the process dies, so a crashed run never blocks the resume. Undefined
+ * outside a git repository (the run refuses that next, with its own error).
  */
 export async function lockRun(cwd: string): Promise<RunLock | undefined> {
   const project = await findProject(cwd);
@@ -87,7 +88,7 @@ export async function lockRun(cwd: string): Promise<RunLock | undefined> {
     if (!held) file.close();
   }
   if (!held) {
-    const holder = await readSession(project.sdd).catch(() => undefined);
+    const holder = await readCurrentRun(project.sdd).catch(() => undefined);
     const who = holder?.status === "running" ? ` (run ${holder.run_id}, pid ${holder.pid})` : "";
     throw new BernsteinError(
       "run.in_progress",
@@ -102,7 +103,7 @@ export async function lockRun(cwd: string): Promise<RunLock | undefined> {
 }
 
 /** Refuses to start while another live orchestrator runs this project. */
-export function refuseRunInProgress(previous: SessionRecord | undefined): void {
+export function refuseRunInProgress(previous: CurrentRun | undefined): void {
   if (previous?.status === "running" && processAlive(previous.pid) && previous.pid !== Deno.pid) {
     throw new BernsteinError(
       "run.in_progress",
@@ -120,7 +121,7 @@ export function refuseRunInProgress(previous: SessionRecord | undefined): void {
  * (the attested bytes in CAS), so new values would be silently dropped. `--fresh` starts over.
  */
 export function refuseAttachOnResume(
-  previous: SessionRecord | undefined,
+  previous: CurrentRun | undefined,
   resume: boolean,
   attachCount: number,
 ): void {

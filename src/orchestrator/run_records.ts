@@ -30,7 +30,8 @@ import {
 } from "../report/mod.ts";
 import { readTaskLog, type Task } from "../tasks/mod.ts";
 import { openDirectoryGateInput, runLineageGate } from "../verify/mod.ts";
-import { processAlive, readSession } from "./session.ts";
+import { readCurrentRun } from "./current_run.ts";
+import { processAlive } from "./pid_liveness.ts";
 
 /** Options of {@linkcode loadRunRecords}. */
 export interface LoadRunRecordsOptions {
@@ -169,8 +170,8 @@ async function header(
   runId: string,
   events: RunEventRecord[],
 ): Promise<{ header: RunHeader; current: boolean }> {
-  const session = await readSession(sdd).catch(() => undefined);
-  const current = session?.run_id === runId;
+  const recorded = await readCurrentRun(sdd).catch(() => undefined);
+  const current = recorded?.run_id === runId;
   const started = events.find((e) => e.event_type === "run.started");
   const finished = events.some((e) => e.event_type === "run.finished");
   let open: JsonObject | undefined;
@@ -178,30 +179,31 @@ async function header(
     const ledger = await readLedger(sdd, runId);
     open = ledger.rows.find((r) => r.kind === "run.open")?.payload;
   } catch {
-    // No ledger: the header comes from the audit chain and the session file alone.
+    // No ledger: the header comes from the audit chain and the current run's record
+    // (session.json) alone.
   }
   const text = (v: unknown) => (typeof v === "string" ? v : null);
-  const source = current && session ? session.source : started?.details.source;
+  const source = current && recorded ? recorded.source : started?.details.source;
   const sourceView = typeof source === "object" && source !== null && !Array.isArray(source)
     ? sourceOf(source as Record<string, unknown>)
     : null;
-  const state: RunHeader["state"] = finished || (current && session?.status === "finished")
+  const state: RunHeader["state"] = finished || (current && recorded?.status === "finished")
     ? "finished"
-    : current && session !== undefined && session.status === "running" &&
-        processAlive(session.pid)
+    : current && recorded !== undefined && recorded.status === "running" &&
+        processAlive(recorded.pid)
     ? "running"
     : "interrupted";
   return {
     current,
     header: {
       run_id: runId,
-      branch: (current ? session?.branch : null) ?? text(started?.details.branch) ??
+      branch: (current ? recorded?.branch : null) ?? text(started?.details.branch) ??
         text(open?.branch),
-      goal: current ? session?.goal ?? null : null,
+      goal: current ? recorded?.goal ?? null : null,
       source: sourceView,
-      host: (current ? session?.host : null) ?? text(open?.host),
-      started_at: (current ? session?.started_at : null) ?? started?.timestamp ?? null,
-      max_agents: (current ? session?.choices.max_agents : null) ?? numberOf(open?.max_agents),
+      host: (current ? recorded?.host : null) ?? text(open?.host),
+      started_at: (current ? recorded?.started_at : null) ?? started?.timestamp ?? null,
+      max_agents: (current ? recorded?.choices.max_agents : null) ?? numberOf(open?.max_agents),
       state,
     },
   };

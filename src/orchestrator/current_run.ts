@@ -1,12 +1,14 @@
-// The run session file (`.sdd/runtime/session.json`): what a resumed run needs to carry on,
-// and the process start times that tell a live agent from a reused pid.
+// The current run's record (`.sdd/runtime/session.json`, a name kept for the files already on
+// disk): which run this project is running or ran last, where its work came from and the choices
+// a resumed run must keep. Not to be confused with an agent session (agent_session.ts, one
+// agent process in one worktree, whose files are under `.sdd/runtime/sessions/`).
 
 import { join } from "node:path";
 import { z } from "zod";
 import { parseJson } from "../canonical/mod.ts";
 import { canonicalize } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
-import { readFileIfExists, RUN_ID_PATTERN, writeFileAtomic } from "../io/mod.ts";
+import { readFileIfExists, RUN_ID_PATTERN, runtimeDir, writeFileAtomic } from "../io/mod.ts";
 
 /** Where a run's work came from. */
 export type PlanningSource =
@@ -28,11 +30,11 @@ export interface GitHubSyncSource {
   closed: number;
 }
 
-/** The run session file (`.sdd/runtime/session.json`): what resume needs to carry on. */
-export interface SessionRecord {
+/** The current run's record (`.sdd/runtime/session.json`): what resume needs to carry on. */
+export interface CurrentRun {
   /** Run id (adjective-noun-hex). */
   run_id: string;
-  /** `running` until the run ends; a `running` session whose process is gone is resumable. */
+  /** `running` until the run ends; a `running` run whose process is gone is resumable. */
   status: "running" | "finished";
   /** Process id of the orchestrator. */
   pid: number;
@@ -65,8 +67,8 @@ const GITHUB_SYNC_SCHEMA = z.object({
   closed: z.number().int(),
 });
 
-/** What a session file must hold: a hand-edited or damaged one is refused naming the field. */
-const SESSION_SCHEMA: z.ZodType<SessionRecord> = z.object({
+/** What the current run's record must hold (a hand-edited or damaged one is refused by field). */
+const CURRENT_RUN_SCHEMA: z.ZodType<CurrentRun> = z.object({
   run_id: z.string().regex(RUN_ID_PATTERN, "not a run id"),
   status: z.enum(["running", "finished"]),
   pid: z.number().int(),
@@ -93,76 +95,42 @@ const SESSION_SCHEMA: z.ZodType<SessionRecord> = z.object({
   }),
 });
 
-/** Path of the session file. */
-export function sessionPath(sdd: string): string {
-  return join(sdd, "runtime", "session.json");
+/** Path of the current run's record. */
+export function currentRunPath(sdd: string): string {
+  return join(runtimeDir(sdd), "session.json");
 }
 
-/** Reads the session file, or undefined when there is none. */
-export async function readSession(sdd: string): Promise<SessionRecord | undefined> {
-  const bytes = await readFileIfExists(sessionPath(sdd));
+/** Reads the current run's record, or undefined when no run ever started here. */
+export async function readCurrentRun(sdd: string): Promise<CurrentRun | undefined> {
+  const bytes = await readFileIfExists(currentRunPath(sdd));
   if (bytes === undefined) return undefined;
   let value: unknown;
   try {
     value = parseJson(new TextDecoder().decode(bytes));
   } catch (cause) {
-    throw new BernsteinError("run.session_corrupt", `${sessionPath(sdd)} is not valid JSON`, {
+    throw new BernsteinError("run.session_corrupt", `${currentRunPath(sdd)} is not valid JSON`, {
       cause,
       hint: "start a new run with --fresh",
     });
   }
-  const parsed = SESSION_SCHEMA.safeParse(value);
+  const parsed = CURRENT_RUN_SCHEMA.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue.path.join(".") || "(the whole file)";
     throw new BernsteinError(
       "run.session_corrupt",
-      `${sessionPath(sdd)}: ${field}: ${issue.message}`,
-      { location: `${sessionPath(sdd)}:${field}`, hint: "start a new run with --fresh" },
+      `${currentRunPath(sdd)}: ${field}: ${issue.message}`,
+      { location: `${currentRunPath(sdd)}:${field}`, hint: "start a new run with --fresh" },
     );
   }
   return parsed.data;
 }
 
-/** Writes the session file atomically. */
-export async function writeSession(sdd: string, session: SessionRecord): Promise<void> {
-  await Deno.mkdir(join(sdd, "runtime"), { recursive: true });
+/** Writes the current run's record atomically. */
+export async function writeCurrentRun(sdd: string, run: CurrentRun): Promise<void> {
+  await Deno.mkdir(runtimeDir(sdd), { recursive: true });
   await writeFileAtomic(
-    sessionPath(sdd),
-    canonicalize(session as unknown as Parameters<typeof canonicalize>[0], "canon") + "\n",
+    currentRunPath(sdd),
+    canonicalize(run as unknown as Parameters<typeof canonicalize>[0], "canon") + "\n",
   );
-}
-
-/**
- * The kernel's start time of a process (Linux: field 22 of `/proc/<pid>/stat`, clock ticks
- * since boot), or null where it cannot be read. Recorded for each agent, it tells a pid that
- * is still that agent from a pid the system has since given to another process.
- */
-export function processStartTime(pid: number): string | null {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * True when a process with this pid exists and has not exited (a zombie nobody reaped — an
- * agent whose orchestrator died — is not alive).
- */
-export function processAlive(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-  } catch {
-    return false;
-  }
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true; // no /proc: the signal probe is all there is
-  }
 }

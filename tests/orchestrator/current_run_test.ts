@@ -1,9 +1,13 @@
 import { equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { readSession, type SessionRecord, writeSession } from "../../src/orchestrator/session.ts";
+import {
+  type CurrentRun,
+  readCurrentRun,
+  writeCurrentRun,
+} from "../../src/orchestrator/current_run.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
-const SESSION: SessionRecord = {
+const RUN: CurrentRun = {
   run_id: "brave-otter-3fa9c2",
   status: "running",
   pid: 42,
@@ -16,30 +20,30 @@ const SESSION: SessionRecord = {
   choices: { plan_cli: null, cli: null, model: null, max_agents: 4 },
 };
 
-Deno.test("a session file round-trips through writeSession and readSession", async () => {
+Deno.test("the current run's record round-trips through writeCurrentRun and readCurrentRun", async () => {
   await withTempDir(async (root) => {
     const sdd = join(root, ".sdd");
-    await writeSession(sdd, SESSION);
-    const back = await readSession(sdd);
-    equal(JSON.stringify(back), JSON.stringify(SESSION));
+    await writeCurrentRun(sdd, RUN);
+    const back = await readCurrentRun(sdd);
+    equal(JSON.stringify(back), JSON.stringify(RUN));
   });
 });
 
-Deno.test("a hand-edited session file is refused naming the file and the field, not cast", async () => {
+Deno.test("a hand-edited record of the current run (session.json) is refused naming the file and the field, not cast", async () => {
   await withTempDir(async (root) => {
     const sdd = join(root, ".sdd");
-    await writeSession(sdd, SESSION);
+    await writeCurrentRun(sdd, RUN);
     const path = join(sdd, "runtime", "session.json");
     const cases: [Record<string, unknown>, string][] = [
-      [{ ...SESSION, run_id: "../../etc" }, "run_id"],
-      [{ ...SESSION, attempt: "2" }, "attempt"],
-      [{ ...SESSION, status: "paused" }, "status"],
-      [{ ...SESSION, source: { kind: "plan" } }, "source.path"],
-      [{ ...SESSION, choices: { ...SESSION.choices, max_agents: null } }, "choices.max_agents"],
+      [{ ...RUN, run_id: "../../etc" }, "run_id"],
+      [{ ...RUN, attempt: "2" }, "attempt"],
+      [{ ...RUN, status: "paused" }, "status"],
+      [{ ...RUN, source: { kind: "plan" } }, "source.path"],
+      [{ ...RUN, choices: { ...RUN.choices, max_agents: null } }, "choices.max_agents"],
     ];
     for (const [value, field] of cases) {
       await Deno.writeTextFile(path, JSON.stringify(value));
-      await rejects(readSession(sdd), (e: unknown) => {
+      await rejects(readCurrentRun(sdd), (e: unknown) => {
         const err = e as { code?: string; message: string };
         equal(err.code, "run.session_corrupt");
         ok(err.message.startsWith(`${path}: ${field}: `), err.message);
@@ -48,7 +52,7 @@ Deno.test("a hand-edited session file is refused naming the file and the field, 
     }
     await Deno.writeTextFile(path, "{not json");
     await rejects(
-      readSession(sdd),
+      readCurrentRun(sdd),
       (e: unknown) => (e as { code?: string }).code === "run.session_corrupt",
     );
   });

@@ -1,0 +1,37 @@
+// Whether a pid is still the process that was started: the kernel's start time, recorded for
+// each agent, tells a live agent from a pid the system has since given to another process, and
+// a liveness probe that does not count a zombie as alive.
+
+/**
+ * The kernel's start time of a process (Linux: field 22 of `/proc/<pid>/stat`, clock ticks
+ * since boot), or null where it cannot be read. Recorded for each agent, it tells a pid that
+ * is still that agent from a pid the system has since given to another process.
+ */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * True when a process with this pid exists and has not exited (a zombie nobody reaped — an
+ * agent whose orchestrator died — is not alive).
+ */
+export function processAlive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+  } catch {
+    return false;
+  }
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true; // no /proc: the signal probe is all there is
+  }
+}
