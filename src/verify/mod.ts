@@ -48,6 +48,7 @@ export {
   LogFactsCollector,
 } from "./log_facts.ts";
 export { type PackVerifyResult, verifyPack } from "./pack.ts";
+export { sidecarReader } from "./_sidecars.ts";
 export {
   attachmentMemberName,
   attachmentMemberParts,

@@ -35,6 +35,7 @@ import {
   packWindow,
   readAttestationDirectory,
   readCardDirectory,
+  sidecarReader,
   verifyPack,
 } from "../../verify/mod.ts";
 import {
@@ -129,27 +130,6 @@ export async function verifyWrittenPack(
   } finally {
     file.close();
   }
-}
-
-// A sidecar is ~150 bytes; anything far larger is not one.
-const MAX_SIDECAR_BYTES = 4096;
-
-// Synchronous on purpose: a 100 000-entry window reads as many sidecars, and the async file
-// API costs several times more per call.
-function readSidecar(path: string): Uint8Array | string {
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.lstatSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-      return "missing";
-    }
-    throw error;
-  }
-  if (info.isSymlink) return "a symlink (refused)";
-  if (!info.isFile) return "not a regular file";
-  if (info.size > MAX_SIDECAR_BYTES) return `${info.size} bytes, too large for a signature`;
-  return Deno.readFileSync(path);
 }
 
 /** What the authenticated audit chain gives a pack. */
@@ -326,18 +306,23 @@ async function analyzeWindow(
     stored.set(a.entry_hash, list);
   }
   const attestations: PackAttestation[] = [];
+  // The verifier's reader: each artefact's sidecar folder is listed once (the listing says
+  // which names are regular files, so a symlink is never opened), then one read per sidecar.
+  const readSidecar = sidecarReader(lineageDir);
   const take = (w: WindowEntry) => {
     committed.add(w.hash, w.leaf);
     attestations.push(...stored.get(w.hash) ?? []);
-    const sidecar = join(lineageDir, signaturePath(w.entry.artefact_path, w.hash));
-    const sig = readSidecar(sidecar);
-    if (typeof sig === "string") {
+    const sig = readSidecar(w.entry.artefact_path, w.hash);
+    if (!(sig instanceof Uint8Array)) {
+      const sidecar = join(lineageDir, signaturePath(w.entry.artefact_path, w.hash));
       warnings.push({
         code: "compliance.signature_missing",
-        message: `${sidecar}: signature of ${w.hash} is ${sig}; the pack will fail verification`,
+        message: `${sidecar}: signature of ${w.hash} ${
+          sig === undefined ? "is missing" : sig.problem
+        }; the pack will fail verification`,
       });
     }
-    members.add(w.line, w.entry, w.hash, typeof sig === "string" ? undefined : sig);
+    members.add(w.line, w.entry, w.hash, sig instanceof Uint8Array ? sig : undefined);
     toolCallIds.add(w.entry.tool_call_id);
     const signer = `${w.entry.agent_id}\u0000${w.entry.agent_card_kid}`;
     if (!signers.has(signer)) {
