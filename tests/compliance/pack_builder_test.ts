@@ -120,6 +120,34 @@ Deno.test("a missing sidecar and a missing card are warned about and fail the se
   });
 });
 
+Deno.test("a sidecar that is a symlink or far too large is not packed, named, and fails the self-check", async () => {
+  await withTempDir(async (dir) => {
+    const store = await writeValidTree(dir);
+    const lineage = join(dir, ".sdd", "lineage");
+    const [a] = await store.chain("src/a.ts");
+    const [b] = await store.chain("src/b.ts");
+    // A hostile agent points a sidecar at a file elsewhere (here: its own valid signature,
+    // moved away): the builder must not follow it, even though the bytes would verify.
+    const linked = join(lineage, signaturePath("src/a.ts", a.hash));
+    const moved = join(dir, "elsewhere.jws");
+    await Deno.rename(linked, moved);
+    await Deno.symlink(moved, linked);
+    const big = join(lineage, signaturePath("src/b.ts", b.hash));
+    await Deno.writeFile(big, new Uint8Array(64 * 1024).fill(0x41));
+    const o = await options(dir, {});
+    const r = await buildProjectPack(o);
+    const missing = r.warnings.filter((w) => w.code === "compliance.signature_missing");
+    deepStrictEqual(missing.map((w) => w.message), [
+      `${linked}: signature of ${a.hash} is a symlink (refused); the pack will fail verification`,
+      `${big}: signature of ${b.hash} is more than 4096 bytes; the pack will fail verification`,
+    ]);
+    const check = await selfCheck(r, o);
+    strictEqual(check.ok, false);
+    strictEqual(check.errors.filter((e) => e.kind === "invalid signature").length, 2);
+    strictEqual(check.stats.signatures, r.facts.entry_count - 2, "neither is packed");
+  });
+});
+
 Deno.test("conflicting cards for a signer stop the build with the locations", async () => {
   await withTempDir(async (dir) => {
     const store = await writeValidTree(dir);
