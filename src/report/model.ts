@@ -337,26 +337,148 @@ export function buildRunModel(records: RunRecords, options: BuildRunModelOptions
   const startIso = header.started_at ?? events[0]?.timestamp ?? new Date(options.nowMs)
     .toISOString();
   const startMs = timestampMs(startIso);
-  const attempts: MutableAttempt[] = [];
-  const bySession = new Map<string, MutableAttempt>();
-  const currentOfTask = new Map<string, MutableAttempt>();
-  const gates: GateView[] = [];
-  const merges: MergeView[] = [];
-  const refused: RefusedView[] = [];
-  const attachments: AttachmentView[] = [];
-  const notices: NoticeView[] = [];
-  let finished: RunEventRecord | undefined;
-  let starts = 0;
+  const fold = new RunFold();
+  for (const e of events) fold.apply(e);
+  const lastEventIso = events.at(-1)?.timestamp ?? startIso;
+  const endIso = fold.finished?.timestamp ??
+    (header.state === "running" ? new Date(options.nowMs).toISOString() : lastEventIso);
+  const endMs = Math.max(startMs, timestampMs(endIso));
+  const { attempts, merges, refused } = fold;
+  const lanes = settleAttempts(attempts, header.state, { startMs, endMs, endIso });
+  const tasks = taskViews(records.tasks, attempts, merges);
+  const byStatus: Record<string, number> = {};
+  for (const t of tasks) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
+  const failed = tasks.filter((t) => FAILED_STATUSES.has(t.status)).length;
+  return {
+    schema: "bernstein-run-report",
+    version: RUN_MODEL_VERSION,
+    generated_at: new Date(options.nowMs).toISOString(),
+    run: runView(records, fold, { startIso, endIso, startMs, endMs, failed }),
+    counts: {
+      tasks: tasks.length,
+      merged: merges.length,
+      refused: refused.length,
+      failed,
+      running: attempts.filter((a) => a.outcome === "running").length,
+      waiting: tasks.filter((t) => t.status === "open" || t.status === "planned").length,
+      attempts: attempts.length,
+      by_status: byStatus,
+    },
+    cost: costRows(attempts),
+    tasks,
+    attempts: attempts.map(({ gatedAt: _, ...a }) => a),
+    lanes,
+    span_ms: endMs - startMs,
+    gates: fold.gates,
+    merges,
+    refused_merges: refused,
+    attachments: fold.attachments,
+    notices: fold.notices,
+    verification: records.verification,
+  };
+}
 
-  const attemptOf = (e: RunEventRecord): MutableAttempt | undefined => {
+/** Where the run's time span starts and ends, and its failed task count. */
+interface RunSpan {
+  startIso: string;
+  endIso: string;
+  startMs: number;
+  endMs: number;
+  failed: number;
+}
+
+/** The model's `run` section: identity, state, health and why it ended. */
+function runView(records: RunRecords, fold: RunFold, span: RunSpan): RunModel["run"] {
+  const { header, summary } = records;
+  const health =
+    summary !== null && (summary.health === "HEALTHY" || summary.health === "UNHEALTHY")
+      ? summary.health
+      : fold.refused.length === 0 && span.failed === 0 && header.state !== "interrupted"
+      ? "HEALTHY"
+      : "UNHEALTHY";
+  const reason = textOf(fold.finished?.details.reason) ??
+    (header.state === "running"
+      ? "in progress"
+      : header.state === "interrupted"
+      ? "interrupted: the orchestrator stopped without finishing ('bernstein run' resumes it)"
+      : "finished");
+  return {
+    run_id: header.run_id,
+    state: header.state,
+    health,
+    end: textOf(fold.finished?.details.end) ?? textOf(summary?.end ?? undefined),
+    reason,
+    branch: header.branch,
+    goal: header.goal,
+    source: header.source,
+    host: header.host,
+    started_at: span.startIso,
+    ended_at: header.state === "running" ? null : span.endIso,
+    elapsed_s: Math.round((span.endMs - span.startMs) / 100) / 10,
+    starts: Math.max(fold.starts, 1),
+    max_agents: header.max_agents,
+  };
+}
+
+/**
+ * Ends the attempts a finished run left open (interrupted), gives every attempt its timeline
+ * phases, marks escalations and lays them out in lanes; returns the number of lanes.
+ */
+function settleAttempts(
+  attempts: MutableAttempt[],
+  state: RunRecords["header"]["state"],
+  span: { startMs: number; endMs: number; endIso: string },
+): number {
+  for (const a of attempts) {
+    if (a.ended_at === null && state !== "running") {
+      // The run ended (or died) with this attempt unfinished.
+      a.outcome = "interrupted";
+      a.ended_at = span.endIso;
+      a.reason ??= state === "interrupted" ? "the run was interrupted" : "the run ended first";
+    }
+    a.phases = phasesOf(a, span.startMs, span.endMs);
+  }
+  markEscalations(attempts);
+  const lanes = assignLanes(attempts.map((a) => ({
+    start: a.phases[0]?.start_ms ?? 0,
+    end: a.phases.at(-1)?.end_ms ?? 0,
+  })));
+  attempts.forEach((a, i) => (a.lane = lanes.lanes[i]));
+  return lanes.count;
+}
+
+/** A run's attempts, gates, merges, attachments and notices, folded from its events in order. */
+class RunFold {
+  readonly attempts: MutableAttempt[] = [];
+  readonly bySession = new Map<string, MutableAttempt>();
+  readonly currentOfTask = new Map<string, MutableAttempt>();
+  readonly gates: GateView[] = [];
+  readonly merges: MergeView[] = [];
+  readonly refused: RefusedView[] = [];
+  readonly attachments: AttachmentView[] = [];
+  readonly notices: NoticeView[] = [];
+  finished: RunEventRecord | undefined;
+  starts = 0;
+
+  /** Takes in one event. */
+  apply(e: RunEventRecord): void {
+    const notice = noticeOf(e);
+    if (notice !== undefined) this.notices.push(notice);
+    FOLD_STEPS.get(e.event_type)?.(this, e);
+  }
+
+  /** The attempt an event is about: its session's, else its task's current one. */
+  attemptOf(e: RunEventRecord): MutableAttempt | undefined {
     const session = textOf(e.details.session) ??
       (e.resource_type === "agent" ? e.resource_id : null);
-    if (session !== null && bySession.has(session)) return bySession.get(session);
-    if (e.resource_type === "task") return currentOfTask.get(e.resource_id);
+    if (session !== null && this.bySession.has(session)) return this.bySession.get(session);
+    if (e.resource_type === "task") return this.currentOfTask.get(e.resource_id);
     return undefined;
-  };
-  const open = (session: string, taskId: string, at: string, d: JsonObject): MutableAttempt => {
-    const previous = currentOfTask.get(taskId);
+  }
+
+  /** A new attempt of `taskId` (a claim, or a spawn nobody saw claimed). */
+  open(session: string, taskId: string, at: string, d: JsonObject): MutableAttempt {
+    const previous = this.currentOfTask.get(taskId);
     const attempt: MutableAttempt = {
       session,
       task_id: taskId,
@@ -383,274 +505,185 @@ export function buildRunModel(records: RunRecords, options: BuildRunModelOptions
       gatedAt: null,
     };
     attempt.retry = attempt.attempt > 1 || previous !== undefined;
-    attempts.push(attempt);
-    bySession.set(session, attempt);
-    currentOfTask.set(taskId, attempt);
+    this.attempts.push(attempt);
+    this.bySession.set(session, attempt);
+    this.currentOfTask.set(taskId, attempt);
     return attempt;
-  };
-  const end = (
-    a: MutableAttempt | undefined,
-    outcome: AttemptOutcome,
-    at: string,
-    why?: string,
-  ) => {
-    if (a === undefined || a.ended_at !== null) return;
-    a.outcome = outcome;
-    a.ended_at = at;
-    if (why !== undefined) a.reason = firstLine(why);
-  };
+  }
+}
 
-  for (const e of events) {
+/** Ends an attempt (once: a later ending does not overwrite the first). */
+function endAttempt(
+  a: MutableAttempt | undefined,
+  outcome: AttemptOutcome,
+  at: string,
+  why?: string,
+): void {
+  if (a === undefined || a.ended_at !== null) return;
+  a.outcome = outcome;
+  a.ended_at = at;
+  if (why !== undefined) a.reason = firstLine(why);
+}
+
+type FoldStep = (fold: RunFold, e: RunEventRecord) => void;
+
+/** What each event type changes in the fold (notices aside: {@linkcode noticeOf}). */
+const FOLD_STEPS = new Map<string, FoldStep>([
+  ["run.started", (fold) => void fold.starts++],
+  ["run.resumed", (fold) => void fold.starts++],
+  ["run.finished", (fold, e) => void (fold.finished = e)],
+  ["scheduler.claim", (fold, e) => {
+    const session = textOf(e.details.session);
+    if (session !== null) fold.open(session, e.resource_id, e.timestamp, e.details);
+  }],
+  ["agent.spawned", foldSpawned],
+  ["agent.spawn_failed", (fold, e) => {
+    const why = textOf(e.details.reason) ?? "spawn failed";
+    endAttempt(fold.attemptOf(e), "spawn-failed", e.timestamp, why);
+  }],
+  ["agent.exited", foldExited],
+  ["task.progress", (fold, e) => {
+    const a = fold.currentOfTask.get(e.resource_id);
+    const message = textOf(e.details.message);
+    if (a !== undefined && message !== null) a.last_progress = firstLine(message);
+  }],
+  ["gate.result", foldGate],
+  ["merge.completed", foldMerged],
+  ["merge.refused", foldRefused],
+  ["task.transition", (fold, e) => {
+    const a = fold.currentOfTask.get(e.resource_id);
+    const to = textOf(e.details.to);
+    const reason = textOf(e.details.reason) ?? "";
+    if (to === "failed") endAttempt(a, "failed", e.timestamp, reason);
+    if (to === "closed" && reason.startsWith("no changes")) {
+      endAttempt(a, "no-changes", e.timestamp, reason);
+    }
+  }],
+  ["multimodal.attach", (fold, e) => {
     const d = e.details;
-    switch (e.event_type) {
-      case "run.started":
-      case "run.resumed":
-        starts++;
-        break;
-      case "run.finished":
-        finished = e;
-        break;
-      case "scheduler.claim": {
-        const session = textOf(d.session);
-        if (session !== null) open(session, e.resource_id, e.timestamp, d);
-        break;
-      }
-      case "agent.spawned": {
-        const taskId = textOf(d.task_id) ?? e.resource_id;
-        const a = bySession.get(e.resource_id) ?? open(e.resource_id, taskId, e.timestamp, d);
-        a.spawned_at = e.timestamp;
-        a.adapter = textOf(d.adapter) ?? a.adapter;
-        a.model = textOf(d.model);
-        a.attachment_digests = stringsOf(d.attachment_digests);
-        break;
-      }
-      case "agent.spawn_failed": {
-        const a = attemptOf(e);
-        end(a, "spawn-failed", e.timestamp, textOf(d.reason) ?? "spawn failed");
-        notices.push({
-          at: e.timestamp,
-          level: "warning",
-          message: `${e.resource_id}: ${textOf(d.reason) ?? "spawn failed"}`,
-        });
-        break;
-      }
-      case "agent.exited": {
-        const a = bySession.get(e.resource_id);
-        if (a === undefined) break;
-        a.exited_at = e.timestamp;
-        a.exit_code = numberOf(d.exit_code);
-        a.turns = numberOf(d.turns);
-        a.tokens_in = numberOf(d.tokens_in);
-        a.tokens_out = numberOf(d.tokens_out);
-        a.cost_usd = numberOf(d.cost_usd);
-        if (d.ok === false) {
-          const why = d.timed_out === true
-            ? "deadline: the agent was killed"
-            : textOf(d.error) ?? `agent exited ${a.exit_code ?? "?"}`;
-          a.reason = firstLine(why);
-        }
-        break;
-      }
-      case "agent.stalled":
-        notices.push({
-          at: e.timestamp,
-          level: "warning",
-          message: `${textOf(d.task_id) ?? e.resource_id}: agent ${e.resource_id} stalled (silent ${
-            numberOf(d.silent_s) ?? "?"
-          }s) and was stopped`,
-        });
-        break;
-      case "task.progress": {
-        const a = currentOfTask.get(e.resource_id);
-        const message = textOf(d.message);
-        if (a !== undefined && message !== null) a.last_progress = firstLine(message);
-        break;
-      }
-      case "gate.result": {
-        const a = attemptOf(e);
-        if (a !== undefined) a.gatedAt = e.timestamp;
-        gates.push({
-          task_id: e.resource_id,
-          session: textOf(d.session),
-          gate: textOf(d.gate) ?? "?",
-          ok: d.ok === true,
-          reason: textOf(d.reason) ?? "",
-          output_tail: textOf(d.output_tail) ?? "",
-          at: e.timestamp,
-        });
-        break;
-      }
-      case "merge.completed": {
-        const a = attemptOf(e);
-        end(a, "merged", e.timestamp);
-        merges.push({
-          task_id: e.resource_id,
-          session: textOf(d.session),
-          sha: textOf(d.sha) ?? "",
-          files: stringsOf(d.files),
-          at: e.timestamp,
-        });
-        break;
-      }
-      case "merge.refused": {
-        const a = attemptOf(e);
-        const reason = textOf(d.reason) ?? "refused";
-        const detail = textOf(d.detail) ?? "";
-        end(a, "refused", e.timestamp, `${reason}: ${detail}`);
-        refused.push({
-          task_id: e.resource_id,
-          session: textOf(d.session),
-          branch: textOf(d.branch) ?? "",
-          reason,
-          detail,
-          at: e.timestamp,
-        });
-        break;
-      }
-      case "task.transition": {
-        const a = currentOfTask.get(e.resource_id);
-        const to = textOf(d.to);
-        const reason = textOf(d.reason) ?? "";
-        if (to === "failed") end(a, "failed", e.timestamp, reason);
-        if (to === "closed" && reason.startsWith("no changes")) {
-          end(a, "no-changes", e.timestamp, reason);
-        }
-        break;
-      }
-      case "multimodal.attach": {
-        const session = textOf(d.worker_id) ?? "";
-        attachments.push({
-          session,
-          task_id: bySession.get(session)?.task_id ?? null,
-          sha256: textOf(d.sha256) ?? "",
-          mime: textOf(d.mime) ?? "",
-          path: textOf(d.path),
-          at: e.timestamp,
-        });
-        break;
-      }
-      case "run.stop_requested":
-        notices.push({
-          at: e.timestamp,
-          level: "info",
-          message: `stop requested: ${textOf(d.reason) ?? ""}${d.force === true ? " (force)" : ""}`,
-        });
-        break;
-      case "run.backstop":
-        notices.push({
-          at: e.timestamp,
-          level: "warning",
-          message: `backstop: ${textOf(d.reason) ?? ""}`,
-        });
-        break;
-      case "run.manager_stalled":
-        notices.push({
-          at: e.timestamp,
-          level: "warning",
-          message: `the manager created no task in ${numberOf(d.alive_s) ?? "?"}s`,
-        });
-        break;
-      // Nobody heard of it: a notification that failed or was dropped (delivered ones are
-      // the normal case and stay in the audit log).
-      case "notify.failed":
-      case "notify.dropped": {
-        const why = [textOf(d.status), textOf(d.error)].filter((x) => x !== null).join(": ");
-        notices.push({
-          at: e.timestamp,
-          level: "warning",
-          message: `notification ${textOf(d.event) ?? "?"} to ${e.resource_id} ` +
-            `${e.event_type.slice("notify.".length)} after ${numberOf(d.attempts) ?? "?"} ` +
-            `attempt(s)${why === "" ? "" : ` (${why})`}`,
-        });
-        break;
-      }
+    const session = textOf(d.worker_id) ?? "";
+    fold.attachments.push({
+      session,
+      task_id: fold.bySession.get(session)?.task_id ?? null,
+      sha256: textOf(d.sha256) ?? "",
+      mime: textOf(d.mime) ?? "",
+      path: textOf(d.path),
+      at: e.timestamp,
+    });
+  }],
+]);
+
+function foldSpawned(fold: RunFold, e: RunEventRecord): void {
+  const d = e.details;
+  const taskId = textOf(d.task_id) ?? e.resource_id;
+  const a = fold.bySession.get(e.resource_id) ?? fold.open(e.resource_id, taskId, e.timestamp, d);
+  a.spawned_at = e.timestamp;
+  a.adapter = textOf(d.adapter) ?? a.adapter;
+  a.model = textOf(d.model);
+  a.attachment_digests = stringsOf(d.attachment_digests);
+}
+
+function foldExited(fold: RunFold, e: RunEventRecord): void {
+  const a = fold.bySession.get(e.resource_id);
+  if (a === undefined) return;
+  const d = e.details;
+  a.exited_at = e.timestamp;
+  a.exit_code = numberOf(d.exit_code);
+  a.turns = numberOf(d.turns);
+  a.tokens_in = numberOf(d.tokens_in);
+  a.tokens_out = numberOf(d.tokens_out);
+  a.cost_usd = numberOf(d.cost_usd);
+  if (d.ok === false) {
+    const why = d.timed_out === true
+      ? "deadline: the agent was killed"
+      : textOf(d.error) ?? `agent exited ${a.exit_code ?? "?"}`;
+    a.reason = firstLine(why);
+  }
+}
+
+function foldGate(fold: RunFold, e: RunEventRecord): void {
+  const a = fold.attemptOf(e);
+  if (a !== undefined) a.gatedAt = e.timestamp;
+  const d = e.details;
+  fold.gates.push({
+    task_id: e.resource_id,
+    session: textOf(d.session),
+    gate: textOf(d.gate) ?? "?",
+    ok: d.ok === true,
+    reason: textOf(d.reason) ?? "",
+    output_tail: textOf(d.output_tail) ?? "",
+    at: e.timestamp,
+  });
+}
+
+function foldMerged(fold: RunFold, e: RunEventRecord): void {
+  endAttempt(fold.attemptOf(e), "merged", e.timestamp);
+  const d = e.details;
+  fold.merges.push({
+    task_id: e.resource_id,
+    session: textOf(d.session),
+    sha: textOf(d.sha) ?? "",
+    files: stringsOf(d.files),
+    at: e.timestamp,
+  });
+}
+
+function foldRefused(fold: RunFold, e: RunEventRecord): void {
+  const d = e.details;
+  const reason = textOf(d.reason) ?? "refused";
+  const detail = textOf(d.detail) ?? "";
+  endAttempt(fold.attemptOf(e), "refused", e.timestamp, `${reason}: ${detail}`);
+  fold.refused.push({
+    task_id: e.resource_id,
+    session: textOf(d.session),
+    branch: textOf(d.branch) ?? "",
+    reason,
+    detail,
+    at: e.timestamp,
+  });
+}
+
+/** The warning or note an event puts in the report, if any. */
+function noticeOf(e: RunEventRecord): NoticeView | undefined {
+  const d = e.details;
+  const notice = (level: NoticeView["level"], message: string) => ({
+    at: e.timestamp,
+    level,
+    message,
+  });
+  switch (e.event_type) {
+    case "agent.spawn_failed":
+      return notice("warning", `${e.resource_id}: ${textOf(d.reason) ?? "spawn failed"}`);
+    case "agent.stalled":
+      return notice(
+        "warning",
+        `${textOf(d.task_id) ?? e.resource_id}: agent ${e.resource_id} stalled (silent ${
+          numberOf(d.silent_s) ?? "?"
+        }s) and was stopped`,
+      );
+    case "run.stop_requested":
+      return notice(
+        "info",
+        `stop requested: ${textOf(d.reason) ?? ""}${d.force === true ? " (force)" : ""}`,
+      );
+    case "run.backstop":
+      return notice("warning", `backstop: ${textOf(d.reason) ?? ""}`);
+    case "run.manager_stalled":
+      return notice("warning", `the manager created no task in ${numberOf(d.alive_s) ?? "?"}s`);
+    // Nobody heard of it: a notification that failed or was dropped (delivered ones are
+    // the normal case and stay in the audit log).
+    case "notify.failed":
+    case "notify.dropped": {
+      const why = [textOf(d.status), textOf(d.error)].filter((x) => x !== null).join(": ");
+      return notice(
+        "warning",
+        `notification ${textOf(d.event) ?? "?"} to ${e.resource_id} ` +
+          `${e.event_type.slice("notify.".length)} after ${numberOf(d.attempts) ?? "?"} ` +
+          `attempt(s)${why === "" ? "" : ` (${why})`}`,
+      );
     }
   }
-
-  const lastEventIso = events.at(-1)?.timestamp ?? startIso;
-  const endIso = finished?.timestamp ??
-    (header.state === "running" ? new Date(options.nowMs).toISOString() : lastEventIso);
-  const endMs = Math.max(startMs, timestampMs(endIso));
-  for (const a of attempts) {
-    if (a.ended_at === null && header.state !== "running") {
-      // The run ended (or died) with this attempt unfinished.
-      a.outcome = "interrupted";
-      a.ended_at = endIso;
-      a.reason ??= header.state === "interrupted"
-        ? "the run was interrupted"
-        : "the run ended first";
-    }
-    a.phases = phasesOf(a, startMs, endMs);
-  }
-  markEscalations(attempts);
-  const lanes = assignLanes(attempts.map((a) => ({
-    start: a.phases[0]?.start_ms ?? 0,
-    end: a.phases.at(-1)?.end_ms ?? 0,
-  })));
-  attempts.forEach((a, i) => (a.lane = lanes.lanes[i]));
-
-  const tasks = taskViews(records.tasks, attempts, merges);
-  const byStatus: Record<string, number> = {};
-  for (const t of tasks) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
-  const cost = costRows(attempts);
-  const summary = records.summary;
-  const failed = tasks.filter((t) => FAILED_STATUSES.has(t.status)).length;
-  const health =
-    summary !== null && (summary.health === "HEALTHY" || summary.health === "UNHEALTHY")
-      ? summary.health
-      : refused.length === 0 && failed === 0 && header.state !== "interrupted"
-      ? "HEALTHY"
-      : "UNHEALTHY";
-  const endReason = textOf(finished?.details.end) ?? textOf(summary?.end ?? undefined);
-  const reason = textOf(finished?.details.reason) ??
-    (header.state === "running"
-      ? "in progress"
-      : header.state === "interrupted"
-      ? "interrupted: the orchestrator stopped without finishing ('bernstein run' resumes it)"
-      : "finished");
-
-  return {
-    schema: "bernstein-run-report",
-    version: RUN_MODEL_VERSION,
-    generated_at: new Date(options.nowMs).toISOString(),
-    run: {
-      run_id: header.run_id,
-      state: header.state,
-      health,
-      end: endReason,
-      reason,
-      branch: header.branch,
-      goal: header.goal,
-      source: header.source,
-      host: header.host,
-      started_at: startIso,
-      ended_at: header.state === "running" ? null : endIso,
-      elapsed_s: Math.round((endMs - startMs) / 100) / 10,
-      starts: Math.max(starts, 1),
-      max_agents: header.max_agents,
-    },
-    counts: {
-      tasks: tasks.length,
-      merged: merges.length,
-      refused: refused.length,
-      failed,
-      running: attempts.filter((a) => a.outcome === "running").length,
-      waiting: tasks.filter((t) => t.status === "open" || t.status === "planned").length,
-      attempts: attempts.length,
-      by_status: byStatus,
-    },
-    cost,
-    tasks,
-    attempts: attempts.map(({ gatedAt: _, ...a }) => a),
-    lanes: lanes.count,
-    span_ms: endMs - startMs,
-    gates,
-    merges,
-    refused_merges: refused,
-    attachments,
-    notices,
-    verification: records.verification,
-  };
+  return undefined;
 }
 
 function phasesOf(a: MutableAttempt, runStartMs: number, runEndMs: number): AttemptPhase[] {
