@@ -2,6 +2,7 @@
 // the scripted agent — plan, parallel agents in worktrees, a failed check and its recovery step,
 // a refused gate, merges, then the record checked the way an auditor would, ending with the
 // run's signed checkpoint.
+import type { Git, RunReporter, RunSummary } from "../orchestrator/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 
 /**
@@ -108,26 +109,82 @@ tuning:
     default_max_retries: 0
 `;
 
+/** What every demo step works with: the throw-away folder, its repository and environment. */
+interface DemoPlace {
+  ctx: CommandContext;
+  /** The temporary folder (audit key, pack, repository). */
+  dir: string;
+  /** The repository inside it. */
+  repo: string;
+  /** The operator's environment with the demo's own audit key. */
+  env: { get(name: string): string | undefined };
+  /** Prints a step heading. */
+  say(text: string): void;
+}
+
+/** What the demo run produced (step 2). */
+interface DemoRun {
+  /** The run summary. */
+  summary: RunSummary;
+  /** Merges refused (not recovered). */
+  refused: { task_id: string; reason: string; branch: string }[];
+  /** Tasks a recovery step recovered. */
+  recovered: string[];
+  /** The `task.routed` event of the recovery step (its receipt hash). */
+  routed: { [key: string]: unknown } | undefined;
+}
+
 async function demo(ctx: CommandContext): Promise<number> {
   const { join } = await import("node:path");
-  const io = await import("../io/mod.ts");
-  const orchestrator = await import("../orchestrator/mod.ts");
-  const keep = ctx.flags.keep === true;
-  const say = (text: string) => ctx.out.line(ctx.out.style("bold", text));
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bernstein-demo-" }));
-  const repo = join(dir, "repo");
-  await Deno.mkdir(repo);
-  // The demo never touches the operator's own audit key or state.
-  const env = {
-    get: (name: string) =>
-      name === "BERNSTEIN_AUDIT_KEY_PATH" ? join(dir, "audit.key") : ctx.env.get(name),
+  const place: DemoPlace = {
+    ctx,
+    dir,
+    repo: join(dir, "repo"),
+    // The demo never touches the operator's own audit key or state.
+    env: {
+      get: (name: string) =>
+        name === "BERNSTEIN_AUDIT_KEY_PATH" ? join(dir, "audit.key") : ctx.env.get(name),
+    },
+    say: (text: string) => ctx.out.line(ctx.out.style("bold", text)),
   };
+  const git = await makeRepository(place);
+  const run = await runPlan(place, git);
+  const audit = await checkAudit(place);
+  const lineageOk = await checkLineage(place, audit.operatorPublicKey);
+  const receiptOk = await checkReceipt(place, run, audit.key);
+  const scorecardOk = await checkScorecard(place, run.summary);
+  const pack = await buildAndVerifyPack(place);
+  const reportOk = await writeReport(place, run.summary.run_id, ctx.flags.keep === true);
+  const checkpointOk = await checkCheckpoint(place, pack.fingerprint);
+  const ok = audit.ok && lineageOk && receiptOk && scorecardOk && pack.ok && reportOk &&
+    checkpointOk && (run.summary.merges as unknown[]).length === 5 && run.refused.length === 1 &&
+    run.recovered.length === 1;
+  ctx.out.line("");
+  ctx.out.line(
+    ok
+      ? "demo complete: 5 steps merged (one a recovery step), 1 refused by its gate; the record, the receipt, the pack and the checkpoint verify."
+      : "demo FAILED: see above",
+  );
+  if (ctx.flags.keep === true) {
+    ctx.out.line(
+      `the repository stays at ${place.repo} (explore: cd ${place.repo} && bernstein status)`,
+    );
+  } else await Deno.remove(dir, { recursive: true });
+  return ok ? 0 : 1;
+}
+
+/** Step 1: the repository on a feature branch, with the plan and the demo tuning. */
+async function makeRepository(place: DemoPlace): Promise<Git> {
+  const { join } = await import("node:path");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const { repo, env } = place;
+  await Deno.mkdir(repo);
   const git = new orchestrator.Git(repo, {
     env,
     identity: { name: "Demo Operator", email: "operator@demo.invalid" },
   });
-
-  say(`1/8 a throw-away repository at ${repo}`);
+  place.say(`1/8 a throw-away repository at ${repo}`);
   await git.run(["init", "--quiet", "-b", "main"]);
   await Deno.writeTextFile(join(repo, "README.md"), "# greeting-service\n");
   await Deno.writeTextFile(join(repo, "plan.yaml"), DEMO_PLAN);
@@ -135,12 +192,19 @@ async function demo(ctx: CommandContext): Promise<number> {
   await git.run(["checkout", "--quiet", "-b", "feature/greetings"]);
   await Deno.mkdir(join(repo, ".sdd"), { recursive: true });
   await Deno.writeTextFile(join(repo, ".sdd", "config.yaml"), DEMO_CONFIG);
-  ctx.out.line(
+  place.ctx.out.line(
     "    main + feature/greetings; plan.yaml: 7 steps in 5 stages, one a recovery step (scripted agent)",
   );
+  return git;
+}
 
-  say("2/8 bernstein run plan.yaml");
-  const reporter: import("../orchestrator/mod.ts").RunReporter = ctx.out.color
+/** Step 2: `bernstein run plan.yaml`, then what merged, what was refused and recovered. */
+async function runPlan(place: DemoPlace, git: Git): Promise<DemoRun> {
+  const io = await import("../io/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const { ctx } = place;
+  place.say("2/8 bernstein run plan.yaml");
+  const reporter: RunReporter = ctx.out.color
     ? new orchestrator.LiveReporter((text) => ctx.out.stdout.write(text), {
       width: terminalColumns(),
     })
@@ -148,8 +212,8 @@ async function demo(ctx: CommandContext): Promise<number> {
   // The routed recovery step's receipt hash, as the run announces it.
   let routed: { [key: string]: unknown } | undefined;
   const report = await orchestrator.executeRun({ planPath: "plan.yaml" }, {
-    cwd: repo,
-    env,
+    cwd: place.repo,
+    env: place.env,
     clock: io.systemClock,
     random: io.systemRandom,
     reporter: {
@@ -165,7 +229,7 @@ async function demo(ctx: CommandContext): Promise<number> {
   if (report.kind !== "run") throw new Error("the demo run did not run");
   const s = report.summary;
   const recovered = s.recovered;
-  const refused = (s.kept_branches as { task_id: string; reason: string; branch: string }[])
+  const refused = (s.kept_branches as DemoRun["refused"])
     .filter((k) => !recovered.includes(k.task_id));
   ctx.out.line(
     `    run ${s.run_id}: ${s.health} — ${
@@ -186,39 +250,49 @@ async function demo(ctx: CommandContext): Promise<number> {
   }
   const log = await git.text(["log", "--oneline", "--first-parent", "feature/greetings"]);
   for (const line of log.split("\n").slice(0, 6)) ctx.out.line(`    ${line}`);
+  return { summary: s, refused, recovered, routed };
+}
 
-  say("3/8 the audit chain (HMAC) verifies, and matches its signed checkpoint");
+/** Step 3: the audit chain verifies with its key and matches its signed checkpoint. */
+async function checkAudit(place: DemoPlace) {
+  const { join } = await import("node:path");
   const audit = await import("../audit/mod.ts");
-  const key = await audit.readAuditKey(join(dir, "audit.key"));
   const compliance = await import("../compliance/project/mod.ts");
+  place.say("3/8 the audit chain (HMAC) verifies, and matches its signed checkpoint");
+  const key = await audit.readAuditKey(join(place.dir, "audit.key"));
   const operator = await compliance.readOperatorSigningKey(
-    join(repo, ".sdd", compliance.OPERATOR_KEY_FILE),
+    join(place.repo, ".sdd", compliance.OPERATOR_KEY_FILE),
   );
-  const auditDir = join(repo, ".sdd", "audit");
+  const auditDir = join(place.repo, ".sdd", "audit");
   const chain = await audit.verifyAuditLog(auditDir, key, {
     checkpoints: await audit.readAuditCheckpoints(auditDir, operator.signer.publicKey),
   });
-  ctx.out.line(
+  place.ctx.out.line(
     `    ${
       chain.ok ? "PASS" : "FAIL"
     }: ${chain.records} records in ${chain.segments.length} segment(s); ` +
       `latest checkpoint covers ${chain.checkpoint?.latest?.size ?? 0} of them`,
   );
+  return { ok: chain.ok, key, operatorPublicKey: operator.signer.publicKey };
+}
 
-  say("4/8 the signed lineage log passes the gate");
+/** Step 4: the signed lineage log passes the gate, its checkpoint checked. */
+async function checkLineage(place: DemoPlace, operatorPublicKey: Uint8Array): Promise<boolean> {
+  const { join } = await import("node:path");
   const verify = await import("../verify/mod.ts");
   const lineage = await import("../lineage/store/mod.ts");
-  const operatorKey = await lineage.resolveOperatorHmacKey({ env });
+  place.say("4/8 the signed lineage log passes the gate");
+  const operatorKey = await lineage.resolveOperatorHmacKey({ env: place.env });
   // The run checkpoints its logs: their signatures are checked with the project's operator key.
   const opened = await verify.openDirectoryGateInput({
-    logPath: join(repo, ".sdd", "lineage", "log.jsonl"),
-    cardsDir: join(repo, ".sdd", "agents"),
+    logPath: join(place.repo, ".sdd", "lineage", "log.jsonl"),
+    cardsDir: join(place.repo, ".sdd", "agents"),
     operatorKey,
-    operatorPublicKey: operator.signer.publicKey,
+    operatorPublicKey,
   });
   if (opened === undefined) throw new Error("the demo run recorded no lineage");
   const gate = await verify.runLineageGate(opened.input).finally(() => opened.close());
-  ctx.out.line(
+  place.ctx.out.line(
     `    ${
       verify.gateVerdict(gate)
     }: ${gate.entries} entries on ${gate.artefacts} files, ${gate.cards} agent cards, HMAC checked; ` +
@@ -226,154 +300,160 @@ async function demo(ctx: CommandContext): Promise<number> {
         gate.checkpoint?.not_checkpointed ?? "?"
       } not yet checkpointed)`,
   );
-  for (const issue of gate.issues) ctx.out.line(`    ${issue.kind}: ${issue.message}`);
+  for (const issue of gate.issues) place.ctx.out.line(`    ${issue.kind}: ${issue.message}`);
+  return gate.ok;
+}
 
-  say("5/8 the recovery step's failure receipt resolves on the run's spine");
-  const receiptHash = String(routed?.receipt_hash ?? "");
+/** Step 5: the recovery step's failure receipt resolves on the run's spine. */
+async function checkReceipt(
+  place: DemoPlace,
+  run: DemoRun,
+  key: { bytes: Uint8Array },
+): Promise<boolean> {
+  const { join } = await import("node:path");
+  const lineage = await import("../lineage/store/mod.ts");
+  const { out } = place.ctx;
+  const runId = run.summary.run_id;
+  place.say("5/8 the recovery step's failure receipt resolves on the run's spine");
+  const receiptHash = String(run.routed?.receipt_hash ?? "");
   const receipt = await lineage.verifyRecoveryReceipt({
-    paths: lineage.lineagePaths(join(repo, ".sdd")),
-    runId: s.run_id,
+    paths: lineage.lineagePaths(join(place.repo, ".sdd")),
+    runId,
     receiptHash,
     auditKey: key.bytes,
   });
-  ctx.out.line(
-    `    $ bernstein lineage verify ${s.run_id} --receipt-hash ${receiptHash.slice(0, 23)}…`,
-  );
-  ctx.out.line(
+  out.line(`    $ bernstein lineage verify ${runId} --receipt-hash ${receiptHash.slice(0, 23)}…`);
+  out.line(
     `    ${receipt.ok ? "PASS" : "FAIL"}: ${receipt.receipt?.recovery_task ?? "?"} recovers ${
       receipt.receipt?.source_task ?? "?"
     } (${receipt.receipt?.source_status ?? "?"}; ${receipt.receipt?.condition ?? "?"}), ` +
       `entry ${receipt.entry?.line ?? "?"} of ${receipt.count} on an intact spine`,
   );
-  for (const p of receipt.problems) ctx.out.line(`    ${p.where}: ${p.message}`);
+  for (const p of receipt.problems) out.line(`    ${p.where}: ${p.message}`);
+  return receipt.ok;
+}
 
-  say("6/8 the run's scorecard matches its work ledger");
+/** Step 6: the run's scorecard matches its work ledger. */
+async function checkScorecard(place: DemoPlace, s: RunSummary): Promise<boolean> {
+  const { join } = await import("node:path");
   const ledger = await import("../ledger/mod.ts");
-  const check = await ledger.verifyScorecard(join(repo, ".sdd"), s.run_id);
-  ctx.out.line(
+  place.say("6/8 the run's scorecard matches its work ledger");
+  const check = await ledger.verifyScorecard(join(place.repo, ".sdd"), s.run_id);
+  place.ctx.out.line(
     `    ${check.ok ? "PASS" : "FAIL"}: outcome ${
       (s.scorecard as { outcome: string }).outcome
     }, ${check.description}`,
   );
+  return check.ok;
+}
 
-  say("7/8 a compliance pack, verified offline by bernstein-verify (read-only)");
+/** Step 7: `bernstein compliance pack` of today, checked offline by bernstein-verify. */
+async function buildAndVerifyPack(place: DemoPlace): Promise<{ ok: boolean; fingerprint: string }> {
+  const { join } = await import("node:path");
+  const io = await import("../io/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const { out } = place.ctx;
+  place.say("7/8 a compliance pack, verified offline by bernstein-verify (read-only)");
   const day = new Date(io.systemClock.nowMs()).toISOString().slice(0, 10);
-  const packPath = join(dir, "compliance-pack.zip");
-  const self = orchestrator.selfCommand(env);
-  const childEnv = {
-    ...io.buildChildEnv(DEMO_CHILD_ENV, env, { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" }),
-    ...self.env,
-    BERNSTEIN_AUDIT_KEY_PATH: join(dir, "audit.key"),
-  };
+  const packPath = join(place.dir, "compliance-pack.zip");
+  const self = orchestrator.selfCommand(place.env);
   const built = await io.runProcess(
     [
       ...self.argv,
-      "compliance",
-      "pack",
-      "--since",
-      day,
-      "--until",
-      day,
-      "--org",
-      "Demo Org",
-      "--output",
-      packPath,
-      "--json",
+      ...["compliance", "pack", "--since", day, "--until", day, "--org", "Demo Org"],
+      ...["--output", packPath, "--json"],
     ],
-    { cwd: repo, env: childEnv, timeoutMs: 120_000 },
-  );
-  const packInfo = built.code === 0 ? JSON.parse(io.outputText(built.stdout)) : undefined;
-  if (packInfo === undefined) {
-    ctx.out.line(`    pack build failed: ${io.outputText(built.stderr).trim()}`);
-  } else {ctx.out.line(
-      `    ${packPath}: ${packInfo.entries} entries, operator key fingerprint ${packInfo.operator.fingerprint}`,
-    );}
-  const verifier = orchestrator.verifyCommand(env);
-  const verified = packInfo === undefined ? undefined : await io.runProcess(
-    [...verifier.argv, "pack", packPath, "--operator-fingerprint", packInfo.operator.fingerprint],
     {
-      cwd: dir,
+      cwd: place.repo,
       env: {
-        ...io.buildChildEnv(DEMO_CHILD_ENV, env, { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" }),
-        ...verifier.env,
+        ...await demoChildEnv(place),
+        ...self.env,
+        BERNSTEIN_AUDIT_KEY_PATH: join(place.dir, "audit.key"),
       },
       timeoutMs: 120_000,
     },
   );
-  if (verified !== undefined) {
-    ctx.out.line(
-      `    $ bernstein-verify pack compliance-pack.zip --operator-fingerprint ${
-        String(packInfo.operator.fingerprint).slice(0, 16)
-      }…`,
-    );
-    for (const line of io.outputText(verified.stdout).trim().split("\n")) {
-      ctx.out.line(`    ${line}`);
-    }
+  if (built.code !== 0) {
+    out.line(`    pack build failed: ${io.outputText(built.stderr).trim()}`);
+    return { ok: false, fingerprint: "" };
   }
-  const packOk = verified?.code === 0;
+  const packInfo = JSON.parse(io.outputText(built.stdout));
+  const fingerprint = String(packInfo.operator.fingerprint);
+  out.line(`    ${packPath}: ${packInfo.entries} entries, operator key fingerprint ${fingerprint}`);
+  const verified = await runVerifier(place, [
+    ...["pack", packPath, "--operator-fingerprint", fingerprint],
+  ]);
+  out.line(
+    `    $ bernstein-verify pack compliance-pack.zip --operator-fingerprint ${
+      fingerprint.slice(0, 16)
+    }…`,
+  );
+  for (const line of verified.stdout.trim().split("\n")) out.line(`    ${line}`);
+  return { ok: verified.code === 0, fingerprint };
+}
 
-  // The run's report, as `bernstein runs report` writes it (verification done now).
+/** The run's report, as `bernstein runs report` writes it (verification done now). */
+async function writeReport(place: DemoPlace, runId: string, keep: boolean): Promise<boolean> {
+  const { join } = await import("node:path");
+  const io = await import("../io/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
   const view = await import("../report/mod.ts");
-  const records = await orchestrator.loadRunRecords(join(repo, ".sdd"), s.run_id, {
-    env,
-    verify: true,
-  });
+  const sdd = join(place.repo, ".sdd");
+  const records = await orchestrator.loadRunRecords(sdd, runId, { env: place.env, verify: true });
   const model = view.buildRunModel(records, { nowMs: io.systemClock.nowMs() });
-  const reportPath = io.runFile(join(repo, ".sdd"), s.run_id, "report");
+  const reportPath = io.runFile(sdd, runId, "report");
   await io.writeFileAtomic(reportPath, view.renderReportHtml(model));
   const v = model.verification;
-  const reportOk = model.attempts.length === 7 && model.refused_merges.length === 1 &&
-    [v.audit, v.lineage, v.scorecard].every((c) => c.status === "pass");
-  ctx.out.line(
+  place.ctx.out.line(
     `    the run's report: ${model.attempts.length} attempts on ${model.lanes} agent slot(s), ` +
       `audit ${v.audit.status}, lineage ${v.lineage.status}, scorecard ${v.scorecard.status}` +
       (keep ? ` — ${reportPath}` : " (--keep keeps it)"),
   );
+  return model.attempts.length === 7 && model.refused_merges.length === 1 &&
+    [v.audit, v.lineage, v.scorecard].every((c) => c.status === "pass");
+}
 
-  say("8/8 the run's signed checkpoint covers the lineage log, checked offline");
-  const fingerprint = String(packInfo?.operator.fingerprint ?? "");
-  const chained = await io.runProcess(
-    [
-      ...verifier.argv,
-      "chain",
-      "src/greet.ts",
-      "--lineage-dir",
-      join(repo, ".sdd", "lineage"),
-      "--operator-fingerprint",
-      fingerprint,
-    ],
-    {
-      cwd: dir,
-      env: {
-        ...io.buildChildEnv(DEMO_CHILD_ENV, env, { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" }),
-        ...verifier.env,
-      },
-      timeoutMs: 120_000,
-    },
-  );
-  ctx.out.line(
+/** Step 8: the run's signed checkpoint covers the lineage log, checked offline. */
+async function checkCheckpoint(place: DemoPlace, fingerprint: string): Promise<boolean> {
+  const { join } = await import("node:path");
+  const { out } = place.ctx;
+  place.say("8/8 the run's signed checkpoint covers the lineage log, checked offline");
+  const chained = await runVerifier(place, [
+    ...["chain", "src/greet.ts", "--lineage-dir", join(place.repo, ".sdd", "lineage")],
+    ...["--operator-fingerprint", fingerprint],
+  ]);
+  out.line(
     `    $ bernstein-verify chain src/greet.ts --lineage-dir .sdd/lineage --operator-fingerprint ${
       fingerprint.slice(0, 16)
     }…`,
   );
-  for (const line of io.outputText(chained.stdout).trim().split("\n")) {
-    ctx.out.line(`    ${line}`);
-  }
-  const checkpointOk = chained.code === 0 &&
-    /log matches \d+ checkpoint\(s\)/.test(io.outputText(chained.stdout));
+  for (const line of chained.stdout.trim().split("\n")) out.line(`    ${line}`);
+  return chained.code === 0 && /log matches \d+ checkpoint\(s\)/.test(chained.stdout);
+}
 
-  const ok = chain.ok && gate.ok && receipt.ok && check.ok && packOk && reportOk && checkpointOk &&
-    (s.merges as unknown[]).length === 5 && refused.length === 1 && recovered.length === 1;
-  ctx.out.line("");
-  ctx.out.line(
-    ok
-      ? "demo complete: 5 steps merged (one a recovery step), 1 refused by its gate; the record, the receipt, the pack and the checkpoint verify."
-      : "demo FAILED: see above",
-  );
-  if (keep) {
-    ctx.out.line(`the repository stays at ${repo} (explore: cd ${repo} && bernstein status)`);
-  } else await Deno.remove(dir, { recursive: true });
-  return ok ? 0 : 1;
+/** Runs bernstein-verify with `args` in the demo folder: its exit code and stdout. */
+async function runVerifier(
+  place: DemoPlace,
+  args: string[],
+): Promise<{ code: number; stdout: string }> {
+  const io = await import("../io/mod.ts");
+  const orchestrator = await import("../orchestrator/mod.ts");
+  const verifier = orchestrator.verifyCommand(place.env);
+  const result = await io.runProcess([...verifier.argv, ...args], {
+    cwd: place.dir,
+    env: { ...await demoChildEnv(place), ...verifier.env },
+    timeoutMs: 120_000,
+  });
+  return { code: result.code, stdout: io.outputText(result.stdout) };
+}
+
+/** The environment of the demo's own child commands: PATH, HOME and little else. */
+async function demoChildEnv(place: DemoPlace): Promise<Record<string, string>> {
+  const io = await import("../io/mod.ts");
+  return io.buildChildEnv(DEMO_CHILD_ENV, place.env, {
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+  });
 }
 
 /** PATH and HOME for the demo's own child commands (nothing else from the operator). */

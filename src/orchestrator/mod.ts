@@ -54,7 +54,7 @@ export {
   type RunReporter,
 } from "./reporter.ts";
 export { executeRun, type RunDeps, type RunWorkers, type WorkerParts } from "./run.ts";
-export { attemptLines, buildSummary, SHOWN_ATTEMPTS } from "./run_summary.ts";
+export { attemptLines, buildSummary, type RunSummary, SHOWN_ATTEMPTS } from "./run_summary.ts";
 export { RunCheckpoints } from "./checkpoints.ts";
 export { RunLoop } from "./run_loop.ts";
 
