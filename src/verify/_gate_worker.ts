@@ -1,9 +1,15 @@
 // A gate worker: checks batches of log lines (parse, entry rules, signatures, HMAC), reading
 // sidecars itself from the lineage folder or taking them from the batch, and replies with the
-// entries, their hashes and the issues. It only reads.
+// entries (or only what the in-order checks read of them), their hashes and the issues. It
+// only reads.
 import { keyedHmacSha256Pure } from "../crypto/mod.ts";
 import { AgentCardSet } from "../lineage/mod.ts";
-import { checkBatch, type LineBatch, type SignatureCheckContext } from "./_line_check.ts";
+import {
+  checkBatch,
+  type LineBatch,
+  linksOnly,
+  type SignatureCheckContext,
+} from "./_line_check.ts";
 import { type SidecarIndex, sidecarReader } from "./_sidecars.ts";
 import type { CardFile } from "./types.ts";
 
@@ -24,10 +30,13 @@ export interface GateWorkerInit {
   operatorKey?: Uint8Array;
   /** How sidecars are named in messages. */
   sidecarNames?: "lineage" | "pack";
+  /** Send whole entries back (the caller reads them); false: only their links. */
+  entries: boolean;
 }
 
 const scope = globalThis as unknown as WorkerScope;
 let ctx: SignatureCheckContext | undefined;
+let wholeEntries = true;
 
 scope.onmessage = (event: MessageEvent) => {
   const msg = event.data as GateWorkerInit | { type: "batch"; id: number; batch: LineBatch };
@@ -46,9 +55,10 @@ scope.onmessage = (event: MessageEvent) => {
       hmacKey: msg.operatorKey === undefined ? undefined : keyedHmacSha256Pure(msg.operatorKey),
       sidecarNames: msg.sidecarNames,
     };
+    wholeEntries = msg.entries;
     return;
   }
   if (ctx === undefined) throw new Error("gate worker used before init");
-  const { entries, hashes, issues } = checkBatch(msg.batch, ctx);
-  scope.postMessage({ id: msg.id, issues, entries, hashes });
+  const result = checkBatch(msg.batch, ctx);
+  scope.postMessage({ id: msg.id, ...(wholeEntries ? result : linksOnly(result)) });
 };

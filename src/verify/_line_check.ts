@@ -49,10 +49,19 @@ export interface LineBatch {
 /** Flag of a line longer than the framer's limit (only its start was kept). */
 export const LINE_TOO_LONG = 1;
 
+/**
+ * What the in-order checks read of an entry (dangling parents, forks, attestations): all a
+ * worker sends back when the caller wants no entries, so ~3 strings a line are cloned back
+ * instead of a whole entry (measured: ~0.5-1 s of CPU per 100 000 entries, clone and garbage).
+ */
+export type EntryLinks = Pick<LineageEntry, "artefact_path" | "parent_hashes" | "content_hash">;
+
 /** What checking a batch found, per line and in all. */
 export interface BatchResult {
-  /** Per line: the entry, or null when the line is not one. */
-  entries: (LineageEntry | null)[];
+  /** Per line: the entry (or only its links, see {@linkcode EntryLinks}), or null when none. */
+  links: (EntryLinks | null)[];
+  /** Per line: the whole entry or null; absent when the batch's caller wants no entries. */
+  entries?: (LineageEntry | null)[];
   /** Per line: the entry hash, or null when the line is not an entry. */
   hashes: (string | null)[];
   /** Every issue of the batch's lines (framing, entry rules, signatures, HMAC). */
@@ -305,14 +314,35 @@ function carriedSidecar(
   return undefined;
 }
 
+/** The result without its whole entries: only their links (what a worker sends back then). */
+export function linksOnly(result: BatchResult): BatchResult {
+  const links = result.links.map((e) =>
+    e === null ? null : {
+      artefact_path: e.artefact_path,
+      parent_hashes: e.parent_hashes,
+      content_hash: e.content_hash,
+    }
+  );
+  return { links, hashes: result.hashes, issues: result.issues };
+}
+
 /**
  * Checks every line of a batch: framing and byte binding, entry rules and the entry hash, then
  * for entries the kid binding, the JWS, the Ed25519 signature and the operator HMAC. The
  * signatures come with the batch (archives) or are read through `ctx.signatures`.
  */
-export function checkBatch(batch: LineBatch, ctx: SignatureCheckContext): BatchResult {
+export function checkBatch(
+  batch: LineBatch,
+  ctx: SignatureCheckContext,
+): BatchResult & { entries: (LineageEntry | null)[] } {
   const n = batch.meta.length / 3;
-  const result: BatchResult = { entries: new Array(n), hashes: new Array(n), issues: [] };
+  const entries: (LineageEntry | null)[] = new Array(n);
+  const result = {
+    links: entries,
+    entries,
+    hashes: new Array<string | null>(n),
+    issues: [] as GateIssue[],
+  };
   const offsets = { data: 0, problem: 0 };
   let at = 0;
   for (let i = 0; i < n; i++) {
@@ -333,11 +363,11 @@ export function checkBatch(batch: LineBatch, ctx: SignatureCheckContext): BatchR
     if (parsed.issues !== null) result.issues.push(...parsed.issues);
     const { entry, hash } = parsed;
     if (entry === undefined || hash === undefined) {
-      result.entries[i] = null;
+      entries[i] = null;
       result.hashes[i] = null;
       continue;
     }
-    result.entries[i] = entry;
+    entries[i] = entry;
     result.hashes[i] = hash;
     const job = signatureJob(line, bytes, entry, hash);
     const fetched = batch.sidecars !== undefined || ctx.signatures === undefined

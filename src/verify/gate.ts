@@ -20,6 +20,7 @@ import {
 } from "../lineage/mod.ts";
 import {
   type BatchResult,
+  type EntryLinks,
   LINE_TOO_LONG,
   type LineBatch,
   type SignatureCheckContext,
@@ -146,6 +147,7 @@ export async function runLineageGate(
       cards: cardFiles,
       operatorKey: input.operatorKey,
       sidecarNames: input.sidecarNames,
+      entries: input.onEntry !== undefined,
     }, options.workerUrl)
     : inlineRunner(ctx);
 
@@ -229,9 +231,9 @@ export async function runLineageGate(
       const bytes = batch.data.subarray(at, at + batch.meta[3 * i + 1]);
       at += bytes.length;
       const flags = batch.meta[3 * i + 2];
-      const entry = result.entries[i];
+      const links = result.links[i];
       const hash = result.hashes[i];
-      if (entry !== null && hash !== null) onEntry(line, entry, hash, bytes);
+      if (links !== null && hash !== null) onEntry(line, links, hash, bytes, result.entries?.[i]);
       // A checkpoint covers terminated lines only: an open tail is not a line yet.
       if (leaves !== undefined && (flags & LINE_OPEN) === 0) {
         leaves.add(hash ?? undefined, bytes, (flags & LINE_TOO_LONG) !== 0);
@@ -239,7 +241,13 @@ export async function runLineageGate(
     }
   }
 
-  function onEntry(line: number, entry: LineageEntry, hash: string, bytes: Uint8Array): void {
+  function onEntry(
+    line: number,
+    entry: EntryLinks,
+    hash: string,
+    bytes: Uint8Array,
+    whole: LineageEntry | null | undefined,
+  ): void {
     entries++;
     for (const parent of entry.parent_hashes) {
       if (seen.has(parent) || input.knownParents?.has(parent)) continue;
@@ -254,7 +262,8 @@ export async function runLineageGate(
       dangling.push({ issue, parent });
     }
     if (!seen.has(hash)) seen.set(hash, line);
-    input.onEntry?.(entry, hash, bytes);
+    // Workers send whole entries back exactly when there is an `onEntry` to give them to.
+    if (input.onEntry !== undefined && whole) input.onEntry(whole, hash, bytes);
     if (attested.has(hash)) {
       attested.set(hash, { content_hash: entry.content_hash, artefact_path: entry.artefact_path });
     }

@@ -3,7 +3,8 @@
 import { deepStrictEqual, equal, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { signaturePath } from "../../src/lineage/mod.ts";
-import { gateDir, generateTree } from "../_helpers/lineage_tree.ts";
+import { openDirectoryGateInput, runLineageGate } from "../../src/verify/mod.ts";
+import { gateDir, generateTree, TEST_OPERATOR_KEY } from "../_helpers/lineage_tree.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 const ENTRIES = 900;
@@ -25,6 +26,35 @@ Deno.test("a 900-entry tree passes inline and with 1 and 2 workers", async () =>
       deepStrictEqual(result.issues, [], `workers=${workers}`);
       strictEqual(result.entries, ENTRIES);
       strictEqual(result.artefacts, 37);
+    }
+  });
+});
+
+Deno.test("onEntry gets every whole entry in log order, also from worker batches", async () => {
+  await withTempDir(async (dir) => {
+    generateTree(dir, { entries: ENTRIES, artefacts: 37 });
+    const expected = await Promise.all(
+      (await lines(dir)).map(async (l) => `${await hashOf(l)} ${JSON.parse(l).agent_id}`),
+    );
+    for (const workers of [0, 1]) {
+      const opened = await openDirectoryGateInput({
+        logPath: join(dir, ".sdd/lineage/log.jsonl"),
+        cardsDir: join(dir, ".sdd/agents"),
+        operatorKey: TEST_OPERATOR_KEY,
+      });
+      if (opened === undefined) throw new Error("no log");
+      const seen: string[] = [];
+      try {
+        // Whole entries: fields the in-order checks never read (agent_id, ts_ns) are there.
+        const result = await runLineageGate({
+          ...opened.input,
+          onEntry: (entry, hash) => seen.push(`${hash} ${entry.agent_id}`),
+        }, { workers });
+        strictEqual(result.ok, true, `workers=${workers}`);
+      } finally {
+        opened.close();
+      }
+      deepStrictEqual(seen, expected, `workers=${workers}`);
     }
   });
 });
