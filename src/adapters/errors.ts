@@ -1,6 +1,6 @@
 // The error an adapter fails with.
 
-import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
+import { BernsteinError, type BernsteinErrorOptions, type FamilyCode } from "../errors/mod.ts";
 
 /**
  * An adapter cannot be used as asked: unknown name (`adapter.unknown`), not installed
@@ -8,7 +8,7 @@ import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
  * `adapter.bad_settings`), or a prompt it cannot carry (`adapter.prompt_too_long`).
  */
 export class AdapterError extends BernsteinError {
-  constructor(code: `adapter.${string}`, message: string, options: BernsteinErrorOptions = {}) {
+  constructor(code: FamilyCode<"adapter">, message: string, options: BernsteinErrorOptions = {}) {
     super(code, message, options);
   }
 }

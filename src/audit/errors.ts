@@ -1,10 +1,10 @@
 // The error an audit log operation fails with.
 
-import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
+import { BernsteinError, type BernsteinErrorOptions, type FamilyCode } from "../errors/mod.ts";
 
 /** An audit log operation failed: bad event input, unsafe segment, refused claim. */
 export class AuditError extends BernsteinError {
-  constructor(code: `audit.${string}`, message: string, options: BernsteinErrorOptions = {}) {
+  constructor(code: FamilyCode<"audit">, message: string, options: BernsteinErrorOptions = {}) {
     super(code, message, options);
   }
 }

@@ -1,6 +1,6 @@
 // The error a content-addressed store operation fails with.
 
-import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
+import { BernsteinError, type BernsteinErrorOptions, type FamilyCode } from "../errors/mod.ts";
 
 /**
  * A CAS operation failed. Codes: `cas.invalid_key`, `cas.not_found`, `cas.not_regular`
@@ -8,7 +8,7 @@ import { BernsteinError, type BernsteinErrorOptions } from "../errors/mod.ts";
  * `cas.too_large`, `cas.meta_invalid`.
  */
 export class CasError extends BernsteinError {
-  constructor(code: `cas.${string}`, message: string, options: BernsteinErrorOptions = {}) {
+  constructor(code: FamilyCode<"cas">, message: string, options: BernsteinErrorOptions = {}) {
     super(code, message, options);
   }
 }

@@ -1,4 +1,5 @@
 // Shared by the fleet command groups (`var`, `conn`, `ctx`): the project's `.sdd/`, the audit
+import type { ErrorCode } from "../errors/mod.ts";
 import type { AuditKey } from "../audit/mod.ts";
 import type { JsonValue } from "../canonical/mod.ts";
 import type { ProjectPaths } from "../config/mod.ts";
@@ -26,7 +27,7 @@ export async function fleetProject(
 /** Prints what a store noticed on the way (index out of step, damaged chain lines). */
 export function printWarnings(
   ctx: CommandContext,
-  warnings: readonly { code: string; message: string }[],
+  warnings: readonly { code: ErrorCode; message: string }[],
 ): void {
   for (const w of warnings) ctx.out.warn(w);
 }

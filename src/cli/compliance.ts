@@ -7,7 +7,7 @@ import { booleanFlag, stringFlag } from "./spec.ts";
 const WARNINGS_PER_CODE = 10;
 
 function printWarnings(ctx: CommandContext, warnings: readonly Warning[]): void {
-  const byCode = new Map<string, Warning[]>();
+  const byCode = new Map<Warning["code"], Warning[]>();
   for (const w of warnings) byCode.set(w.code, [...(byCode.get(w.code) ?? []), w]);
   for (const [code, list] of byCode) {
     for (const w of list.slice(0, WARNINGS_PER_CODE)) ctx.out.warn(w);

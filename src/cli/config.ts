@@ -1,6 +1,6 @@
 // `bernstein config …`: read and change the effective configuration.
 import type { JsonValue } from "../canonical/mod.ts";
-import type { BernsteinError as BernsteinErrorType } from "../errors/mod.ts";
+import type { BernsteinError as BernsteinErrorType, ErrorCode } from "../errors/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, stringArg } from "./spec.ts";
 
@@ -10,7 +10,13 @@ async function configModule() {
 
 function printWarnings(
   ctx: CommandContext,
-  problems: { severity: string; code: string; message: string; location?: string; hint?: string }[],
+  problems: {
+    severity: string;
+    code: ErrorCode;
+    message: string;
+    location?: string;
+    hint?: string;
+  }[],
 ): void {
   for (const p of problems) if (p.severity === "warning") ctx.out.warn(p);
 }

@@ -1,12 +1,13 @@
 // `bernstein policy …` and `bernstein approvals …`: check a tool call against the project's
 // rules, list the effective rules, answer an agent CLI's pre-tool hook, and answer the calls
 // a run has parked for approval.
+import type { ErrorCode } from "../errors/mod.ts";
 import type { JsonValue } from "../canonical/mod.ts";
 import type { PolicyDecision } from "../policy/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
 
-async function usage(code: string, message: string): Promise<never> {
+async function usage(code: ErrorCode, message: string): Promise<never> {
   const { UsageError } = await import("../errors/mod.ts");
   throw new UsageError(code, message);
 }

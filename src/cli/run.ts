@@ -1,4 +1,5 @@
 // `bernstein run`, `status`, `ps`, `logs`, `stop`: start a run and watch or stop it.
+import type { ErrorCode } from "../errors/mod.ts";
 import type { JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
@@ -10,7 +11,7 @@ const RUN_EXIT = "Exit codes: 0 the run is HEALTHY (every task merged or had not
 
 function isolationFlag(
   value: string | undefined,
-  Usage: new (code: string, message: string) => Error,
+  Usage: new (code: ErrorCode, message: string) => Error,
 ): "auto" | "sandbox" | "none" | undefined {
   if (value === undefined) return undefined;
   if (value === "auto" || value === "sandbox" || value === "none") return value;

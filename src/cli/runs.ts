@@ -1,4 +1,5 @@
 // `bernstein runs …`: past runs and their scorecards (FORMATS.md §6).
+import type { ErrorCode } from "../errors/mod.ts";
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { RUNS_DIFF_COMMAND } from "./_runs_diff.ts";
@@ -25,7 +26,7 @@ function isoSeconds(value: JsonValue | undefined): string {
   return n === undefined ? "-" : new Date(n * 1000).toISOString().replace(/\.\d+Z$/, "Z");
 }
 
-const VERIFY_CODES: Record<string, string> = {
+const VERIFY_CODES: Record<string, ErrorCode> = {
   mismatch: "runs.scorecard_mismatch",
   artefact_missing: "runs.scorecard_missing",
   artefact_invalid: "runs.scorecard_invalid",

@@ -1,6 +1,7 @@
 // `bernstein task …`: the one-line commands agents run to report (complete, fail, block,
 // progress) and the read commands operators use (list, show). They talk to the task server;
 // list/show fall back to reading `.sdd/runtime/tasks.jsonl` when no server is running.
+import type { ErrorCode } from "../errors/mod.ts";
 import type { JsonValue } from "../canonical/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
@@ -20,7 +21,7 @@ const EXIT_HELP =
   "Exit codes: 0 done · 1 refused by the server (error[<server code>]: message) or\n" +
   "server unreachable · 2 bad flag · 3 no token found.";
 
-async function usage(code: string, message: string): Promise<never> {
+async function usage(code: ErrorCode, message: string): Promise<never> {
   const { UsageError } = await import("../errors/mod.ts");
   throw new UsageError(code, message);
 }

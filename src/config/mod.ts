@@ -32,7 +32,7 @@ export {
   readContextDocument,
 } from "./context_layer.ts";
 
-export { ConfigError, type ConfigProblem } from "./errors.ts";
+export { ConfigError, type ConfigProblem, fileProblemAs } from "./errors.ts";
 export { excludeFromGit, initWorkspace } from "./init.ts";
 export {
   type ConfigSourceFile,

@@ -5,7 +5,7 @@
  */
 import { invalidUtf8Offset } from "../canonical/mod.ts";
 import { readUpTo } from "../io/mod.ts";
-import { ConfigError, type ConfigProblem } from "./errors.ts";
+import { ConfigError, type FileProblem } from "./errors.ts";
 
 /** Largest configuration or plan file accepted (4 MiB); real ones are a few KiB. */
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -16,7 +16,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 export function decodeConfigBytes(
   bytes: Uint8Array,
   shown: string,
-): { text: string } | { problem: ConfigProblem } {
+): { text: string } | { problem: FileProblem } {
   if (bytes.length > MAX_CONFIG_BYTES) return { problem: tooLarge(shown, bytes.length) };
   const bad = invalidUtf8Offset(bytes);
   if (bad !== undefined) {
@@ -33,7 +33,7 @@ export function decodeConfigBytes(
   return { text: decoder.decode(bytes) };
 }
 
-function tooLarge(shown: string, size: number): ConfigProblem {
+function tooLarge(shown: string, size: number): FileProblem {
   return {
     severity: "error",
     code: "config.too_large",
@@ -73,7 +73,7 @@ async function readCapped(file: Deno.FsFile, sizeHint: number): Promise<Uint8Arr
 export async function readConfigFile(
   path: string,
   shown: string,
-): Promise<{ text: string } | { problem: ConfigProblem } | undefined> {
+): Promise<{ text: string } | { problem: FileProblem } | undefined> {
   let file: Deno.FsFile;
   try {
     file = await Deno.open(path, { read: true });

@@ -18,7 +18,7 @@ import {
   SCALAR_STYLE,
   YAMLException,
 } from "js-yaml";
-import type { ConfigProblem } from "./errors.ts";
+import type { FileProblem } from "./errors.ts";
 
 /** One parsed configuration layer with a way back to source positions. */
 export interface YamlLayer {
@@ -202,7 +202,7 @@ function firstAlias(events: readonly Event[]): number {
   return alias ? eventStart(alias) : 0;
 }
 
-function syntaxProblem(message: string, location: string): ConfigProblem {
+function syntaxProblem(message: string, location: string): FileProblem {
   return { severity: "error", code: "config.yaml_syntax", message, location };
 }
 
@@ -215,7 +215,7 @@ function reasonOf(error: YAMLException): string {
 function parse(
   text: string,
   where: (offset: number) => string,
-): { events?: Event[]; value?: unknown; problem?: ConfigProblem } {
+): { events?: Event[]; value?: unknown; problem?: FileProblem } {
   let events: Event[];
   try {
     events = parseEvents(text, { maxDepth: MAX_DEPTH });
@@ -263,7 +263,7 @@ export function parseYamlLayer(
   text: string,
   label: string,
   file?: string,
-): { layer: YamlLayer; problems: ConfigProblem[] } {
+): { layer: YamlLayer; problems: FileProblem[] } {
   const shown = file ?? label;
   const lines = new LinePositions(text);
   const where = (offset: number) => {
@@ -285,7 +285,7 @@ export function parseYamlLayer(
       : (found.node?.start ?? found.keyStart);
     return offset === undefined ? shown : where(offset);
   };
-  const problems: ConfigProblem[] = [];
+  const problems: FileProblem[] = [];
   if (parsed.problem) {
     problems.push(
       parsed.problem.location === "" ? { ...parsed.problem, location: shown } : parsed.problem,

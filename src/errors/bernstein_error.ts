@@ -1,6 +1,8 @@
 // The base error type: a stable code from a known family, the exit code table, and the one-line
 // renderers of errors and warnings.
 
+import type { ErrorCode } from "./codes.ts";
+
 /** Exit codes shared by every command (DESIGN.md, CLI conventions). */
 export const ExitCode = {
   /** Success. */
@@ -48,7 +50,7 @@ export interface BernsteinErrorOptions {
  */
 export class BernsteinError extends Error {
   /** Stable, dotted error code such as `config.invalid_type`. */
-  readonly code: string;
+  readonly code: ErrorCode;
   /** Location in the user's input, when the error is about input. */
   readonly location?: string;
   /** Short suggestion for the user. */
@@ -58,7 +60,7 @@ export class BernsteinError extends Error {
   /** Other names of `code` (the task server answers them beside it). */
   readonly aliases?: readonly string[];
 
-  constructor(code: string, message: string, options: BernsteinErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: BernsteinErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -72,7 +74,7 @@ export class BernsteinError extends Error {
 /** A bad flag, argument or input file: exit code 2. */
 export class UsageError extends BernsteinError {
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options: Omit<BernsteinErrorOptions, "exitCode"> = {},
   ) {
@@ -83,7 +85,7 @@ export class UsageError extends BernsteinError {
 /** A required key (audit key, operator key) is missing: exit code 3. */
 export class KeyMissingError extends BernsteinError {
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options: Omit<BernsteinErrorOptions, "exitCode"> = {},
   ) {
@@ -108,7 +110,7 @@ export function formatWarningLine(warning: Warning): string {
 /** A non-fatal problem reported to the user. */
 export interface Warning {
   /** Stable warning code. */
-  code: string;
+  code: ErrorCode;
   /** Human text. */
   message: string;
   /** Location in the input, when known. */

@@ -16,6 +16,13 @@ export {
   UsageError,
   type Warning,
 } from "./bernstein_error.ts";
-export { ERROR_FAMILIES, type ErrorFamily, isErrorCode } from "./codes.ts";
+export {
+  ERROR_CODES,
+  ERROR_FAMILIES,
+  type ErrorCode,
+  type ErrorFamily,
+  type FamilyCode,
+  isErrorCode,
+} from "./codes.ts";
 export { isStorageFailure } from "./storage.ts";
 export { closestMatch } from "./suggest.ts";

@@ -2,6 +2,7 @@
 // and reads, and the semantic checks `audit verify` adds over them — write ordinals contiguous
 // per name, each write's old hash equal to the previous write's new hash, each read naming a
 // write that existed at its position with the value that write stored.
+import type { ErrorCode } from "../errors/mod.ts";
 import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import {
   CONN_CREATE,
@@ -114,7 +115,7 @@ export interface FleetViolation {
   /** `<segment>:<line>`. */
   where: string;
   /** Stable code: `fleet.ordinal_gap`, `fleet.hash_lineage`, `fleet.read_unknown`, … */
-  code: string;
+  code: ErrorCode;
   /** What is wrong. */
   message: string;
 }
@@ -261,7 +262,7 @@ function addConnection(p: FleetProjection, e: FleetChainEvent): void {
     return;
   }
   let h = p.connections.get(name);
-  const fail = (code: string, message: string) =>
+  const fail = (code: ErrorCode, message: string) =>
     p.violations.push({ where: e.where, code, message: `connection '${name}': ${message}` });
   if (e.event_type === CONN_CREATE || e.event_type === CONN_ROTATE) {
     const hash = text(d, e.event_type === CONN_CREATE ? "document_hash" : "new_document_hash");

@@ -2,6 +2,7 @@
 // write under one lock (ordinals stay contiguous across processes), values live as
 // content-addressed blobs, the name index is a projection rewritten after each write, and
 // every read resolves from the chain — the index is only cross-checked.
+import type { ErrorCode } from "../errors/mod.ts";
 import { join } from "node:path";
 import { type AuditKey, AuditLog, type AuditSink } from "../audit/mod.ts";
 import { CasError, CasStore } from "../cas/mod.ts";
@@ -80,7 +81,7 @@ export interface VariableSummary {
 /** A problem the store noticed without failing (an index out of step with the chain …). */
 export interface StoreWarning {
   /** Stable code. */
-  code: string;
+  code: ErrorCode;
   /** What is wrong. */
   message: string;
 }
@@ -305,7 +306,7 @@ export class VariableStore {
     }
   }
 
-  #warn(code: string, message: string): void {
+  #warn(code: ErrorCode, message: string): void {
     if (!this.warnings.some((w) => w.code === code)) this.warnings.push({ code, message });
   }
 }

@@ -6,7 +6,7 @@
  */
 import { ADAPTER_NAMES } from "../adapters/mod.ts";
 import type { Config, ConfigProblem } from "../config/mod.ts";
-import { closestMatch } from "../errors/mod.ts";
+import { closestMatch, type ErrorCode } from "../errors/mod.ts";
 import { compileAllowList } from "../server/mod.ts";
 
 /** What the checks read: the configuration and where each key came from. */
@@ -18,7 +18,7 @@ export interface CheckedConfig {
 }
 
 function problem(
-  code: string,
+  code: ErrorCode,
   key: string,
   message: string,
   at: CheckedConfig,

@@ -17,6 +17,7 @@ import {
   RELOADABLE_KEYS,
 } from "../config/mod.ts";
 import { sha256Hex } from "../crypto/mod.ts";
+import { BernsteinError } from "../errors/mod.ts";
 
 /** What a tick's look at the configuration found. */
 export type ReloadOutcome =
@@ -39,6 +40,9 @@ export type ReloadOutcome =
     /** How many errors it has. */
     errors: number;
   };
+
+/** The refusal when loading failed without naming an error. */
+const INVALID: ConfigProblem = { severity: "error", code: "config.invalid", message: "invalid" };
 
 /** `sha256:<hex>` of a configuration's canonical JSON. */
 export function configHash(config: Config): string {
@@ -120,8 +124,8 @@ export class ConfigWatch {
     const loaded = await loadConfig(this.#options).catch((error: Error) => ({
       config: undefined,
       problems: [{
-        severity: "error" as const,
-        code: (error as { code?: string }).code ?? "config.invalid",
+        ...INVALID,
+        code: error instanceof BernsteinError ? error.code : INVALID.code,
         message: error.message,
       }],
     }));
@@ -130,7 +134,7 @@ export class ConfigWatch {
       this.#refusedStamp = stamp;
       return {
         kind: "refused",
-        problem: errors[0] ?? { severity: "error", code: "config.invalid", message: "invalid" },
+        problem: errors[0] ?? INVALID,
         errors: errors.length,
       };
     }

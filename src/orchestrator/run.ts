@@ -15,7 +15,13 @@ import {
   type ProjectPaths,
   requireConfig,
 } from "../config/mod.ts";
-import { BernsteinError, isStorageFailure, UsageError, type Warning } from "../errors/mod.ts";
+import {
+  BernsteinError,
+  type ErrorCode,
+  isStorageFailure,
+  UsageError,
+  type Warning,
+} from "../errors/mod.ts";
 import {
   decideIsolation,
   type IsolationDecision,
@@ -290,7 +296,7 @@ async function planAndRun(options: RunOptions, deps: RunDeps): Promise<RunReport
   }
 }
 
-const STORAGE_FAILED = "run.storage_failed";
+const STORAGE_FAILED: ErrorCode = "run.storage_failed";
 
 /**
  * The run stopped on a storage failure as a crash would: its tasks keep their state (claimed,

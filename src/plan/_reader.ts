@@ -1,7 +1,7 @@
 // Reads plain values parsed from YAML, recording every problem with its field path and the
 // file:line:col of the offending node. Nothing is coerced: a number where a string is
 // expected is an error, not a string.
-import { closestMatch } from "../errors/mod.ts";
+import { closestMatch, type ErrorCode } from "../errors/mod.ts";
 import { checkRelativePath } from "../io/mod.ts";
 import type { PlanProblem } from "./errors.ts";
 
@@ -59,7 +59,7 @@ export class FieldReader {
   }
 
   /** Records a problem at `path`; an absent node is located at its nearest present parent. */
-  problem(path: FieldPath, code: string, message: string, options: ProblemOptions = {}): void {
+  problem(path: FieldPath, code: ErrorCode, message: string, options: ProblemOptions = {}): void {
     let location = this.#locate(path, options.key);
     for (
       let up = path.length - 1;
@@ -188,7 +188,7 @@ export class FieldReader {
     key: string,
     path: FieldPath,
     options: {
-      code?: string;
+      code?: ErrorCode;
       what?: string;
       scalarHint?: string;
       check?: (item: string) => string | undefined;

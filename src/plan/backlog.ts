@@ -2,7 +2,7 @@
 // matter, loaded in file-name order with the same error quality as plan files.
 import { join } from "node:path";
 import { compareCodePoints } from "../canonical/mod.ts";
-import { parseYamlLayer, readConfigFile } from "../config/mod.ts";
+import { fileProblemAs, parseYamlLayer, readConfigFile } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
 import { resolveInside } from "../io/mod.ts";
 import { PlanLoadError, type PlanProblem } from "./errors.ts";
@@ -139,8 +139,7 @@ function parseItem(file: BacklogFile, shownDir: string): ParsedItem | PlanProble
   const parsed = parseYamlLayer(yamlText, shown, shown);
   if (parsed.problems.length > 0) {
     return parsed.problems.map((p) => ({
-      ...p,
-      code: p.code.replace(/^config\./, "backlog."),
+      ...fileProblemAs(p, "backlog"),
       message: p.code === "config.not_a_mapping"
         ? (markdown
           ? "the front matter must be a mapping (title, role, priority, …)"
@@ -386,7 +385,7 @@ export async function readBacklog(
       const read = await readConfigFile(real, `${shownDir}/${name}`);
       if (read === undefined) continue; // removed since the listing
       if ("problem" in read) {
-        refused.push({ ...read.problem, code: read.problem.code.replace(/^config\./, "backlog.") });
+        refused.push(fileProblemAs(read.problem, "backlog"));
       } else files.push({ name, text: read.text });
     } catch (error) {
       refused.push({

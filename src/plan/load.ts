@@ -2,7 +2,7 @@
 // files, attachments; every problem is reported with its FILE:LINE:COL.
 
 import { basename, extname } from "node:path";
-import { parseYamlLayer, readConfigFile, TOP_LEVEL_KEYS } from "../config/mod.ts";
+import { fileProblemAs, parseYamlLayer, readConfigFile, TOP_LEVEL_KEYS } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
 import { PlanLoadError, type PlanProblem } from "./errors.ts";
 import { type FieldPath, FieldReader, type Locator, sortByLocation } from "./_reader.ts";
@@ -444,8 +444,7 @@ export function checkPlan(text: string, options: PlanLoadOptions = {}): PlanChec
   const parsed = parseYamlLayer(text, file, file);
   // The YAML helper is shared with the configuration; its codes name that family.
   const syntax: PlanProblem[] = parsed.problems.map((p) => ({
-    ...p,
-    code: p.code.replace(/^config\./, "plan."),
+    ...fileProblemAs(p, "plan"),
     message: p.code === "config.not_a_mapping"
       ? "a plan must be a mapping with 'stages:' (and optionally name, description, cli, max_agents)"
       : p.message,
@@ -526,10 +525,7 @@ export async function readPlanFile(
   if (read === undefined) throw unreadable("no such file");
   if ("problem" in read) {
     // Size cap and strict UTF-8 are shared with configuration files; the code names plans.
-    throw new PlanLoadError([{
-      ...read.problem,
-      code: read.problem.code.replace(/^config\./, "plan."),
-    }]);
+    throw new PlanLoadError([fileProblemAs(read.problem, "plan")]);
   }
   return checkPlan(read.text, { ...options, file });
 }

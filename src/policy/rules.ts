@@ -4,6 +4,7 @@
 // pattern the linear-time engine refuses — is reported with `file:line:col` and with its
 // reach: the tool its rule names, or every tool when the rule (or the file) cannot be read.
 // A call inside a problem's reach is asked about, never allowed (see engine.ts).
+import type { ErrorCode } from "../errors/mod.ts";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type Scalar } from "yaml";
 import { type CompiledPattern, compilePattern, isPatternError } from "./pattern.ts";
 
@@ -46,7 +47,7 @@ export interface PolicyRule {
 /** A problem in a rule file. */
 export interface RuleProblem {
   /** Stable code (`policy.rule_invalid`, `policy.duplicate_id`, …). */
-  code: string;
+  code: ErrorCode;
   /** One line. */
   message: string;
   /** `file:line:col`, or the file. */
@@ -81,7 +82,7 @@ function at(ctx: Ctx, node: Node | null | undefined, fallback?: Node | null): st
 
 function problem(
   ctx: Ctx,
-  code: string,
+  code: ErrorCode,
   message: string,
   location: string,
   reach: RuleProblem["reach"],

@@ -7,7 +7,12 @@ import type { Clock, EnvReader } from "../io/mod.ts";
 import type { Approval } from "../policy/mod.ts";
 import type { Hold, Task, TaskDraft, TaskStatus } from "../tasks/mod.ts";
 import { readTokenFile } from "./_secret_file.ts";
-import { ServerRefusalError, ServerUnreachableError, TokenMissingError } from "./errors.ts";
+import {
+  refusalOfAnswer,
+  ServerRefusalError,
+  ServerUnreachableError,
+  TokenMissingError,
+} from "./errors.ts";
 import type { AgentLiveness } from "./events.ts";
 import { SERVER_PORT_FILE } from "./server.ts";
 import { operatorTokenPath } from "./tokens.ts";
@@ -275,12 +280,7 @@ export class TaskClient {
         );
       }
       if (response.ok) return parsed;
-      const err = (parsed as { error?: { code?: unknown; message?: unknown } }).error;
-      throw new ServerRefusalError(
-        response.status,
-        typeof err?.code === "string" ? err.code : "server.bad_response",
-        typeof err?.message === "string" ? err.message : `HTTP ${response.status}`,
-      );
+      throw refusalOfAnswer(response.status, parsed);
     }
   }
 

@@ -2,7 +2,7 @@
 // `{error:{code,message,field?}}` with the HTTP status each error code gets.
 import type { z } from "zod";
 import { concatBytes } from "../canonical/mod.ts";
-import { BernsteinError } from "../errors/mod.ts";
+import { BernsteinError, type ErrorCode } from "../errors/mod.ts";
 import type { SecretRedactor } from "../io/mod.ts";
 import { describeZodError } from "../tasks/mod.ts";
 import { HttpError } from "./errors.ts";
@@ -174,7 +174,7 @@ export async function readJsonBody<S extends z.ZodTypeAny>(
 export function validate<S extends z.ZodTypeAny>(
   schema: S,
   value: unknown,
-  code: string,
+  code: ErrorCode,
 ): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;

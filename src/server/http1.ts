@@ -8,6 +8,8 @@
 // run as long as the handler streams, with no timeout), and each Request's signal aborts when
 // its connection closes or the server shuts down.
 
+import type { ErrorCode } from "../errors/mod.ts";
+
 /** Limits of {@linkcode serveHttp1}. */
 export interface Http1Limits {
   /**
@@ -34,7 +36,7 @@ export interface Http1Options extends Http1Limits {
   /** Answers one request. */
   handler: (req: Request, info: { remoteAddr: Deno.NetAddr }) => Promise<Response>;
   /** Canned answers for refusals the handler never sees (cap, too large, malformed). */
-  refusal: (status: number, code: string, message: string) => Response;
+  refusal: (status: number, code: ErrorCode, message: string) => Response;
   /** Told about accept errors (once per streak) so the run can log them. */
   onAcceptError?: (error: Error) => void;
 }
@@ -306,7 +308,7 @@ export function serveHttp1(options: Http1Options): Http1Server {
   const tasks = new Set<Promise<void>>();
   let closing = false;
 
-  async function refuse(conn: Deno.Conn, status: number, code: string, message: string) {
+  async function refuse(conn: Deno.Conn, status: number, code: ErrorCode, message: string) {
     await writeResponse(conn, options.refusal(status, code, message), { head: false, close: true });
   }
 

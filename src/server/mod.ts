@@ -28,6 +28,7 @@ export {
 export { readTokenFile } from "./_secret_file.ts";
 export {
   HttpError,
+  refusalOfAnswer,
   ServerRefusalError,
   ServerStartError,
   ServerUnreachableError,

@@ -7,7 +7,7 @@
 import type { z } from "zod";
 import { BernsteinError } from "../errors/mod.ts";
 import type { Clock } from "../io/mod.ts";
-import { ServerRefusalError, ServerUnreachableError } from "../server/mod.ts";
+import { refusalOfAnswer, ServerRefusalError, ServerUnreachableError } from "../server/mod.ts";
 
 /** Where and as whom a worker calls. */
 export interface WorkerClientOptions {
@@ -118,12 +118,7 @@ export class WorkerClient {
       );
     }
     if (!response.ok) {
-      const err = (parsed as { error?: { code?: unknown; message?: unknown } }).error;
-      throw new ServerRefusalError(
-        response.status,
-        typeof err?.code === "string" ? err.code : "server.bad_response",
-        typeof err?.message === "string" ? err.message : `HTTP ${response.status}`,
-      );
+      throw refusalOfAnswer(response.status, parsed);
     }
     const checked = schema.safeParse(parsed);
     if (!checked.success) {
