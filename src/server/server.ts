@@ -6,6 +6,7 @@
 // counted for /metrics, and the event hub the run loop listens on.
 import { join } from "node:path";
 import type { Config } from "../config/mod.ts";
+import type { ErrorCode } from "../errors/mod.ts";
 import type { Clock, Random, SecretRedactor } from "../io/mod.ts";
 import { writeFileAtomic } from "../io/mod.ts";
 import type { DashboardSource } from "../report/mod.ts";
@@ -351,7 +352,7 @@ const EXTERNAL_MAX_BODY_BYTES = 256 * 1024 * 1024;
 function connectionLimits(options: TaskServerOptions) {
   const tuning = options.config.tuning.server;
   return {
-    refusal: (status: number, code: string, message: string) =>
+    refusal: (status: number, code: ErrorCode, message: string) =>
       errorResponse(new HttpError(status, code, message)),
     maxConnections: tuning.max_connections,
     idleTimeoutMs: tuning.idle_timeout_s * 1000,
