@@ -275,21 +275,167 @@ async function readChunkedBody(
   }
 }
 
+/** A request the listener answers itself, closing the connection after (the handler never sees it). */
+class Refusal extends Error {
+  constructor(readonly status: number, readonly code: ErrorCode, message: string) {
+    super(message);
+  }
+}
+
+/** A connection's state: idle between requests, how many it served, its requests' signal. */
+interface ConnState {
+  idle: boolean;
+  served: number;
+  abort: AbortController;
+}
+
+function closeQuietly(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+/** Reads a request's body as its head declares it (chunked or content-length), within `limit`. */
+async function readBody(
+  r: ConnReader,
+  head: ParsedHead,
+  limit: number,
+  deadline: number,
+): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  const tooLarge = () =>
+    new Refusal(413, "server.body_too_large", `request body is larger than ${limit} bytes`);
+  if (/\bchunked\b/i.test(headerOf(head, "transfer-encoding") ?? "")) {
+    const read = await readChunkedBody(r, limit, deadline);
+    if (read === "too-large") throw tooLarge();
+    return read;
+  }
+  const lengthText = headerOf(head, "content-length");
+  if (lengthText === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(lengthText)) {
+    throw new Refusal(400, "server.bad_request", "invalid content-length");
+  }
+  const length = Number(lengthText);
+  if (length > limit) throw tooLarge();
+  return await r.readExact(length, deadline);
+}
+
+/** The Request of a parsed head and body (400 when the URL or method does not make one). */
+function toRequest(
+  head: ParsedHead,
+  body: Uint8Array<ArrayBuffer> | undefined,
+  port: number,
+  signal: AbortSignal,
+): Request {
+  try {
+    const url = head.target.startsWith("/")
+      ? `http://${headerOf(head, "host") ?? `127.0.0.1:${port}`}${head.target}`
+      : head.target;
+    return new Request(new URL(url, `http://127.0.0.1:${port}`), {
+      method: head.method,
+      headers: head.headers,
+      body: body !== undefined && head.method !== "GET" && head.method !== "HEAD"
+        ? body
+        : undefined,
+      signal,
+    });
+  } catch (error) {
+    throw new Refusal(400, "server.bad_request", `bad request: ${(error as Error).message}`);
+  }
+}
+
 /**
  * Serves HTTP/1.1 on a TCP socket with the given limits. Never throws after it started: accept
  * errors back off (10 ms doubling to 1 s) and the loop carries on.
  */
 export function serveHttp1(options: Http1Options): Http1Server {
   const listener = Deno.listen({ hostname: options.hostname ?? "127.0.0.1", port: options.port });
-  const open = new Map<Deno.Conn, { idle: boolean; served: number; abort: AbortController }>();
+  const service = new Http1Service(options, listener);
+  const accepting = service.acceptLoop();
+  let shut: Promise<void> | undefined;
+  return {
+    addr: service.addr,
+    connections: () => service.connections,
+    shutdown() {
+      shut ??= service.shutdown(accepting);
+      return shut;
+    },
+  };
+}
+
+/** The accept loop and the connections of one listener. */
+class Http1Service {
+  readonly addr: Deno.NetAddr;
+  readonly #options: Http1Options;
+  readonly #listener: Deno.Listener;
+  readonly #open = new Map<Deno.Conn, ConnState>();
+  readonly #tasks = new Set<Promise<void>>();
+  #closing = false;
+
+  constructor(options: Http1Options, listener: Deno.Listener) {
+    this.#options = options;
+    this.#listener = listener;
+    this.addr = listener.addr as Deno.NetAddr;
+  }
+
+  get connections(): number {
+    return this.#open.size;
+  }
+
+  /** Accepts until shutdown; an accept error (EMFILE …) backs off and never ends the loop. */
+  async acceptLoop(): Promise<void> {
+    let backoff = 0;
+    while (!this.#closing) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.#listener.accept();
+        backoff = 0;
+      } catch (error) {
+        if (this.#closing || error instanceof Deno.errors.BadResource) return;
+        // EMFILE/ENFILE and friends: never end the orchestrator; wait and try again.
+        if (backoff === 0) this.#options.onAcceptError?.(error as Error);
+        backoff = Math.min(1000, backoff === 0 ? 10 : backoff * 2);
+        await new Promise((r) => setTimeout(r, backoff));
+        continue;
+      }
+      this.#admit(conn);
+    }
+  }
+
+  /** Serves a new connection, or refuses it with 503 when every one at the cap is busy. */
+  #admit(conn: Deno.Conn): void {
+    const max = this.#options.maxConnections;
+    if (this.#open.size >= max) this.#evictIdle();
+    if (this.#open.size >= max) {
+      const message = `more than ${max} connections are open`;
+      this.#track(
+        this.#refuse(conn, new Refusal(503, "server.too_many_connections", message))
+          .finally(() => closeQuietly(conn)),
+      );
+      return;
+    }
+    try {
+      // Responses go out as a head+chunk write and a final write: no Nagle delay between.
+      (conn as Deno.TcpConn).setNoDelay(true);
+    } catch {
+      // Not a TCP socket.
+    }
+    this.#track(this.#serveConn(conn));
+  }
+
+  #track(p: Promise<void>): void {
+    this.#tasks.add(p);
+    p.finally(() => this.#tasks.delete(p));
+  }
 
   /**
    * At the cap, an idle connection makes room for a new one: first the oldest that never sent a
    * request, else the oldest waiting between requests. Only busy connections fill the cap.
    */
-  function evictIdle(): void {
+  #evictIdle(): void {
     let victim: Deno.Conn | undefined;
-    for (const [conn, state] of open) {
+    for (const [conn, state] of this.#open) {
       if (!state.idle) continue;
       if (state.served === 0) {
         victim = conn;
@@ -298,195 +444,94 @@ export function serveHttp1(options: Http1Options): Http1Server {
       victim ??= conn;
     }
     if (victim === undefined) return;
-    open.delete(victim);
-    try {
-      victim.close();
-    } catch {
-      // Already closed.
-    }
-  }
-  const tasks = new Set<Promise<void>>();
-  let closing = false;
-
-  async function refuse(conn: Deno.Conn, status: number, code: ErrorCode, message: string) {
-    await writeResponse(conn, options.refusal(status, code, message), { head: false, close: true });
+    this.#open.delete(victim);
+    closeQuietly(victim);
   }
 
-  async function serveConn(conn: Deno.Conn): Promise<void> {
-    const state = { idle: true, served: 0, abort: new AbortController() };
-    open.set(conn, state);
+  async #refuse(conn: Deno.Conn, refusal: Refusal): Promise<void> {
+    const res = this.#options.refusal(refusal.status, refusal.code, refusal.message);
+    await writeResponse(conn, res, { head: false, close: true });
+  }
+
+  /** Serves requests on one connection until it closes, idles out or the server stops. */
+  async #serveConn(conn: Deno.Conn): Promise<void> {
+    const state: ConnState = { idle: true, served: 0, abort: new AbortController() };
+    this.#open.set(conn, state);
     const r = new ConnReader(conn);
-    const remoteAddr = conn.remoteAddr as Deno.NetAddr;
     try {
-      while (!closing) {
-        state.idle = true;
-        await r.waitForData(Date.now() + options.idleTimeoutMs);
-        state.idle = false;
-        const deadline = Date.now() + options.requestTimeoutMs;
-        const raw = await r.readHead(options.maxHeadBytes, deadline);
-        if (raw === undefined) {
-          await refuse(
-            conn,
-            431,
-            "server.head_too_large",
-            `request head is larger than ${options.maxHeadBytes} bytes`,
-          );
-          return;
-        }
-        const head = parseHead(raw);
-        if (head === undefined) {
-          await refuse(conn, 400, "server.bad_request", "malformed HTTP/1.1 request head");
-          return;
-        }
-        const chunked = /\bchunked\b/i.test(headerOf(head, "transfer-encoding") ?? "");
-        const lengthText = headerOf(head, "content-length");
-        let body: Uint8Array<ArrayBuffer> | undefined;
-        if (chunked) {
-          const read = await readChunkedBody(r, options.maxBodyBytes, deadline);
-          if (read === "too-large") {
-            await refuse(
-              conn,
-              413,
-              "server.body_too_large",
-              `request body is larger than ${options.maxBodyBytes} bytes`,
-            );
-            return;
-          }
-          body = read;
-        } else if (lengthText !== undefined) {
-          if (!/^\d{1,15}$/.test(lengthText)) {
-            await refuse(conn, 400, "server.bad_request", "invalid content-length");
-            return;
-          }
-          const length = Number(lengthText);
-          if (length > options.maxBodyBytes) {
-            await refuse(
-              conn,
-              413,
-              "server.body_too_large",
-              `request body is larger than ${options.maxBodyBytes} bytes`,
-            );
-            return;
-          }
-          body = await r.readExact(length, deadline);
-        }
-        const connection = (headerOf(head, "connection") ?? "").toLowerCase();
-        const close = closing || connection.includes("close") ||
-          (head.version === "1.0" && !connection.includes("keep-alive"));
-        let req: Request;
-        try {
-          const url = head.target.startsWith("/")
-            ? `http://${headerOf(head, "host") ?? `127.0.0.1:${addr.port}`}${head.target}`
-            : head.target;
-          req = new Request(new URL(url, `http://127.0.0.1:${addr.port}`), {
-            method: head.method,
-            headers: head.headers,
-            body: body !== undefined && head.method !== "GET" && head.method !== "HEAD"
-              ? body
-              : undefined,
-            signal: state.abort.signal,
-          });
-        } catch (error) {
-          await refuse(conn, 400, "server.bad_request", `bad request: ${(error as Error).message}`);
-          return;
-        }
-        let res: Response;
-        try {
-          res = await options.handler(req, { remoteAddr });
-        } catch {
-          res = options.refusal(500, "internal", "internal server error");
-        }
-        const written = await writeResponse(conn, res, { head: head.method === "HEAD", close });
-        state.served++;
-        if (!written || close) return;
-      }
+      while (!this.#closing && await this.#serveRequest(conn, r, state));
     } catch {
       // Idle or request deadline passed, the peer closed, or a read failed: drop the connection.
     } finally {
       state.abort.abort();
-      open.delete(conn);
-      try {
-        conn.close();
-      } catch {
-        // Already closed.
-      }
+      this.#open.delete(conn);
+      closeQuietly(conn);
     }
   }
 
-  const addr = listener.addr as Deno.NetAddr;
-  const accepting = (async () => {
-    let backoff = 0;
-    while (!closing) {
-      let conn: Deno.Conn;
-      try {
-        conn = await listener.accept();
-        backoff = 0;
-      } catch (error) {
-        if (closing || error instanceof Deno.errors.BadResource) return;
-        // EMFILE/ENFILE and friends: never end the orchestrator; wait and try again.
-        if (backoff === 0) options.onAcceptError?.(error as Error);
-        backoff = Math.min(1000, backoff === 0 ? 10 : backoff * 2);
-        await new Promise((r) => setTimeout(r, backoff));
-        continue;
-      }
-      if (open.size >= options.maxConnections) evictIdle();
-      if (open.size >= options.maxConnections) {
-        const p = refuse(
-          conn,
-          503,
-          "server.too_many_connections",
-          `more than ${options.maxConnections} connections are open`,
-        )
-          .finally(() => {
-            try {
-              conn.close();
-            } catch {
-              // Already closed.
-            }
-          });
-        tasks.add(p);
-        p.finally(() => tasks.delete(p));
-        continue;
-      }
-      try {
-        // Responses go out as a head+chunk write and a final write: no Nagle delay between.
-        (conn as Deno.TcpConn).setNoDelay(true);
-      } catch {
-        // Not a TCP socket.
-      }
-      const p = serveConn(conn);
-      tasks.add(p);
-      p.finally(() => tasks.delete(p));
+  /** Reads, answers and writes one request; false when the connection is to close. */
+  async #serveRequest(conn: Deno.Conn, r: ConnReader, state: ConnState): Promise<boolean> {
+    const options = this.#options;
+    state.idle = true;
+    await r.waitForData(Date.now() + options.idleTimeoutMs);
+    state.idle = false;
+    const deadline = Date.now() + options.requestTimeoutMs;
+    let req: Request;
+    let head: ParsedHead;
+    try {
+      head = await readRequestHead(r, options.maxHeadBytes, deadline);
+      const body = await readBody(r, head, options.maxBodyBytes, deadline);
+      req = toRequest(head, body, this.addr.port, state.abort.signal);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      await this.#refuse(conn, error);
+      return false;
     }
-  })();
+    const connection = (headerOf(head, "connection") ?? "").toLowerCase();
+    const close = this.#closing || connection.includes("close") ||
+      (head.version === "1.0" && !connection.includes("keep-alive"));
+    let res: Response;
+    try {
+      res = await options.handler(req, { remoteAddr: conn.remoteAddr as Deno.NetAddr });
+    } catch {
+      res = options.refusal(500, "internal", "internal server error");
+    }
+    const written = await writeResponse(conn, res, { head: head.method === "HEAD", close });
+    state.served++;
+    return written && !close;
+  }
 
-  let shut: Promise<void> | undefined;
-  return {
-    addr,
-    connections: () => open.size,
-    shutdown() {
-      shut ??= (async () => {
-        closing = true;
-        try {
-          listener.close();
-        } catch {
-          // Already closed.
-        }
-        await accepting;
-        for (const [conn, state] of open) {
-          // Idle connections close now; streaming responses are told to stop.
-          state.abort.abort();
-          if (state.idle) {
-            try {
-              conn.close();
-            } catch {
-              // Already closed.
-            }
-          }
-        }
-        await Promise.allSettled([...tasks]);
-      })();
-      return shut;
-    },
-  };
+  /** Stops accepting, closes idle connections, aborts streaming ones, waits for the rest. */
+  async shutdown(accepting: Promise<void>): Promise<void> {
+    this.#closing = true;
+    try {
+      this.#listener.close();
+    } catch {
+      // Already closed.
+    }
+    await accepting;
+    for (const [conn, state] of this.#open) {
+      // Idle connections close now; streaming responses are told to stop.
+      state.abort.abort();
+      if (state.idle) closeQuietly(conn);
+    }
+    await Promise.allSettled([...this.#tasks]);
+  }
+}
+
+/** A request's head, parsed (431 past `limit`, 400 when malformed). */
+async function readRequestHead(
+  r: ConnReader,
+  limit: number,
+  deadline: number,
+): Promise<ParsedHead> {
+  const raw = await r.readHead(limit, deadline);
+  if (raw === undefined) {
+    throw new Refusal(431, "server.head_too_large", `request head is larger than ${limit} bytes`);
+  }
+  const head = parseHead(raw);
+  if (head === undefined) {
+    throw new Refusal(400, "server.bad_request", "malformed HTTP/1.1 request head");
+  }
+  return head;
 }
