@@ -205,8 +205,8 @@ export const CAPABILITY_TABLE: Readonly<Record<string, Capabilities>> = {
     max_turns: true,
     endpoints: true,
   },
-  // The test agent takes no images; tests may register it as multimodal with the
-  // `adapters.scripted.test_multimodal` setting (see capabilitiesFor).
+  // The test agent takes no images; a test may register it as multimodal
+  // (registerScriptedAsMultimodal, see capabilitiesFor).
   scripted: {
     ...NO_IMAGES,
     resume: false,
@@ -226,10 +226,10 @@ export function capabilitiesOf(name: string): Capabilities {
 }
 
 /**
- * What the scripted test agent can do when a test registers it as multimodal
- * (`adapters.scripted.test_multimodal: true`): every image type, 20 MiB.
+ * What the scripted test agent can do once a test registers it as multimodal: every image type
+ * and PDFs, 20 MiB, on the channel the test picked.
  */
-export const SCRIPTED_TEST_MULTIMODAL: Capabilities = {
+const SCRIPTED_TEST_MULTIMODAL: Capabilities = {
   ...CAPABILITY_TABLE.scripted,
   multimodal: true,
   attachment_channel: "prompt-text",
@@ -239,24 +239,32 @@ export const SCRIPTED_TEST_MULTIMODAL: Capabilities = {
   max_document_bytes: 20 * MB,
 };
 
-/** The adapter setting that registers the scripted test agent as multimodal (tests only). */
-export const TEST_MULTIMODAL_SETTING = "test_multimodal";
+/** The channels a test can register the scripted agent's images on. */
+export type ScriptedTestChannel = "prompt-text" | "file-reference";
+
+// Test seam: the scripted agent's row while a test has it registered as multimodal. Only test
+// code calls the setter (tests/_helpers/scripted_multimodal.ts, and the test entry point the e2e
+// tests run bernstein through); no configuration key, flag or environment variable reaches it,
+// and the scripted agent never runs from a compiled binary.
+let scriptedTestRow: Capabilities | undefined;
 
 /**
- * The capabilities an adapter runs with: its table row, except that the scripted test agent
- * counts as multimodal when `adapters.scripted.test_multimodal` is true. No other adapter can
- * be made multimodal by configuration (the config loader refuses the setting elsewhere), and
- * the scripted agent never runs from a compiled binary.
+ * Registers the scripted test agent as multimodal in this process, its images delivered on
+ * `channel` (inline in the prompt text, or as worktree copies named with `@path` the way gemini
+ * and qwen get them), or undoes that (`undefined`). For tests only.
  */
-export function capabilitiesFor(
-  name: string,
-  settings: Readonly<Record<string, { test_multimodal?: boolean | "file-reference" }>> = {},
-): Capabilities {
-  const test = name === "scripted" ? settings.scripted?.test_multimodal : undefined;
-  if (test === true) return SCRIPTED_TEST_MULTIMODAL;
-  // Images as worktree copies (`@path`), so tests drive that channel with a hostile agent.
-  if (test === "file-reference") {
-    return { ...SCRIPTED_TEST_MULTIMODAL, attachment_channel: "file-reference" };
-  }
+export function registerScriptedAsMultimodal(channel: ScriptedTestChannel | undefined): void {
+  scriptedTestRow = channel === undefined
+    ? undefined
+    : { ...SCRIPTED_TEST_MULTIMODAL, attachment_channel: channel };
+}
+
+/**
+ * The capabilities an adapter runs with: its table row, except for the scripted test agent
+ * while a test has registered it as multimodal ({@linkcode registerScriptedAsMultimodal}). No
+ * adapter can be made multimodal by configuration.
+ */
+export function capabilitiesFor(name: string): Capabilities {
+  if (name === "scripted" && scriptedTestRow !== undefined) return scriptedTestRow;
   return capabilitiesOf(name);
 }

@@ -49,7 +49,6 @@ export { qwen } from "./qwen.ts";
 export {
   ADAPTER_NAMES,
   ADAPTERS,
-  type AdapterSettingsMap,
   AUTO_PREFERENCE,
   checkAllAvailability,
   checkAvailability,

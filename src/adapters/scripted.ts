@@ -107,7 +107,7 @@ function build(input: InvocationInput): Invocation {
   }
   argv.push(...(input.settings?.extra_args ?? []));
   const prompt = input.system_prompt ? `${input.system_prompt}\n\n${input.prompt}` : input.prompt;
-  // A test registers it with `test_multimodal: file-reference`: images become worktree copies.
+  // A test that registers it as multimodal on the file-reference channel gets worktree copies.
   refuseMedia("scripted", input, { files: true });
   const copies = worktreeCopies(input);
   return {

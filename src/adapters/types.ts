@@ -24,8 +24,6 @@ export interface AdapterSettings {
   extra_args?: string[];
   /** More environment variable names passed through (exact names). */
   env?: string[];
-  /** scripted only (tests): register the scripted agent as multimodal (see capabilitiesFor). */
-  test_multimodal?: boolean | "file-reference";
   /** claude only: what to do when running as root (see the claude adapter). */
   root_permission?: "accept_edits" | "is_sandbox";
   /** generic only: the command (executable first). */

@@ -5,7 +5,6 @@
 // file that does not exist yet but that a step it depends on owns (`files:`) is left to the
 // spawn, with a warning.
 import { relative, resolve, sep } from "node:path";
-import type { AdapterSettingsMap } from "../adapters/mod.ts";
 import { BernsteinError, type Warning } from "../errors/mod.ts";
 import type { TaskDraft } from "../tasks/mod.ts";
 import {
@@ -30,8 +29,6 @@ export interface GateContext {
   root: string;
   /** `attachments.deny`. */
   deny: readonly string[];
-  /** `adapters.<name>` settings. */
-  settings: AdapterSettingsMap;
   /** The run-wide items, frozen already. */
   runWide: readonly RunWideItem[];
   /** Adapter name per task (id, or title without one). */
@@ -174,7 +171,6 @@ export async function gateDrafts(
             path: item.path,
             taskId,
             adapter,
-            settings: ctx.settings,
           }),
       );
     }

@@ -1,11 +1,6 @@
 // What one task's attachments may be: how many, how much text, and which images and documents
 // an adapter takes (from the one capability table). Pure checks that throw the field path first.
-import {
-  ADAPTER_NAMES,
-  type AdapterSettingsMap,
-  type Capabilities,
-  capabilitiesFor,
-} from "../adapters/mod.ts";
+import { ADAPTER_NAMES, type Capabilities, capabilitiesFor } from "../adapters/mod.ts";
 import {
   HOST_IMAGE_TYPES,
   MAX_ATTACHMENTS_PER_TASK,
@@ -49,8 +44,8 @@ export interface ImageFacts {
 }
 
 /** Adapters that take this image (type and size), with their terms, for messages. */
-export function adaptersTakingImage(image: ImageFacts, settings: AdapterSettingsMap = {}): string {
-  const takers = ADAPTER_NAMES.map((name) => ({ name, caps: capabilitiesFor(name, settings) }))
+export function adaptersTakingImage(image: ImageFacts): string {
+  const takers = ADAPTER_NAMES.map((name) => ({ name, caps: capabilitiesFor(name) }))
     .filter(({ caps }) =>
       caps.multimodal && (caps.image_types as readonly string[]).includes(image.mime) &&
       image.size <= caps.max_attachment_bytes
@@ -69,8 +64,6 @@ export interface ImageDestination {
   taskId: string;
   /** Adapter of that task. */
   adapter: string;
-  /** `adapters.<name>` settings (the scripted test agent's `test_multimodal`). */
-  settings?: AdapterSettingsMap;
 }
 
 /**
@@ -78,8 +71,8 @@ export interface ImageDestination {
  * naming the adapters that can; a type or size the adapter's API refuses → `attach.invalid`.
  */
 export function checkAdapterTakesImage(image: ImageFacts, to: ImageDestination): void {
-  const caps = capabilitiesFor(to.adapter, to.settings);
-  const takers = adaptersTakingImage(image, to.settings);
+  const caps = capabilitiesFor(to.adapter);
+  const takers = adaptersTakingImage(image);
   if (!caps.multimodal) {
     throw new AttachmentCapabilityError(
       `${to.path} is an image (${image.mime}) but task ${to.taskId} runs on '${to.adapter}', ` +
@@ -111,11 +104,8 @@ function documentTerms(caps: Capabilities): string {
 }
 
 /** Adapters that take this document (type and size), with their terms, for messages. */
-export function adaptersTakingDocument(
-  document: ImageFacts,
-  settings: AdapterSettingsMap = {},
-): string {
-  const takers = ADAPTER_NAMES.map((name) => ({ name, caps: capabilitiesFor(name, settings) }))
+export function adaptersTakingDocument(document: ImageFacts): string {
+  const takers = ADAPTER_NAMES.map((name) => ({ name, caps: capabilitiesFor(name) }))
     .filter(({ caps }) =>
       (caps.document_types as readonly string[]).includes(document.mime) &&
       document.size <= caps.max_document_bytes
@@ -129,12 +119,12 @@ export function adaptersTakingDocument(
  * naming the adapters that take it — or one over the adapter's size limit (`attach.invalid`).
  */
 export function checkAdapterTakesDocument(document: ImageFacts, to: ImageDestination): void {
-  const caps = capabilitiesFor(to.adapter, to.settings);
+  const caps = capabilitiesFor(to.adapter);
   if (!(caps.document_types as readonly string[]).includes(document.mime)) {
     throw new AttachmentCapabilityError(
       `${to.path} is a document (${document.mime}) but task ${to.taskId} runs on ` +
         `'${to.adapter}', which cannot take documents; adapters that can: ${
-          adaptersTakingDocument(document, to.settings)
+          adaptersTakingDocument(document)
         }`,
       { location: to.field, hint: "give the task an adapter that takes PDFs (cli: …) or drop it" },
     );

@@ -159,7 +159,6 @@ export class RunAttachments {
     const outcome = await gateDrafts(input.drafts, {
       root,
       deny,
-      settings: input.config.adapters ?? {},
       runWide: this.#runWide,
       adapters: input.adapters,
       spawnPath: input.spawnPath,

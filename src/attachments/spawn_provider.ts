@@ -3,11 +3,7 @@
 // attachments in this run (a retry, a crash resume) — exactly that spawn's blocks, rebuilt from
 // CAS through the worktree-pinned resolver. Every block is stored in CAS and attested to the
 // worker and its worktree; the digests are stamped on the task.
-import {
-  type AdapterSettingsMap,
-  type AttachmentChannel,
-  capabilitiesFor,
-} from "../adapters/mod.ts";
+import { type AttachmentChannel, capabilitiesFor } from "../adapters/mod.ts";
 import type { AuditKey, AuditSink } from "../audit/mod.ts";
 import type { CasStore } from "../cas/mod.ts";
 import { BernsteinError, type Warning } from "../errors/mod.ts";
@@ -37,8 +33,6 @@ import type { WireAttachment } from "./wire.ts";
 
 /** The parts of the configuration attachments read. */
 export interface AttachmentConfig {
-  /** `adapters.<name>` settings (the scripted test agent's `test_multimodal`). */
-  adapters?: AdapterSettingsMap;
   /** `attachments.deny`: repo-relative globs never attached. */
   attachments?: { deny: string[] };
 }
@@ -211,7 +205,7 @@ export class SpawnAttachmentProvider {
     }
     const rows = record.rows.filter((r) => r.task_id === task.id);
     const outcomes = rows.map((r) => ({ path: r.path, outcome: r.outcome, reason: r.reason }));
-    const channel = capabilitiesFor(spawn.adapter, parts.config.adapters).attachment_channel;
+    const channel = capabilitiesFor(spawn.adapter).attachment_channel;
     if (items.length === 0) {
       if (rows.length === 0) return undefined;
       // Every declaration was withheld: no block, but the agent is told what and why.
@@ -226,7 +220,6 @@ export class SpawnAttachmentProvider {
         path: item.path,
         taskId: task.id,
         adapter: spawn.adapter,
-        settings: parts.config.adapters,
       });
     }
     for (const item of items) {

@@ -364,18 +364,6 @@ function wholeConfigChecks(
     });
   }
   problems.push(...ladderProblems(config, locate));
-  for (const [name, settings] of Object.entries(config.adapters ?? {})) {
-    if (name !== "scripted" && settings.test_multimodal !== undefined) {
-      problems.push({
-        severity: "error",
-        code: "config.invalid_value",
-        message:
-          `adapters.${name}.test_multimodal: only the scripted test agent can be registered as multimodal; ` +
-          "what a real adapter accepts comes from the capability table",
-        location: locate(`adapters.${name}.test_multimodal`) ?? "effective configuration",
-      });
-    }
-  }
   if (problems.some((p) => p.severity === "error")) return problems;
   problems.push(...stallThresholdProblems(config, sources, locate));
   return problems;

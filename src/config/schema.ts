@@ -272,8 +272,7 @@ function looksLikeKey(name: string): boolean {
 /**
  * `adapters.<name>`: per-adapter settings. Common: `binary` (executable name or path instead
  * of the adapter's own), `extra_args` (appended to every invocation), `env` (more variable
- * names passed through). `claude` reads `root_permission`; `generic` reads the rest;
- * `test_multimodal` registers the scripted test agent as multimodal (refused elsewhere).
+ * names passed through). `claude` reads `root_permission`; `generic` reads the rest.
  */
 export const AdapterSettingsSchema = z.object({
   binary: z.string().min(1).optional().describe("Executable name or path instead of the default."),
@@ -283,10 +282,6 @@ export const AdapterSettingsSchema = z.object({
   ),
   root_permission: z.enum(["accept_edits", "is_sandbox"]).optional().describe(
     "claude: how to run as root (accept_edits, or is_sandbox inside a sandbox).",
-  ),
-  test_multimodal: z.union([z.boolean(), z.literal("file-reference")]).optional().describe(
-    'scripted only: register the test agent as multimodal ("file-reference": images as ' +
-      "worktree copies, the way gemini and qwen get them).",
   ),
   command: z.array(z.string().min(1)).min(1).optional().describe("generic: argv of the agent."),
   prompt: z.enum(["argv", "stdin", "file"]).optional().describe(

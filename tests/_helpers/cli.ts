@@ -25,6 +25,11 @@ export interface CliRunOptions {
   env?: Record<string, string>;
   /** Text (UTF-8) or bytes for stdin. */
   stdin?: string | Uint8Array;
+  /**
+   * bernstein only: run it with the scripted test agent registered as multimodal, its images on
+   * this channel (through tests/_helpers/multimodal_main.ts; no configuration can do this).
+   */
+  scriptedMultimodal?: "prompt-text" | "file-reference";
 }
 
 /** A whole-binary run in progress, its output read line by line as it comes. */
@@ -103,7 +108,16 @@ function runEntry(
  * while it runs (wait for a line, then start a server or send a signal).
  */
 export function spawnBernstein(args: readonly string[], options: CliRunOptions = {}): SpawnedCli {
-  return spawnEntry("main.ts", "bernstein", args, options);
+  return spawnEntry(...bernsteinEntry(args, options), options);
+}
+
+/** main.ts, or the test entry that registers the scripted agent as multimodal first. */
+function bernsteinEntry(
+  args: readonly string[],
+  options: CliRunOptions,
+): [string, string, readonly string[]] {
+  if (options.scriptedMultimodal === undefined) return ["main.ts", "bernstein", args];
+  return ["tests/_helpers/multimodal_main.ts", "bernstein", [options.scriptedMultimodal, ...args]];
 }
 
 /** Runs `bernstein ARGS` (main.ts under the `bernstein` permission set). */
@@ -111,7 +125,7 @@ export function runBernstein(
   args: readonly string[],
   options: CliRunOptions = {},
 ): Promise<CliRun> {
-  return runEntry("main.ts", "bernstein", args, options);
+  return runEntry(...bernsteinEntry(args, options), options);
 }
 
 /** Runs `bernstein-verify ARGS` (verify.ts under the read-only `verify` permission set). */

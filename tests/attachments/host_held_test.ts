@@ -16,10 +16,13 @@ import {
   firstSpawn as spawn,
 } from "./_fixtures.ts";
 import { auditFixture } from "../audit/_helpers.ts";
+import { registerScriptedAsMultimodal } from "../../src/adapters/capabilities.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 7, 7]);
-const settings = { adapters: { scripted: { test_multimodal: true } } };
+// The tests here hand images to the scripted agent: registered as multimodal for this module (a
+// test module runs in its own isolate).
+registerScriptedAsMultimodal("prompt-text");
 
 // Starts like a GIF and like a PDF: still text, because it was handed over as text.
 const LOOKALIKE = "GIF89a is not an image here\n%PDF- nor a document\n";
@@ -41,7 +44,7 @@ Deno.test("held attachments: gate rows, attested blocks labelled by name, a long
     const run = await RunAttachments.fromCommandLine([], { cwd: root, warn: () => {} });
     await run.gate({
       project: { root, sdd },
-      config: settings,
+      config: {},
       drafts: [{
         id: "t1",
         title: "t1",
@@ -65,7 +68,7 @@ Deno.test("held attachments: gate rows, attested blocks labelled by name, a long
 
     const provider = await run.provider({
       project: { root, sdd },
-      config: settings,
+      config: {},
       audit,
       auditKey: fx.key,
       store: { stampAttachments: () => Promise.resolve() },
@@ -151,7 +154,7 @@ Deno.test("held attachments: a stored task whose value breaks the rules is refus
     const run = await RunAttachments.fromCommandLine([], { cwd: root, warn: () => {} });
     const provider = await run.provider({
       project: { root, sdd },
-      config: settings,
+      config: {},
       audit,
       auditKey: fx.key,
       store: { stampAttachments: () => Promise.resolve() },

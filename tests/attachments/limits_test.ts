@@ -8,6 +8,7 @@ import {
   refuseNonDirectSpawn,
 } from "../../src/attachments/mod.ts";
 import type { BernsteinError } from "../../src/errors/mod.ts";
+import { withScriptedMultimodal } from "../_helpers/scripted_multimodal.ts";
 
 const MB = 1024 * 1024;
 const to = { field: "run.attach[2]", path: "design.png", taskId: "t1" };
@@ -88,24 +89,24 @@ Deno.test("a type or size an adapter's API refuses is attach.invalid with the fi
   );
 });
 
-Deno.test("the scripted agent takes images only when a test registers it with test_multimodal", () => {
-  const settings = { scripted: { test_multimodal: true } };
-  doesNotThrow(() =>
-    checkAdapterTakesImage({ mime: "image/gif", size: 19 * MB }, {
-      ...to,
-      adapter: "scripted",
-      settings,
-    })
-  );
+Deno.test("the scripted agent takes images only while a test registers it as multimodal, and no other adapter can be", async () => {
+  const gif = { mime: "image/gif", size: 19 * MB };
   throws(
-    () =>
-      checkAdapterTakesImage({ mime: "image/png", size: 10 }, {
-        ...to,
-        adapter: "aider",
-        settings: { aider: { test_multimodal: true } },
-      }),
-    fails("attach.adapter_not_multimodal", /runs on 'aider'/),
-    "the setting does nothing for a real adapter",
+    () => checkAdapterTakesImage(gif, { ...to, adapter: "scripted" }),
+    fails("attach.adapter_not_multimodal", /runs on 'scripted'/),
+  );
+  await withScriptedMultimodal("prompt-text", () => {
+    doesNotThrow(() => checkAdapterTakesImage(gif, { ...to, adapter: "scripted" }));
+    throws(
+      () => checkAdapterTakesImage({ mime: "image/png", size: 10 }, { ...to, adapter: "aider" }),
+      fails("attach.adapter_not_multimodal", /runs on 'aider'/),
+      "registering the test agent changes no real adapter",
+    );
+  });
+  throws(
+    () => checkAdapterTakesImage(gif, { ...to, adapter: "scripted" }),
+    fails("attach.adapter_not_multimodal", /runs on 'scripted'/),
+    "undone after the test",
   );
 });
 

@@ -8,6 +8,7 @@ import type { StampAttachmentsOptions, Task } from "../../src/tasks/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { attachmentProject, claimedTask, firstSpawn as spawn } from "./_fixtures.ts";
 import { auditFixture } from "../audit/_helpers.ts";
+import { registerScriptedAsMultimodal } from "../../src/adapters/capabilities.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 5, 5]);
@@ -24,7 +25,9 @@ function task(id: string, attachments: string[]): Task {
   return claimedTask(id, attachments, 2);
 }
 
-const settings = { adapters: { scripted: { test_multimodal: true } } };
+// The tests here hand images to the scripted agent: registered as multimodal for this module (a
+// test module runs in its own isolate).
+registerScriptedAsMultimodal("prompt-text");
 
 function code(c: string) {
   return (e: unknown) => (e as BernsteinError).code === c;
@@ -46,7 +49,7 @@ Deno.test("the gate counts run-wide and step attachments together and refuses a 
     };
     const input = {
       project: { root, sdd },
-      config: settings,
+      config: {},
       drafts: [draft],
       adapters: { t1: "scripted" },
       spawnPath: "direct-subprocess",
@@ -78,7 +81,7 @@ Deno.test("the provider stamps the task and reuses a task's attested blocks on a
     await Deno.writeTextFile(join(root, ".env"), "TOKEN=x\n");
     await run.gate({
       project: { root, sdd },
-      config: settings,
+      config: {},
       drafts: [{ id: "t1", title: "t1", role: "backend", attachments: t.attachments }],
       adapters: { t1: "scripted" },
       spawnPath: "direct-subprocess",
@@ -86,7 +89,7 @@ Deno.test("the provider stamps the task and reuses a task's attested blocks on a
     const stamps: StampAttachmentsOptions[] = [];
     const provider = await run.provider({
       project: { root, sdd },
-      config: settings,
+      config: {},
       audit,
       auditKey: fx.key,
       store: { stampAttachments: (_id, o) => Promise.resolve(stamps.push(o)) },

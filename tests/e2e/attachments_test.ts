@@ -1,5 +1,5 @@
 // Attachments over real runs: the whole `bernstein` binary under its permission set, real git
-// worktrees, and the scripted agent (registered as multimodal through its test-only setting),
+// worktrees, and the scripted agent (registered as multimodal through the test entry point),
 // which records the exact prompt bytes it received (BERNSTEIN_SCRIPTED_RECORD).
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ import { DEFAULT_TUNING } from "../../src/config/mod.ts";
 import { sha256Hex } from "../../src/crypto/mod.ts";
 import { probeSandbox } from "../../src/sandbox/mod.ts";
 import { buildPromptBody } from "../../src/orchestrator/mod.ts";
-import { REPO_ROOT, runBernstein, runVerify } from "../_helpers/cli.ts";
+import { type CliRunOptions, REPO_ROOT, runBernstein, runVerify } from "../_helpers/cli.ts";
 import { waitUntil } from "../_helpers/events.ts";
 import { git, makeRepo, withTempDir } from "../_helpers/temp.ts";
 
@@ -30,10 +30,9 @@ const PNG = fromHex(
 );
 const APP = "const a = 1;\nconst b = 2;\nconst c = 3;\nconst d = 4;\n";
 
-function config(multimodal: boolean | "file-reference"): string {
+function config(): string {
   return [
     "cli: scripted",
-    ...(multimodal ? ["adapters:", "  scripted:", `    test_multimodal: ${multimodal}`] : []),
     "tuning:",
     "  orchestrator:",
     "    tick_interval_s: 0.2",
@@ -50,12 +49,14 @@ interface Fixture {
   root: string;
   record: string;
   env: Record<string, string>;
+  /** The scripted agent's image channel, when the test registers it as multimodal. */
+  multimodal?: "prompt-text" | "file-reference";
 }
 
 /** A git repo on a feature branch with an image and a source file, and a fast config. */
 async function fixture(
   dir: string,
-  options: { multimodal?: boolean | "file-reference" } = {},
+  options: { multimodal?: false | "file-reference" } = {},
 ): Promise<Fixture> {
   const root = join(dir, "repo");
   await Deno.mkdir(join(root, "src"), { recursive: true });
@@ -68,7 +69,7 @@ async function fixture(
   // The scripted agent records its prompt outside the repo: the sandbox lets it write there.
   await Deno.writeTextFile(
     join(root, ".sdd", "config.yaml"),
-    `${config(options.multimodal ?? true)}sandbox:\n  writable: [${JSON.stringify(dir)}]\n`,
+    `${config()}sandbox:\n  writable: [${JSON.stringify(dir)}]\n`,
   );
   const record = join(dir, "prompt.bin");
   return {
@@ -76,11 +77,17 @@ async function fixture(
     root,
     record,
     env: { BERNSTEIN_AUDIT_KEY_PATH: join(dir, "audit.key"), BERNSTEIN_SCRIPTED_RECORD: record },
+    ...(options.multimodal === false ? {} : { multimodal: options.multimodal ?? "prompt-text" }),
   };
 }
 
+/** How the fixture's bernstein runs: in the repo, with its env and the scripted agent's channel. */
+function cliOf(fx: Fixture, env: Record<string, string> = {}): CliRunOptions {
+  return { cwd: fx.root, env: { ...fx.env, ...env }, scriptedMultimodal: fx.multimodal };
+}
+
 function run(fx: Fixture, args: string[]) {
-  return runBernstein(["run", ...args], { cwd: fx.root, env: fx.env });
+  return runBernstein(["run", ...args], cliOf(fx));
 }
 
 interface Row {
@@ -322,14 +329,14 @@ Deno.test("a run hands an image and a line range to the agent: exact prompt byte
         reason: null,
       },
     ]);
-    const verify = await runBernstein(["audit", "verify"], { cwd: fx.root, env: fx.env });
+    const verify = await runBernstein(["audit", "verify"], cliOf(fx));
     strictEqual(verify.code, 0, verify.stdout + verify.stderr);
 
     // For the auditor: the export, checked offline by bernstein-verify.
     const out = join(dir, "attachments-export");
     const exported = await runBernstein(
       ["attachments", "export", summary.run_id, "--out", out, "--json"],
-      { cwd: fx.root, env: fx.env },
+      cliOf(fx),
     );
     strictEqual(exported.code, 0, exported.stderr);
     deepStrictEqual(JSON.parse(exported.stdout), {
@@ -365,7 +372,7 @@ Deno.test("a run hands an image and a line range to the agent: exact prompt byte
       zip,
       "--with-attachments",
       "--json",
-    ], { cwd: fx.root, env: fx.env });
+    ], cliOf(fx));
     strictEqual(packed.code, 0, packed.stderr + packed.stdout);
     deepStrictEqual(JSON.parse(packed.stdout).attachment_runs, [summary.run_id]);
     const checked = await runVerify(["pack", zip]);
@@ -738,7 +745,7 @@ Deno.test("the resolver over a real run: another worktree is denied, a tampered 
     await Deno.writeTextFile(segment, text.replace(worktreeId(mine), worktreeId(other)));
     await rejects(resolver().resolve(digest, { worktreePath: other }), AttachmentChainUnverified);
     await rejects(resolver().resolve(digest, { worktreePath: mine }), AttachmentChainUnverified);
-    const verify = await runBernstein(["audit", "verify"], { cwd: fx.root, env: fx.env });
+    const verify = await runBernstein(["audit", "verify"], cliOf(fx));
     strictEqual(verify.code, 1);
     ok(verify.stdout.includes("HMAC mismatch") || verify.stderr.includes("HMAC mismatch"));
   });
@@ -753,7 +760,9 @@ function startRun(fx: Fixture, args: string[]): Deno.ChildProcess {
       "--frozen",
       `--config=${REPO_ROOT}deno.json`,
       "-P=bernstein",
-      `${REPO_ROOT}main.ts`,
+      ...(fx.multimodal === undefined
+        ? [`${REPO_ROOT}main.ts`]
+        : [`${REPO_ROOT}tests/_helpers/multimodal_main.ts`, fx.multimodal]),
       "run",
       ...args,
     ],
@@ -948,7 +957,7 @@ Deno.test("a corrupted CAS blob: the resume stops as a storage failure naming th
         .find((n) => n !== "unknown") ?? "";
       ok(runId !== "", "the run has a record folder");
       await Deno.writeFile(blob, enc("flipped bytes"));
-      const cas = (args: string[]) => runBernstein(["cas", ...args], { cwd: fx.root, env: fx.env });
+      const cas = (args: string[]) => runBernstein(["cas", ...args], cliOf(fx));
       const verify = await cas(["verify", "--json"]);
       strictEqual(verify.code, 1, verify.stderr);
       const report = JSON.parse(verify.stdout);
@@ -972,7 +981,7 @@ Deno.test("a corrupted CAS blob: the resume stops as a storage failure naming th
         /^FAIL \(1 problem\) \.sdd\/cas: \d+ of \d+ blob\(s\) good$/m.test(text.stdout),
         text.stdout,
       );
-      const doctor = await runBernstein(["doctor", "--json"], { cwd: fx.root, env: fx.env });
+      const doctor = await runBernstein(["doctor", "--json"], cliOf(fx));
       const casLine = JSON.parse(doctor.stdout).checks.find((c: { name: string }) =>
         c.name === "cas"
       );
@@ -1052,10 +1061,10 @@ for (const isolation of ["auto", "none"]) {
           "          @agent run git -c user.name=a -c user.email=a@b commit -q -m smuggle",
         ]),
       );
-      const r = await runBernstein(["run", "plan.yaml", "--json"], {
-        cwd: fx.root,
-        env: { ...fx.env, BERNSTEIN_ISOLATION: isolation },
-      });
+      const r = await runBernstein(
+        ["run", "plan.yaml", "--json"],
+        cliOf(fx, { BERNSTEIN_ISOLATION: isolation }),
+      );
       const summary = summaryOf(r.stdout);
       const prompt = dec(await Deno.readFile(fx.record));
       ok(prompt.includes(`delivery="file-reference" file="${copy}">\n@${copy}\n`), prompt);
