@@ -1,5 +1,6 @@
 // The sandbox of each binary, read back from what `deno compile` embeds. The runtime cannot be
 // downloaded here, so DENORT_BIN=/bin/true stands in for it: the metadata is written in full.
+// The tests that only read the default build share one compile; --net-host builds its own.
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
@@ -47,50 +48,56 @@ async function compileBoth(
   return { main: await read("bernstein"), verify: await read("bernstein-verify") };
 }
 
+/** The default build, compiled once for the tests that only read it (~4 s of CPU a compile). */
+let defaultBuild: Promise<{ dir: string; main: Perms; verify: Perms }> | undefined;
+
+function sharedBuild(): Promise<{ dir: string; main: Perms; verify: Perms }> {
+  defaultBuild ??= (async () => {
+    const dir = await Deno.makeTempDir({ prefix: "bernstein-compile-" });
+    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+    return { dir, ...(await compileBoth(dir)) };
+  })();
+  return defaultBuild;
+}
+
 Deno.test("bernstein-verify is compiled read-only: no write, net, env, run, sys, ffi; no prompt", async () => {
-  await withTempDir(async (dir) => {
-    const { verify } = await compileBoth(dir);
-    deepStrictEqual(verify.allow_read, [], "read everything ([] means unrestricted)");
-    for (
-      const key of ["allow_write", "allow_net", "allow_env", "allow_run", "allow_sys", "allow_ffi"]
-    ) {
-      strictEqual(verify[key], null, `${key} must be null`);
-    }
-    strictEqual(verify.prompt, false);
-    // No module may be fetched at run time either ([] denies every host).
-    deepStrictEqual(verify.deny_import, []);
-  });
+  const { verify } = await sharedBuild();
+  deepStrictEqual(verify.allow_read, [], "read everything ([] means unrestricted)");
+  for (
+    const key of ["allow_write", "allow_net", "allow_env", "allow_run", "allow_sys", "allow_ffi"]
+  ) {
+    strictEqual(verify[key], null, `${key} must be null`);
+  }
+  strictEqual(verify.prompt, false);
+  // No module may be fetched at run time either ([] denies every host).
+  deepStrictEqual(verify.deny_import, []);
 });
 
 Deno.test("bernstein-verify starts with no baked-in arguments, env file or preloads", async () => {
-  await withTempDir(async (dir) => {
-    await compileBoth(dir);
-    const meta = readCompileMetadata(
-      await Deno.readFile(join(dir, LINUX, "bernstein-verify")),
-    );
-    strictEqual(meta.entrypoint_key, "verify.ts");
-    deepStrictEqual(meta.argv, []);
-    deepStrictEqual(meta.env_vars_from_env_file, {});
-    deepStrictEqual(meta.preload_modules, []);
-    deepStrictEqual(meta.require_modules, []);
-  });
+  const { dir } = await sharedBuild();
+  const meta = readCompileMetadata(
+    await Deno.readFile(join(dir, LINUX, "bernstein-verify")),
+  );
+  strictEqual(meta.entrypoint_key, "verify.ts");
+  deepStrictEqual(meta.argv, []);
+  deepStrictEqual(meta.env_vars_from_env_file, {});
+  deepStrictEqual(meta.preload_modules, []);
+  deepStrictEqual(meta.require_modules, []);
 });
 
 Deno.test("bernstein is compiled with exactly the declared permission set", async () => {
-  await withTempDir(async (dir) => {
-    const { main } = await compileBoth(dir);
-    const declared =
-      JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json"))).permissions.bernstein;
-    deepStrictEqual(main.allow_read, declared.read === true ? [] : declared.read);
-    deepStrictEqual(main.allow_write, declared.write === true ? [] : declared.write);
-    deepStrictEqual(main.allow_run, declared.run === true ? [] : declared.run);
-    deepStrictEqual(main.allow_env, declared.env.allow);
-    deepStrictEqual(main.ignore_env, declared.env.ignore);
-    deepStrictEqual(main.allow_net, declared.net === true ? [] : declared.net);
-    deepStrictEqual(main.allow_sys, declared.sys);
-    strictEqual(main.allow_ffi, null);
-    strictEqual(main.prompt, false);
-  });
+  const { main } = await sharedBuild();
+  const declared =
+    JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json"))).permissions.bernstein;
+  deepStrictEqual(main.allow_read, declared.read === true ? [] : declared.read);
+  deepStrictEqual(main.allow_write, declared.write === true ? [] : declared.write);
+  deepStrictEqual(main.allow_run, declared.run === true ? [] : declared.run);
+  deepStrictEqual(main.allow_env, declared.env.allow);
+  deepStrictEqual(main.ignore_env, declared.env.ignore);
+  deepStrictEqual(main.allow_net, declared.net === true ? [] : declared.net);
+  deepStrictEqual(main.allow_sys, declared.sys);
+  strictEqual(main.allow_ffi, null);
+  strictEqual(main.prompt, false);
 });
 
 Deno.test("--net-host adds exactly those hosts to bernstein's net grant; bernstein-verify stays offline", async () => {
@@ -137,38 +144,34 @@ Deno.test("--net-host refuses what is not a host (scheme, path, bad port) with e
 });
 
 Deno.test("both binaries carry the runtime V8 flags the benchmarks measured", async () => {
-  await withTempDir(async (dir) => {
-    await compileBoth(dir);
-    for (const name of ["bernstein", "bernstein-verify"]) {
-      const meta = readCompileMetadata(await Deno.readFile(join(dir, LINUX, name)));
-      const flags = meta.v8_flags as string[];
-      for (const flag of RUNTIME_V8_FLAGS) ok(flags.includes(flag), `${name}: ${flag}`);
-    }
-  });
+  const { dir } = await sharedBuild();
+  for (const name of ["bernstein", "bernstein-verify"]) {
+    const meta = readCompileMetadata(await Deno.readFile(join(dir, LINUX, name)));
+    const flags = meta.v8_flags as string[];
+    for (const flag of RUNTIME_V8_FLAGS) ok(flags.includes(flag), `${name}: ${flag}`);
+  }
 });
 
 Deno.test("each binary embeds the modules it loads lazily: the CLI and the gate worker", async () => {
-  await withTempDir(async (dir) => {
-    await compileBoth(dir);
-    const embeds = async (name: string, text: string) => {
-      const bytes = await Deno.readFile(join(dir, LINUX, name));
-      const needle = new TextEncoder().encode(text);
-      for (let at = bytes.indexOf(needle[0]); at >= 0; at = bytes.indexOf(needle[0], at + 1)) {
-        if (needle.every((b, i) => bytes[at + i] === b)) return true;
-      }
-      return false;
-    };
-    // A string only src/cli/demo.ts holds (main.ts imports the CLI by a computed specifier),
-    // and one only the gate worker holds (started by URL).
-    strictEqual(await embeds("bernstein", "demo complete:"), true);
-    strictEqual(await embeds("bernstein", "gate worker used before init"), true);
-    strictEqual(await embeds("bernstein-verify", "gate worker used before init"), true);
-    strictEqual(
-      await embeds("bernstein-verify", "demo complete:"),
-      false,
-      "the verifier stays small",
-    );
-  });
+  const { dir } = await sharedBuild();
+  const embeds = async (name: string, text: string) => {
+    const bytes = await Deno.readFile(join(dir, LINUX, name));
+    const needle = new TextEncoder().encode(text);
+    for (let at = bytes.indexOf(needle[0]); at >= 0; at = bytes.indexOf(needle[0], at + 1)) {
+      if (needle.every((b, i) => bytes[at + i] === b)) return true;
+    }
+    return false;
+  };
+  // A string only src/cli/demo.ts holds (main.ts imports the CLI by a computed specifier),
+  // and one only the gate worker holds (started by URL).
+  strictEqual(await embeds("bernstein", "demo complete:"), true);
+  strictEqual(await embeds("bernstein", "gate worker used before init"), true);
+  strictEqual(await embeds("bernstein-verify", "gate worker used before init"), true);
+  strictEqual(
+    await embeds("bernstein-verify", "demo complete:"),
+    false,
+    "the verifier stays small",
+  );
 });
 
 Deno.test("release manifests name every archive with its checksum", () => {
@@ -197,15 +200,13 @@ Deno.test("release manifests name every archive with its checksum", () => {
 });
 
 Deno.test("bernstein carries the dashboard's and the report's files (text imports, no --include)", async () => {
-  await withTempDir(async (dir) => {
-    await compileBoth(dir);
-    const binary = new TextDecoder("latin1").decode(
-      await Deno.readFile(join(dir, LINUX, "bernstein")),
-    );
-    for (const asset of ["base.css", "dashboard.css", "dashboard.js", "report.js"]) {
-      // Both sides read byte for byte (latin1), so this compares the files' exact bytes.
-      const bytes = await Deno.readFile(join(REPO_ROOT, "src", "report", "assets", asset));
-      ok(binary.includes(new TextDecoder("latin1").decode(bytes)), `${asset} is not in the binary`);
-    }
-  });
+  const { dir } = await sharedBuild();
+  const binary = new TextDecoder("latin1").decode(
+    await Deno.readFile(join(dir, LINUX, "bernstein")),
+  );
+  for (const asset of ["base.css", "dashboard.css", "dashboard.js", "report.js"]) {
+    // Both sides read byte for byte (latin1), so this compares the files' exact bytes.
+    const bytes = await Deno.readFile(join(REPO_ROOT, "src", "report", "assets", asset));
+    ok(binary.includes(new TextDecoder("latin1").decode(bytes)), `${asset} is not in the binary`);
+  }
 });
