@@ -50,7 +50,7 @@ import {
   PACK_CHECKPOINT_MEMBER,
   PACK_INCLUSION_MEMBER,
   PACK_MEMBERS,
-} from "../src/verify/mod.ts";
+} from "../src/pack_format/mod.ts";
 import { rawZip, type RawZipMember, zipEntries } from "./raw_zip.ts";
 import {
   SAMPLE_HMAC_KEY,

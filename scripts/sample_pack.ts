@@ -41,7 +41,7 @@ import {
   writePack,
   type ZipSink,
 } from "../src/compliance/mod.ts";
-import { packWindow } from "../src/verify/mod.ts";
+import { packWindow } from "../src/pack_format/mod.ts";
 
 /** A signing agent of the sample. */
 export interface SampleAgent {

@@ -96,6 +96,7 @@ const RANK: Record<string, number> = {
   audit: 4,
   cas: 4,
   lineage: 5,
+  pack_format: 5,
   verify: 5,
   compliance: 6,
   ledger: 4,

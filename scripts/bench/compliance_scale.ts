@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openAtomicFile } from "../../src/io/mod.ts";
-import { operatorFingerprint } from "../../src/verify/mod.ts";
+import { operatorFingerprint } from "../../src/pack_format/mod.ts";
 import { v8FlagsArg } from "../runtime_flags.ts";
 import { writeSamplePack } from "../sample_pack.ts";
 import { compare, loadAverage, report, timeCommand } from "./_report.ts";

@@ -31,7 +31,7 @@ async function attachmentMembers(
   const audit = await import("../audit/mod.ts");
   const { CasStore } = await import("../cas/mod.ts");
   const { collectPeriodAttachments } = await import("../attachments/mod.ts");
-  const { attachmentMemberName } = await import("../verify/mod.ts");
+  const { attachmentMemberName } = await import("../pack_format/mod.ts");
   const auditKey = await audit.readAuditKey(audit.resolveAuditKeyPath(ctx.env).path);
   const exports = await collectPeriodAttachments({
     sdd,
@@ -54,7 +54,7 @@ async function pack(ctx: CommandContext): Promise<number> {
   const { openAtomicFile, systemRandom } = await import("../io/mod.ts");
   const { resolveBuildTime } = await import("../compliance/mod.ts");
   const store = await import("../compliance/project/mod.ts");
-  const { packWindow } = await import("../verify/mod.ts");
+  const { packWindow } = await import("../pack_format/mod.ts");
   const { sha256Stream } = await import("../crypto/mod.ts");
   const { MAIN_BINARY, VERSION } = await import("../meta/mod.ts");
 

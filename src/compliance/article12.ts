@@ -5,7 +5,7 @@
 // `article12LogFigures` so the verifier can recompute them.
 import type { JsonObject } from "../canonical/mod.ts";
 import { agentIsolationBlock, type AgentIsolationFacts } from "./agent_isolation.ts";
-import { article12LogFigures, isoOfNs, type LogFacts } from "../verify/mod.ts";
+import { article12LogFigures, isoOfNs, type LogFacts } from "../pack_format/mod.ts";
 
 /** The regulation the facts refer to. */
 export const REGULATION = "Regulation (EU) 2024/1689 (Artificial Intelligence Act)";

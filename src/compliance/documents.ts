@@ -9,7 +9,7 @@ import {
   PACK_FLEET_MEMBER,
   PACK_INCLUSION_MEMBER,
   PACK_MEMBERS,
-} from "../verify/mod.ts";
+} from "../pack_format/mod.ts";
 
 /** What the README cover shows. */
 export interface CoverFacts {

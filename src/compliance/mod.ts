@@ -2,8 +2,9 @@
  * The compliance pack builder (FORMATS.md §5), pure: the window of the lineage log, the
  * agent cards it needs, Article 12 facts and audit cross-links, the README and the auditor's
  * guide, the sealed manifest and the reproducible ZIP. The file system side (reading `.sdd/`,
- * the operator signing key, writing the ZIP) is `src/compliance/project/`; the pack format and
- * its verification live in `src/verify/` so the read-only verifier never loads the builder.
+ * the operator signing key, writing the ZIP) is `src/compliance/project/`; the pack format is
+ * `src/pack_format/` (shared with the verifier) and its verification `src/verify/`, so the
+ * read-only verifier never loads the builder.
  *
  * @example
  * ```ts ignore

@@ -1,7 +1,12 @@
 // The pack builder, pure: window entries, their signatures, the agents' cards, the Article 12
 // block and the operator key in; member bytes, the signed manifest and the ZIP out. The same
 // inputs give the same bytes (Ed25519 signatures are deterministic; nothing reads a clock).
-import { canonicalBytes, compareCodePoints, type JsonObject } from "../canonical/mod.ts";
+import {
+  canonicalBytes,
+  compareCodePoints,
+  type JsonObject,
+  type JsonValue,
+} from "../canonical/mod.ts";
 import {
   encodePublicKeyPem,
   indexRanges,
@@ -15,17 +20,19 @@ import {
   signDetachedJws,
   type SignedCheckpoint,
 } from "../crypto/mod.ts";
-import { digestInto, kidForPublicKey, type LineageEntry } from "../lineage/mod.ts";
+import { digestInto, type LineageEntry } from "../lineage/mod.ts";
 import {
   attachmentMemberParts,
   attestationMemberName,
   cardMemberName,
   csvHeader,
   csvRow,
+  isManifestMember,
   type LogFacts,
   LogFactsCollector,
+  type ManifestBaseField,
   manifestOutputHash,
-  operatorFingerprint,
+  operatorBlock,
   PACK_CHECKPOINT_MEMBER,
   PACK_FLEET_MEMBER,
   PACK_FORMAT_VERSION,
@@ -34,7 +41,7 @@ import {
   PACK_SCHEMA,
   packMemberKind,
   signatureMemberName,
-} from "../verify/mod.ts";
+} from "../pack_format/mod.ts";
 import { streamedManifestBytes } from "./_manifest_stream.ts";
 import { renderReadme, renderVerifyInstructions } from "./documents.ts";
 import { CompliancePackError } from "./errors.ts";
@@ -286,8 +293,8 @@ function coverMembers(
       builtAt: header.builtAt,
       facts,
       article12: header.article12,
-      operatorKid: kidForPublicKey(header.operatorPublicKey),
-      operatorFingerprint: operatorFingerprint(header.operatorPublicKey),
+      operatorKid: operatorBlock(header.operatorPublicKey).kid,
+      operatorFingerprint: operatorBlock(header.operatorPublicKey).public_key_sha256,
       signatureCount,
       cardCount: header.cards.length,
       attachmentRuns: attachmentRunsOf(header.attachments),
@@ -315,9 +322,9 @@ function attachmentRunsOf(members: ReadonlyMap<string, Uint8Array> | undefined):
   return [...runs].sort(compareCodePoints);
 }
 
-/** The manifest without `input_hashes` and `output_hash`. */
+/** The manifest without `input_hashes` and `output_hash` (every other field, by type). */
 function manifestBase(header: PackHeader, entryCount: number): JsonObject {
-  return {
+  const base: Record<ManifestBaseField, JsonValue> = {
     schema: PACK_SCHEMA,
     pack_format_version: PACK_FORMAT_VERSION,
     builder: header.builder,
@@ -327,11 +334,9 @@ function manifestBase(header: PackHeader, entryCount: number): JsonObject {
     entry_count: entryCount,
     external_parents: [...header.externalParents].sort(byCodeUnit),
     article12: header.article12,
-    operator: {
-      kid: kidForPublicKey(header.operatorPublicKey),
-      public_key_sha256: operatorFingerprint(header.operatorPublicKey),
-    },
+    operator: { ...operatorBlock(header.operatorPublicKey) },
   };
+  return base;
 }
 
 /** Renders every member but the manifest and its signature. */
@@ -380,16 +385,22 @@ function sealManifest(
 ): SealedManifest {
   const hashes: JsonObject = {};
   for (const [name, hash] of [...inputHashes].sort((a, b) => byCodeUnit(a[0], b[0]))) {
-    if (name === PACK_MEMBERS.manifest || name === PACK_MEMBERS.manifestSignature) continue;
+    if (isManifestMember(name)) continue;
     hashes[name] = hash;
   }
   const manifest: JsonObject = { ...base, input_hashes: hashes };
   manifest.output_hash = manifestOutputHash(manifest);
   const manifestBytes = canonicalBytes(manifest, "canon");
-  const jws = signDetachedJws(signer.seed, manifestBytes, {
-    kid: kidForPublicKey(signer.publicKey),
-  });
-  return { manifest, manifestBytes, signature: encoder.encode(jws) };
+  return { manifest, manifestBytes, signature: signManifest(manifestBytes, signer) };
+}
+
+/**
+ * The manifest's detached JWS (FORMATS.md §4 rules): its header names the kid of the
+ * manifest's `operator` block, which the verifier compares.
+ */
+function signManifest(manifestBytes: Uint8Array, signer: OperatorSigner): Uint8Array {
+  const { kid } = operatorBlock(signer.publicKey);
+  return encoder.encode(signDetachedJws(signer.seed, manifestBytes, { kid }));
 }
 
 /**
@@ -454,9 +465,7 @@ export function writePack(
     manifestBase(header, window.facts.entry_count),
     inputHashesInOrder(coverHashes, window),
   );
-  const signature = encoder.encode(
-    signDetachedJws(signer.seed, manifestBytes, { kid: kidForPublicKey(signer.publicKey) }),
-  );
+  const signature = signManifest(manifestBytes, signer);
   cover.set(PACK_MEMBERS.manifest, prepareMember(PACK_MEMBERS.manifest, manifestBytes));
   cover.set(
     PACK_MEMBERS.manifestSignature,
@@ -492,7 +501,8 @@ function* inputHashesInOrder(
 }
 
 function checkSigner(header: PackHeader, signer: OperatorSigner): void {
-  if (operatorFingerprint(header.operatorPublicKey) !== operatorFingerprint(signer.publicKey)) {
+  const embedded = operatorBlock(header.operatorPublicKey).public_key_sha256;
+  if (embedded !== operatorBlock(signer.publicKey).public_key_sha256) {
     throw new CompliancePackError(
       "compliance.operator_key_mismatch",
       "the embedded operator key is not the signing key's public half",

@@ -4,7 +4,7 @@
 // and the oldest entry still retained (for the retention facts).
 import { parseCanonicalLine } from "../canonical/mod.ts";
 import { DigestTable, entryHashOfBytes, type LineageEntry, parseEntry } from "../lineage/mod.ts";
-import type { PackWindow } from "../verify/mod.ts";
+import type { PackWindow } from "../pack_format/mod.ts";
 
 /** A window entry before its signature is looked up. */
 export interface WindowEntry {

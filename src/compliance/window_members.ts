@@ -11,7 +11,7 @@ import {
   LogFactsCollector,
   PACK_MEMBERS,
   signatureMemberName,
-} from "../verify/mod.ts";
+} from "../pack_format/mod.ts";
 import { MemberCompressor, memberLevel, type PreparedMember } from "./zip_writer.ts";
 
 const encoder = new TextEncoder();

@@ -12,6 +12,21 @@
 import { crc32 } from "node:zlib";
 import { Deflate, deflateSync } from "fflate";
 import { sha256Hex, sha256HexPure, sha256Stream } from "../crypto/mod.ts";
+import {
+  ZIP64_END_LEN,
+  ZIP64_END_SIG,
+  ZIP64_LOCATOR_LEN,
+  ZIP64_LOCATOR_SIG,
+  ZIP_CENTRAL_LEN,
+  ZIP_CENTRAL_SIG,
+  ZIP_END_LEN,
+  ZIP_END_SIG,
+  ZIP_FLAG_UTF8,
+  ZIP_LOCAL_LEN,
+  ZIP_LOCAL_SIG,
+  ZIP_METHOD_DEFLATE,
+  ZIP_METHOD_STORED,
+} from "../pack_format/mod.ts";
 
 /** The DEFLATE level of every pack member except signatures (stored). */
 export const PACK_DEFLATE_LEVEL = 6;
@@ -36,7 +51,7 @@ export interface ZipSink {
 /** A member's bytes, compressed or stored, with what its headers and the manifest need. */
 export interface PreparedMember {
   /** 0 stored, 8 deflated. */
-  method: 0 | 8;
+  method: typeof ZIP_METHOD_STORED | typeof ZIP_METHOD_DEFLATE;
   /** The data as written, in pieces. */
   data: Uint8Array[];
   /** Bytes of `data`. */
@@ -148,7 +163,7 @@ export class MemberCompressor {
     }
     this.#head = new Uint8Array(0);
     return {
-      method: this.#level === 0 ? 0 : 8,
+      method: this.#level === 0 ? ZIP_METHOD_STORED : ZIP_METHOD_DEFLATE,
       data: this.#out,
       compressedSize: this.#outSize,
       size: this.#size,
@@ -172,7 +187,7 @@ export function prepareMember(name: string, bytes: Uint8Array): PreparedMember {
   }
   const data = level === 0 ? bytes : deflateSync(bytes, { level });
   return {
-    method: level === 0 ? 0 : 8,
+    method: level === 0 ? ZIP_METHOD_STORED : ZIP_METHOD_DEFLATE,
     data: data.length === 0 ? [] : [data],
     compressedSize: data.length,
     size: bytes.length,
@@ -184,12 +199,6 @@ export function prepareMember(name: string, bytes: Uint8Array): PreparedMember {
 
 // 1980-01-01 00:00:00 in the DOS date/time fields, as fflate writes `new Date(1980, 0, 1)`.
 const DOS_TIME = (1 << 21) | (1 << 16);
-const LOCAL_SIG = 0x04034b50;
-const CENTRAL_SIG = 0x02014b50;
-const END_SIG = 0x06054b50;
-const ZIP64_END_SIG = 0x06064b50;
-const ZIP64_LOCATOR_SIG = 0x07064b50;
-const FLAG_UTF8 = 0x0800;
 const textEncoder = new TextEncoder();
 
 function compareCodeUnits(a: string, b: string): number {
@@ -248,19 +257,19 @@ export class ZipStreamWriter {
     if (this.#last !== undefined && compareCodeUnits(this.#last, name) >= 0) {
       throw new Error(`zip: member ${name} is not after ${this.#last} in name order`);
     }
-    if (member.method !== (memberLevel(name) === 0 ? 0 : 8)) {
+    if (member.method !== (memberLevel(name) === 0 ? ZIP_METHOD_STORED : ZIP_METHOD_DEFLATE)) {
       throw new Error(`zip: member ${name} prepared with the wrong method`);
     }
     this.#last = name;
     const encoded = textEncoder.encode(name);
     if (encoded.length > 0xffff) throw new Error(`zip: member name too long: ${name}`);
-    const total = this.#offset + 30 + encoded.length + member.compressedSize;
+    const total = this.#offset + ZIP_LOCAL_LEN + encoded.length + member.compressedSize;
     if (total > 0xffffffff || member.size > 0xffffffff) {
       throw new Error("zip: archive past 4 GiB (ZIP64 sizes are not written)");
     }
     const record: DirectoryRecord = {
       name: encoded,
-      flags: encoded.length !== name.length ? FLAG_UTF8 : 0,
+      flags: encoded.length !== name.length ? ZIP_FLAG_UTF8 : 0,
       method: member.method,
       crc32: member.crc32,
       compressedSize: member.compressedSize,
@@ -320,11 +329,11 @@ function concat(parts: Uint8Array[], size: number): Uint8Array {
 
 /** A local (30 bytes + name) or central (46 bytes + name) header, as fflate writes them. */
 function header(r: DirectoryRecord, central: boolean): Uint8Array {
-  const fixed = central ? 46 : 30;
+  const fixed = central ? ZIP_CENTRAL_LEN : ZIP_LOCAL_LEN;
   const out = new Uint8Array(fixed + r.name.length);
   const v = new DataView(out.buffer);
   let at = 0;
-  v.setUint32(at, central ? CENTRAL_SIG : LOCAL_SIG, true);
+  v.setUint32(at, central ? ZIP_CENTRAL_SIG : ZIP_LOCAL_SIG, true);
   at += 4;
   if (central) {
     v.setUint16(at, 20, true); // made by: version 2.0, MS-DOS
@@ -351,26 +360,26 @@ function header(r: DirectoryRecord, central: boolean): Uint8Array {
 
 /** The ZIP64 end record and its locator (APPNOTE 4.3.14-15) for more than 65 535 members. */
 function zip64End(count: number, cdSize: number, cdOffset: number, at: number): Uint8Array {
-  const out = new Uint8Array(56 + 20);
+  const out = new Uint8Array(ZIP64_END_LEN + ZIP64_LOCATOR_LEN);
   const v = new DataView(out.buffer);
   v.setUint32(0, ZIP64_END_SIG, true);
-  v.setBigUint64(4, 44n, true);
+  v.setBigUint64(4, BigInt(ZIP64_END_LEN - 12), true); // size of the rest of the record
   v.setUint16(12, 45, true);
   v.setUint16(14, 45, true);
   v.setBigUint64(24, BigInt(count), true);
   v.setBigUint64(32, BigInt(count), true);
   v.setBigUint64(40, BigInt(cdSize), true);
   v.setBigUint64(48, BigInt(cdOffset), true);
-  v.setUint32(56, ZIP64_LOCATOR_SIG, true);
-  v.setBigUint64(56 + 8, BigInt(at), true);
-  v.setUint32(56 + 16, 1, true);
+  v.setUint32(ZIP64_END_LEN, ZIP64_LOCATOR_SIG, true);
+  v.setBigUint64(ZIP64_END_LEN + 8, BigInt(at), true);
+  v.setUint32(ZIP64_END_LEN + 16, 1, true);
   return out;
 }
 
 function endRecord(count: number, cdSize: number, cdOffset: number): Uint8Array {
-  const out = new Uint8Array(22);
+  const out = new Uint8Array(ZIP_END_LEN);
   const v = new DataView(out.buffer);
-  v.setUint32(0, END_SIG, true);
+  v.setUint32(0, ZIP_END_SIG, true);
   v.setUint16(8, count, true);
   v.setUint16(10, count, true);
   v.setUint32(12, cdSize, true);

@@ -12,7 +12,7 @@ import {
 import { KeyMissingError } from "../errors/mod.ts";
 import { type Random, readSecretFile, writeFileAtomic, writeFileIfAbsent } from "../io/mod.ts";
 import { kidForPublicKey } from "../lineage/mod.ts";
-import { operatorFingerprint } from "../verify/mod.ts";
+import { operatorFingerprint } from "../pack_format/mod.ts";
 import { FleetError } from "./errors.ts";
 
 /** The install key, relative to `.sdd/`. */

@@ -20,7 +20,7 @@ import {
   parseEntry,
   signaturePath,
 } from "../lineage/mod.ts";
-import { signatureMemberName } from "./pack_format.ts";
+import { signatureMemberName } from "../pack_format/mod.ts";
 import type { GateIssue, GateIssueKind, SignatureFetch } from "./types.ts";
 
 /**

@@ -17,7 +17,7 @@ import {
   operatorFingerprint,
   PACK_CHECKPOINT_MEMBER,
   PACK_INCLUSION_MEMBER,
-} from "./pack_format.ts";
+} from "../pack_format/mod.ts";
 
 /** What the pack's checkpoint check needs. */
 export interface PackCheckpointInput {

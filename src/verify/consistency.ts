@@ -14,7 +14,8 @@ import {
   verifyConsistency,
 } from "../crypto/mod.ts";
 import type { VerifyIssue } from "./pack.ts";
-import { operatorFingerprint, PACK_CHECKPOINT_MEMBER, packZipLimits } from "./pack_format.ts";
+import { operatorFingerprint, PACK_CHECKPOINT_MEMBER } from "../pack_format/mod.ts";
+import { packZipLimits } from "./pack_limits.ts";
 import { memoryBytes, readZipDirectory, readZipMember } from "./zip_reader.ts";
 
 /** A checkpoint document or a pack holding one, as given. */

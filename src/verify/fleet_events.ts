@@ -6,45 +6,13 @@
 // the window — write ordinals contiguous per variable with each old hash the previous new
 // hash, reads matching the write they name, connection versions chained, resolutions and
 // activations naming a version the window recorded (or one from before it).
-import { canonicalBytes, type JsonObject, parseJsonBytes } from "../canonical/mod.ts";
-
-/** The member's name. */
-export const PACK_FLEET_MEMBER = "fleet-events.jsonl";
-
-/** The event types the member may hold (the fleet plane's, src/fleet/events.ts). */
-export const PACK_FLEET_EVENT_TYPES: readonly string[] = [
-  "fleet.var_set",
-  "fleet.var_unset",
-  "fleet.var_read",
-  "fleet.conn_create",
-  "fleet.conn_rotate",
-  "fleet.conn_resolve",
-  "fleet.conn_refuse",
-  "fleet.context_create",
-  "fleet.context_activate",
-  "fleet.run_config",
-];
-
-/** One line of the member: an audit record's fleet fields and its chain position. */
-export interface PackFleetEvent {
-  /** Who acted. */
-  actor: string;
-  /** The record's details. */
-  details: JsonObject;
-  /** A fleet event type. */
-  event_type: string;
-  /** The record's HMAC (64 hex): its identity in the operator's chain. */
-  hmac: string;
-  /** The record's timestamp (ISO 8601 UTC). */
-  timestamp: string;
-  /** `<segment>:<line>` in the operator's chain. */
-  where: string;
-}
-
-/** The member line of one event (`canon` bytes, no newline). */
-export function packFleetLine(event: PackFleetEvent): Uint8Array {
-  return canonicalBytes(event as unknown as JsonObject, "canon");
-}
+import { type JsonObject, parseJsonBytes } from "../canonical/mod.ts";
+import {
+  PACK_FLEET_EVENT_TYPES,
+  PACK_FLEET_MEMBER,
+  type PackFleetEvent,
+  packFleetLine,
+} from "../pack_format/mod.ts";
 
 interface Write {
   ordinal: number;

@@ -16,7 +16,7 @@ import { decodePublicKeyPem } from "../crypto/mod.ts";
 import { openDirectoryGateInput } from "./directory.ts";
 import { runLineageGate } from "./gate.ts";
 import type { VerifyIssue } from "./pack.ts";
-import { operatorFingerprint } from "./pack_format.ts";
+import { operatorFingerprint } from "../pack_format/mod.ts";
 import type { ForeignAttestationReport, GateCheckpointReport } from "./types.ts";
 
 /** The key checkpoint signatures are checked with, how it is pinned, or why there is none. */

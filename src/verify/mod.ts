@@ -1,6 +1,7 @@
 /**
- * The verifier library: the lineage gate and its input readers, the compliance pack format and
- * its verification (a defensive ZIP reader that never extracts), `chain`/`forks` over a
+ * The verifier library: the lineage gate and its input readers, the compliance pack's
+ * verification (a defensive ZIP reader that never extracts; the format itself is
+ * `src/pack_format`, shared with the builder), `chain`/`forks` over a
  * lineage folder, and the `bernstein-verify` command line. Used by `bernstein lineage
  * gate` and by the read-only `bernstein-verify`, so it imports only the pure modules
  * (`canonical`, `crypto`, `errors`, `meta`, `lineage/mod.ts`) and never writes, spawns,
@@ -23,13 +24,7 @@ export {
 } from "./directory.ts";
 export { checkpointDocumentBytes, verifyCheckpointConsistency } from "./consistency.ts";
 export { defaultGateWorkers, runLineageGate } from "./gate.ts";
-export {
-  checkPackFleetEvents,
-  PACK_FLEET_EVENT_TYPES,
-  PACK_FLEET_MEMBER,
-  type PackFleetEvent,
-  packFleetLine,
-} from "./fleet_events.ts";
+export { checkPackFleetEvents } from "./fleet_events.ts";
 export {
   type CardFile,
   type ForeignAttestationInput,
@@ -41,40 +36,9 @@ export {
 export { gateResultToJson, gateVerdict } from "./report.ts";
 export { openFileBytes } from "./file_bytes.ts";
 
-export {
-  article12LogFigures,
-  article12Mismatches,
-  type LogFacts,
-  LogFactsCollector,
-} from "./log_facts.ts";
 export { type PackVerifyResult, verifyPack } from "./pack.ts";
 export { sidecarReader } from "./_sidecars.ts";
-export {
-  attachmentMemberName,
-  attachmentMemberParts,
-  attestationMemberName,
-  cardMemberName,
-  checkManifestBytes,
-  csvHeader,
-  csvRow,
-  isoOfNs,
-  manifestOutputHash,
-  normalizeFingerprint,
-  operatorFingerprint,
-  PACK_CHECKPOINT_MEMBER,
-  PACK_FORMAT_VERSION,
-  PACK_INCLUSION_MEMBER,
-  PACK_LIMITS,
-  PACK_MEMBERS,
-  PACK_SCHEMA,
-  packMemberKind,
-  type PackWindow,
-  packWindow,
-  packZipLimits,
-  parsePackManifest,
-  signatureMemberName,
-  utcDay,
-} from "./pack_format.ts";
+export { PACK_LIMITS, packZipLimits } from "./pack_limits.ts";
 export { foreignLine, trustedIssuerKeys } from "./trust.ts";
 export { verifyAttachmentsDir } from "./attachments_dir.ts";
 export { runVerifyCli } from "./verify_cli.ts";

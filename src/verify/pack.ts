@@ -14,7 +14,7 @@ import {
   sha256Stream,
   verifyDetachedJws,
 } from "../crypto/mod.ts";
-import { digestInto, DigestTable, digestText, kidForPublicKey } from "../lineage/mod.ts";
+import { digestInto, DigestTable, digestText } from "../lineage/mod.ts";
 import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoint.ts";
 import { verifyAttachmentExport } from "./attachments_dir.ts";
 import { defaultGateWorkers, runLineageGate } from "./gate.ts";
@@ -27,26 +27,29 @@ import type {
   GateResult,
   VerifyIssue,
 } from "./types.ts";
-import { article12LogFigures, article12Mismatches, LogFactsCollector } from "./log_facts.ts";
 import {
+  article12LogFigures,
+  article12Mismatches,
   attachmentMemberParts,
   attestationMemberParts,
   csvHeader,
   csvRow,
+  isManifestMember,
   isoOfNs,
+  LogFactsCollector,
   memberSegment,
-  operatorFingerprint,
+  operatorBlock,
   PACK_CHECKPOINT_MEMBER,
   PACK_INCLUSION_MEMBER,
-  PACK_LIMITS,
   PACK_MEMBERS,
   type PackManifest,
   packMemberKind,
   packWindow,
-  packZipLimits,
   parsePackManifest,
+  signatureMemberHash,
   signatureMemberName,
-} from "./pack_format.ts";
+} from "../pack_format/mod.ts";
+import { PACK_LIMITS, packZipLimits } from "./pack_limits.ts";
 import {
   type RandomAccessBytes,
   readStoredMemberView,
@@ -287,7 +290,7 @@ export async function verifyPack(
   };
   if (listed !== undefined) {
     for (const name of members.keys()) {
-      if (name === PACK_MEMBERS.manifest || name === PACK_MEMBERS.manifestSignature) continue;
+      if (isManifestMember(name)) continue;
       if (!listed.has(name)) {
         fail(
           "member not in manifest",
@@ -296,7 +299,7 @@ export async function verifyPack(
       }
     }
     for (const name of listed.keys()) {
-      if (name === PACK_MEMBERS.manifest || name === PACK_MEMBERS.manifestSignature) {
+      if (isManifestMember(name)) {
         fail("manifest invalid", `${PACK_MEMBERS.manifest}: manifest invalid: lists ${name}`);
       } else if (!members.has(name)) {
         fail("missing member", `${name}: missing member (listed in the manifest)`);
@@ -608,9 +611,9 @@ class SignatureStore {
   add(name: string, bytes: Uint8Array | undefined): void {
     const i = this.#count;
     if (i >= this.#offsets.length) return; // cannot happen: `expected` counted every member
-    const hash = `sha256:${name.slice("signatures/".length, -".jws".length)}`;
-    // Member names were checked against the signature pattern: always a digest.
-    if (!digestInto(hash, this.#digests, i * 32) || !this.#index.set(hash, i)) return;
+    const hash = signatureMemberHash(name);
+    if (hash === undefined || !digestInto(hash, this.#digests, i * 32)) return;
+    if (!this.#index.set(hash, i)) return;
     this.#count++;
     if (bytes === undefined) {
       this.#lengths[i] = -1;
@@ -675,9 +678,10 @@ function checkOperator(c: OperatorCheck): Uint8Array | undefined {
     }
   }
   if (publicKey !== undefined) {
-    const fingerprint = operatorFingerprint(publicKey);
+    const block = operatorBlock(publicKey);
+    const fingerprint = block.public_key_sha256;
     stats.operator_fingerprint = fingerprint;
-    stats.operator_kid = kidForPublicKey(publicKey);
+    stats.operator_kid = block.kid;
     if (manifest !== undefined) {
       if (manifest.operator.public_key_sha256 !== fingerprint) {
         fail(
@@ -727,7 +731,7 @@ function checkOperator(c: OperatorCheck): Uint8Array | undefined {
   // Pinning: the embedded key proves only that whoever built the pack held *a* key.
   if (options.operatorPublicKey !== undefined) {
     stats.operator_pinned = "key";
-    const expected = operatorFingerprint(options.operatorPublicKey);
+    const expected = operatorBlock(options.operatorPublicKey).public_key_sha256;
     if (publicKey === undefined || stats.operator_fingerprint !== expected) {
       fail(
         "operator key mismatch",

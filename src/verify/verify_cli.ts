@@ -14,7 +14,7 @@ import {
 } from "./consistency.ts";
 import { type LineageDirResult, verifyChain, verifyForks } from "./lineage_dir.ts";
 import { type PackVerifyResult, type VerifyIssue, verifyPack } from "./pack.ts";
-import { normalizeFingerprint } from "./pack_format.ts";
+import { normalizeFingerprint } from "../pack_format/mod.ts";
 import { foreignLine, trustedIssuerKeys } from "./trust.ts";
 
 /** Where the verifier writes: stdout lines and the one stderr JSON document. */

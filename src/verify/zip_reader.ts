@@ -3,6 +3,23 @@
 // inflates one member at a time in bounded steps, never past the member's declared size.
 // Nothing is ever written to disk: members are handed out as bytes or chunk streams.
 import { Inflate, inflateSync } from "fflate";
+import {
+  ZIP64_END_LEN,
+  ZIP64_END_SIG,
+  ZIP64_LOCATOR_LEN,
+  ZIP64_LOCATOR_SIG,
+  ZIP_CENTRAL_LEN,
+  ZIP_CENTRAL_SIG,
+  ZIP_END_LEN,
+  ZIP_END_SIG,
+  ZIP_FLAG_ENCRYPTED,
+  ZIP_FLAG_STRONG_ENCRYPTION,
+  ZIP_FLAG_UTF8,
+  ZIP_LOCAL_LEN,
+  ZIP_LOCAL_SIG,
+  ZIP_METHOD_DEFLATE,
+  ZIP_METHOD_STORED,
+} from "../pack_format/mod.ts";
 import { Crc32 } from "./_crc32.ts";
 
 /** Bytes that can be read at any offset: a file opened read-only, or a buffer. */
@@ -99,20 +116,7 @@ export class ZipMemberError extends Error {
   }
 }
 
-const EOCD_SIG = 0x06054b50;
-const ZIP64_LOCATOR_SIG = 0x07064b50;
-const CD_SIG = 0x02014b50;
-const LOCAL_SIG = 0x04034b50;
-const EOCD_LEN = 22;
-const ZIP64_EOCD_SIG = 0x06064b50;
-const ZIP64_EOCD_LEN = 56;
-const ZIP64_LOCATOR_LEN = 20;
-const CD_LEN = 46;
-const LOCAL_LEN = 30;
 const MAX_COMMENT = 0xffff;
-const FLAG_ENCRYPTED = 0x0001;
-const FLAG_STRONG_ENCRYPTION = 0x0040;
-const FLAG_UTF8 = 0x0800;
 const METHOD_AES = 99;
 // A compressed step of this size inflates to at most ~1032 times as much: a bounded amount
 // of memory between two checks of the running output size.
@@ -201,10 +205,10 @@ export function memberNameProblem(name: string): string | undefined {
 }
 
 function findEndOfCentralDirectory(source: RandomAccessBytes): number | undefined {
-  const span = Math.min(source.size, EOCD_LEN + MAX_COMMENT);
+  const span = Math.min(source.size, ZIP_END_LEN + MAX_COMMENT);
   const tail = source.read(source.size - span, span);
-  for (let i = tail.length - EOCD_LEN; i >= 0; i--) {
-    if (u32(tail, i) === EOCD_SIG && i + EOCD_LEN + u16(tail, i + 20) === tail.length) {
+  for (let i = tail.length - ZIP_END_LEN; i >= 0; i--) {
+    if (u32(tail, i) === ZIP_END_SIG && i + ZIP_END_LEN + u16(tail, i + 20) === tail.length) {
       return source.size - span + i;
     }
   }
@@ -235,12 +239,12 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
       `archive is ${source.size} bytes, over the ${limits.maxArchiveBytes}-byte limit`,
     );
   }
-  if (source.size < EOCD_LEN) return fail("unreadable archive", "not a ZIP archive (too short)");
+  if (source.size < ZIP_END_LEN) return fail("unreadable archive", "not a ZIP archive (too short)");
   const eocd = findEndOfCentralDirectory(source);
   if (eocd === undefined) {
     return fail("unreadable archive", "not a ZIP archive (no end of central directory)");
   }
-  const end = source.read(eocd, EOCD_LEN);
+  const end = source.read(eocd, ZIP_END_LEN);
   let disk = u16(end, 4);
   let cdDisk = u16(end, 6);
   let onDisk = u16(end, 8);
@@ -258,15 +262,15 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
     const at = u64(locator, 8);
     if (
       u32(locator, 4) !== 0 || u32(locator, 16) !== 1 ||
-      at !== eocd - ZIP64_LOCATOR_LEN - ZIP64_EOCD_LEN
+      at !== eocd - ZIP64_LOCATOR_LEN - ZIP64_END_LEN
     ) {
       return fail(
         "unsupported zip feature",
         "ZIP64 end record is not where a single-disk archive keeps it",
       );
     }
-    const z = source.read(at, ZIP64_EOCD_LEN);
-    if (u32(z, 0) !== ZIP64_EOCD_SIG || u64(z, 4) !== ZIP64_EOCD_LEN - 12) {
+    const z = source.read(at, ZIP64_END_LEN);
+    if (u32(z, 0) !== ZIP64_END_SIG || u64(z, 4) !== ZIP64_END_LEN - 12) {
       return fail("unreadable archive", "damaged ZIP64 end record");
     }
     if (
@@ -309,18 +313,18 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
   const nameLens = new Uint16Array(count);
   let at = 0;
   for (let i = 0; i < count; i++) {
-    if (at + CD_LEN > cd.length || u32(cd, at) !== CD_SIG) {
+    if (at + ZIP_CENTRAL_LEN > cd.length || u32(cd, at) !== ZIP_CENTRAL_SIG) {
       return fail("unreadable archive", `central directory entry ${i + 1} is damaged`);
     }
     const nameLen = u16(cd, at + 28);
     const extraLen = u16(cd, at + 30);
     const commentLen = u16(cd, at + 32);
-    if (at + CD_LEN + nameLen + extraLen + commentLen > cd.length) {
+    if (at + ZIP_CENTRAL_LEN + nameLen + extraLen + commentLen > cd.length) {
       return fail("unreadable archive", `central directory entry ${i + 1} is truncated`);
     }
     nameLens[i] = nameLen;
     entries.push({
-      name: decodeName(cd.subarray(at + CD_LEN, at + CD_LEN + nameLen)),
+      name: decodeName(cd.subarray(at + ZIP_CENTRAL_LEN, at + ZIP_CENTRAL_LEN + nameLen)),
       method: u16(cd, at + 10),
       flags: u16(cd, at + 8),
       crc32: u32(cd, at + 16),
@@ -329,7 +333,7 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
       localOffset: u32(cd, at + 42),
       limit: 0,
     });
-    at += CD_LEN + nameLen + extraLen + commentLen;
+    at += ZIP_CENTRAL_LEN + nameLen + extraLen + commentLen;
   }
   if (at !== cd.length) {
     return fail("unreadable archive", "the central directory holds more than its entries");
@@ -367,7 +371,7 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
       });
     } else seen.set(folded, e.name);
     if (
-      (e.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION)) !== 0 || e.method === METHOD_AES
+      (e.flags & (ZIP_FLAG_ENCRYPTED | ZIP_FLAG_STRONG_ENCRYPTION)) !== 0 || e.method === METHOD_AES
     ) {
       problems.push({
         kind: "encrypted member",
@@ -376,7 +380,7 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
       });
       continue;
     }
-    if (e.method !== 0 && e.method !== 8) {
+    if (e.method !== ZIP_METHOD_STORED && e.method !== ZIP_METHOD_DEFLATE) {
       problems.push({
         kind: "unsupported zip feature",
         member: e.name,
@@ -426,7 +430,7 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
   for (let k = 0; k < order.length; k++) {
     const e = entries[order[k]];
     const limit = k + 1 < order.length ? entries[order[k + 1]].localOffset : cdOffset;
-    const end = e.localOffset + LOCAL_LEN + nameLens[order[k]] + e.compressedSize;
+    const end = e.localOffset + ZIP_LOCAL_LEN + nameLens[order[k]] + e.compressedSize;
     if (end > limit) {
       const next = k + 1 < order.length ? entries[order[k + 1]].name : undefined;
       problems.push({
@@ -458,31 +462,31 @@ function asciiEquals(raw: Uint8Array, name: string): boolean {
  * (signature, same name, method and flags, no encryption) and against the member's limit.
  */
 function dataOffsetOf(source: RandomAccessBytes, member: ZipMember): number {
-  if (member.localOffset + LOCAL_LEN > member.limit) {
+  if (member.localOffset + ZIP_LOCAL_LEN > member.limit) {
     throw new ZipMemberError(member.name, "local header outside the archive data");
   }
-  const local = source.read(member.localOffset, LOCAL_LEN);
-  if (local.length < LOCAL_LEN || u32(local, 0) !== LOCAL_SIG) {
+  const local = source.read(member.localOffset, ZIP_LOCAL_LEN);
+  if (local.length < ZIP_LOCAL_LEN || u32(local, 0) !== ZIP_LOCAL_SIG) {
     throw new ZipMemberError(member.name, "no local header where the directory points");
   }
   const nameLen = u16(local, 26);
   const extraLen = u16(local, 28);
   const localFlags = u16(local, 6);
   const method = u16(local, 8);
-  const rawName = source.read(member.localOffset + LOCAL_LEN, nameLen);
+  const rawName = source.read(member.localOffset + ZIP_LOCAL_LEN, nameLen);
   if (!asciiEquals(rawName, member.name)) {
     const localName = decodeName(rawName);
     if (localName !== member.name) {
       throw new ZipMemberError(member.name, `local header names ${JSON.stringify(localName)}`);
     }
   }
-  if ((localFlags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION)) !== 0) {
+  if ((localFlags & (ZIP_FLAG_ENCRYPTED | ZIP_FLAG_STRONG_ENCRYPTION)) !== 0) {
     throw new ZipMemberError(member.name, "encrypted member (local header); refused");
   }
-  if (method !== member.method || (localFlags & FLAG_UTF8) !== (member.flags & FLAG_UTF8)) {
+  if (method !== member.method || (localFlags & ZIP_FLAG_UTF8) !== (member.flags & ZIP_FLAG_UTF8)) {
     throw new ZipMemberError(member.name, "local header disagrees with the central directory");
   }
-  const dataOffset = member.localOffset + LOCAL_LEN + nameLen + extraLen;
+  const dataOffset = member.localOffset + ZIP_LOCAL_LEN + nameLen + extraLen;
   if (dataOffset + member.compressedSize > member.limit) {
     throw new ZipMemberError(member.name, "member data overlaps the next member");
   }

@@ -6,7 +6,7 @@
 export const VERIFIER_LOCAL: readonly RegExp[] = [
   /^verify\.ts$/,
   /^deno\.json$/,
-  /^src\/(verify|canonical|crypto|errors|meta)\/[a-z0-9_]+\.ts$/,
+  /^src\/(verify|pack_format|canonical|crypto|errors|meta)\/[a-z0-9_]+\.ts$/,
   /^src\/(lineage|compliance)\/[a-z0-9_]+\.ts$/, // the pure top level only, not subfolders
 ];
 

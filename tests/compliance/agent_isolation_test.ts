@@ -6,7 +6,7 @@ import {
   renderReadme,
 } from "../../src/compliance/mod.ts";
 import type { JsonObject } from "../../src/canonical/mod.ts";
-import { LogFactsCollector } from "../../src/verify/mod.ts";
+import { LogFactsCollector } from "../../src/pack_format/mod.ts";
 
 const spawned = (session: string, adapter: unknown, isolation: unknown) => ({
   event_type: "agent.spawned",

@@ -7,7 +7,7 @@ import {
   article12LogFigures,
   article12Mismatches,
   LogFactsCollector,
-} from "../../src/verify/mod.ts";
+} from "../../src/pack_format/mod.ts";
 import { sampleLog } from "../../scripts/sample_pack.ts";
 
 const DAY = 86_400_000_000_000n;

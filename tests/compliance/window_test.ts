@@ -2,7 +2,7 @@
 // retained entry, and lines that are not entries left out and counted.
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { WindowSelector } from "../../src/compliance/mod.ts";
-import { packWindow } from "../../src/verify/mod.ts";
+import { packWindow } from "../../src/pack_format/mod.ts";
 import { sampleLog } from "../../scripts/sample_pack.ts";
 
 const enc = new TextEncoder();

@@ -142,7 +142,7 @@ Deno.test("a 700-entry pack passes under the read-only grant with the gate's wor
   // deep in the log is still caught.
   const { sampleLog, samplePackContent } = await import("../../scripts/sample_pack.ts");
   const { renderPackMembers, sealPack, zipMembers } = await import("../../src/compliance/mod.ts");
-  const { operatorFingerprint } = await import("../../src/verify/mod.ts");
+  const { operatorFingerprint } = await import("../../src/pack_format/mod.ts");
   const long = sampleLog({ seed: 9, entries: 700, artefacts: 20 });
   const content = samplePackContent(long);
   const rendered = renderPackMembers(content);

@@ -7,7 +7,8 @@ import { ed25519KeyPairFromSeed, parseCheckpointDocument } from "../../src/crypt
 import { FakeClock, SeededRandom } from "../../src/io/mod.ts";
 import { kidForPublicKey } from "../../src/lineage/mod.ts";
 import { CHECKPOINT_FILES, exportCheckpoint, writeCheckpoint } from "../../src/tlog/mod.ts";
-import { operatorFingerprint, verifyCheckpointConsistency } from "../../src/verify/mod.ts";
+import { operatorFingerprint } from "../../src/pack_format/mod.ts";
+import { verifyCheckpointConsistency } from "../../src/verify/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 const enc = new TextEncoder();

@@ -10,10 +10,9 @@ import type { BernsteinError } from "../../src/errors/mod.ts";
 import {
   attachmentMemberName,
   attachmentMemberParts,
-  memoryBytes,
   packMemberKind,
-  verifyPack,
-} from "../../src/verify/mod.ts";
+} from "../../src/pack_format/mod.ts";
+import { memoryBytes, verifyPack } from "../../src/verify/mod.ts";
 import { sampleLog, samplePackContent } from "../../scripts/sample_pack.ts";
 
 const sample = sampleLog({ seed: 5 });

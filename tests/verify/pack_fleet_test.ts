@@ -5,14 +5,12 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { buildPack } from "../../src/compliance/mod.ts";
 import { FLEET_EVENT_TYPES } from "../../src/fleet/mod.ts";
 import {
-  checkPackFleetEvents,
-  memoryBytes,
   PACK_FLEET_EVENT_TYPES,
   PACK_FLEET_MEMBER,
   type PackFleetEvent,
   packFleetLine,
-  verifyPack,
-} from "../../src/verify/mod.ts";
+} from "../../src/pack_format/mod.ts";
+import { checkPackFleetEvents, memoryBytes, verifyPack } from "../../src/verify/mod.ts";
 import { sampleLog, samplePackContent } from "../../scripts/sample_pack.ts";
 
 const H = (c: string) => `sha256:${c.repeat(64)}`;

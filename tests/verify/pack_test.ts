@@ -7,11 +7,13 @@ import { sealPack, zipMembers } from "../../src/compliance/mod.ts";
 import { ed25519KeyPairFromSeed } from "../../src/crypto/mod.ts";
 import {
   manifestOutputHash,
-  memoryBytes,
   operatorFingerprint,
   PACK_CHECKPOINT_MEMBER,
-  PACK_LIMITS,
   PACK_MEMBERS,
+} from "../../src/pack_format/mod.ts";
+import {
+  memoryBytes,
+  PACK_LIMITS,
   type PackVerifyResult,
   verifyPack,
 } from "../../src/verify/mod.ts";

@@ -20,7 +20,7 @@ import {
   writeFileIfAbsent,
 } from "../../io/mod.ts";
 import { kidForPublicKey } from "../../lineage/mod.ts";
-import { operatorFingerprint } from "../../verify/mod.ts";
+import { operatorFingerprint } from "../../pack_format/mod.ts";
 import type { OperatorSigner } from "../mod.ts";
 
 /** Where the operator signing key lives, relative to `.sdd/`. */

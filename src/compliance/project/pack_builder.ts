@@ -27,12 +27,14 @@ import type { CheckpointSigner } from "../../crypto/mod.ts";
 import { compileGlob } from "../../plan/mod.ts";
 import {
   type LogFacts,
-  openFileBytes,
   PACK_FLEET_EVENT_TYPES,
   packFleetLine,
-  type PackVerifyResult,
   type PackWindow,
   packWindow,
+} from "../../pack_format/mod.ts";
+import {
+  openFileBytes,
+  type PackVerifyResult,
   readAttestationDirectory,
   readCardDirectory,
   sidecarReader,

@@ -3,7 +3,7 @@
 // log does not support. Pure and incremental (entries are fed in log order).
 import { canonicalBytes, type JsonObject, type JsonValue } from "../canonical/mod.ts";
 import type { LineageEntry } from "../lineage/mod.ts";
-import { isoOfNs } from "./pack_format.ts";
+import { isoOfNs } from "./period.ts";
 
 /** What one agent identity did in the window. */
 export interface AgentFacts {

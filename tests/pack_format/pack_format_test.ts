@@ -9,14 +9,22 @@ import {
   checkManifestBytes,
   csvHeader,
   csvRow,
+  isManifestMember,
+  MANIFEST_FIELDS,
   manifestOutputHash,
   normalizeFingerprint,
+  operatorBlock,
+  operatorFingerprint,
+  PACK_MEMBERS,
   packMemberKind,
   packWindow,
   parsePackManifest,
+  signatureMemberHash,
   signatureMemberName,
   utcDay,
-} from "../../src/verify/mod.ts";
+} from "../../src/pack_format/mod.ts";
+import { kidForPublicKey } from "../../src/lineage/mod.ts";
+import { parseDetachedJws } from "../../src/crypto/mod.ts";
 
 Deno.test("member names map to their kinds; anything else is unknown", () => {
   strictEqual(packMemberKind("README.md"), "readme");
@@ -134,5 +142,44 @@ Deno.test("the manifest's native path gives the strict path's value and output h
       const r = parsePackManifest(enc.encode(bad));
       strictEqual(r.ok, false, bad.slice(0, 60));
     }
+  }
+});
+
+Deno.test("a signature member name reads back to its entry hash; other names to nothing", () => {
+  const hash = "sha256:" + "c0".repeat(32);
+  strictEqual(signatureMemberHash(signatureMemberName(hash)), hash);
+  for (
+    const name of [
+      `signatures/${"C0".repeat(32)}.jws`,
+      `signatures/${"c0".repeat(31)}.jws`,
+      `signatures/${"c0".repeat(32)}.json`,
+      `sig/${"c0".repeat(32)}.jws`,
+      PACK_MEMBERS.manifestSignature,
+    ]
+  ) strictEqual(signatureMemberHash(name), undefined, name);
+});
+
+Deno.test("the manifest and its signature are the members input_hashes never lists", () => {
+  strictEqual(isManifestMember(PACK_MEMBERS.manifest), true);
+  strictEqual(isManifestMember(PACK_MEMBERS.manifestSignature), true);
+  for (const name of Object.values(PACK_MEMBERS)) {
+    if (name !== PACK_MEMBERS.manifest && name !== PACK_MEMBERS.manifestSignature) {
+      strictEqual(isManifestMember(name), false, name);
+    }
+  }
+});
+
+Deno.test("the builder writes exactly the manifest fields, the operator block and the JWS kid of the format", () => {
+  const sample = sampleLog({ seed: 3, entries: 5 });
+  const pack = buildPack(samplePackContent(sample), sample.operator);
+  deepStrictEqual(Object.keys(pack.manifest).sort(), [...MANIFEST_FIELDS]);
+  const block = operatorBlock(sample.operator.publicKey);
+  deepStrictEqual(pack.manifest.operator, { ...block });
+  strictEqual(block.kid, kidForPublicKey(sample.operator.publicKey));
+  strictEqual(block.public_key_sha256, operatorFingerprint(sample.operator.publicKey));
+  const sig = pack.members.get(PACK_MEMBERS.manifestSignature);
+  strictEqual(parseDetachedJws(sig ?? new Uint8Array()).header.kid, block.kid);
+  for (const name of Object.keys(pack.manifest.input_hashes as JsonObject)) {
+    strictEqual(isManifestMember(name), false, name);
   }
 });

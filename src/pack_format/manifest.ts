@@ -1,6 +1,7 @@
-// The compliance pack format (FORMATS.md §5), shared by the builder (src/compliance) and the
-// verifier: member names, size limits, the evidence CSV, the manifest's shape and hashes, the
-// operator fingerprint and the UTC-day window. Pure: no I/O.
+// `pack-manifest.json` (FORMATS.md §5): its schema and versions, its fields (one list, checked
+// against the type), its output hash, and the strict parse the verifier runs over its bytes
+// (canonical bytes exactly, exactly these fields with their types). The builder writes the
+// fields this module names (src/compliance/pack.ts, _manifest_stream.ts). Pure.
 import {
   canonicalBytes,
   canonicalObjectSpans,
@@ -10,10 +11,9 @@ import {
   type JsonValue,
   parseJsonBytes,
 } from "../canonical/mod.ts";
-import { sha256Hex, sha256Stream, spkiDer } from "../crypto/mod.ts";
-import type { EntryField, LineageEntry } from "../lineage/mod.ts";
-import type { ZipLimits } from "./zip_reader.ts";
-import { PACK_FLEET_MEMBER } from "./fleet_events.ts";
+import { sha256Hex, sha256Stream } from "../crypto/mod.ts";
+import type { ManifestOperator } from "./operator.ts";
+import { packWindow } from "./period.ts";
 
 /** `schema` of every pack manifest. */
 export const PACK_SCHEMA = "bernstein-compliance-pack";
@@ -23,265 +23,6 @@ export const PACK_FORMAT_VERSION = 3;
 
 /** Versions this code reads: 2 (no checkpoint) and 3. */
 export const PACK_FORMAT_VERSIONS: readonly number[] = [2, 3];
-
-/** The fixed members of a pack (signatures and agent cards come on top). */
-export const PACK_MEMBERS = {
-  readme: "README.md",
-  instructions: "verify-instructions.md",
-  csv: "article12-evidence.csv",
-  log: "lineage-log.jsonl",
-  operatorKey: "operator.pub",
-  manifest: "pack-manifest.json",
-  manifestSignature: "pack-manifest.json.sig",
-} as const;
-
-/** The checkpoint document a pack carries (pack format 3, FORMATS.md §8). */
-export const PACK_CHECKPOINT_MEMBER = "checkpoint.json";
-
-/** The batch inclusion proof of the window's entries in that checkpoint (pack format 3). */
-export const PACK_INCLUSION_MEMBER = "inclusion-proof.json";
-
-/** What a member of a pack is, by its name. */
-export type PackMemberKind =
-  | keyof typeof PACK_MEMBERS
-  | "signature"
-  | "card"
-  | "checkpoint"
-  | "inclusion"
-  | "attestation"
-  | "attachment"
-  | "fleet";
-
-const FIXED = new Map<string, PackMemberKind>([
-  ...Object.entries(PACK_MEMBERS).map(([kind, name]) => [name, kind as PackMemberKind] as const),
-  [PACK_CHECKPOINT_MEMBER, "checkpoint"],
-  [PACK_INCLUSION_MEMBER, "inclusion"],
-  [PACK_FLEET_MEMBER, "fleet"],
-]);
-const ATTESTATION_MEMBER = /^attestations\/([0-9a-f]{64})\/([0-9a-f]{64})\.json$/;
-const ATTACHMENT_MEMBER =
-  /^attachments\/([A-Za-z0-9._-]+)\/(manifest\.json|events\.jsonl|lineage\.jsonl|bytes\/[0-9a-f]{64})$/;
-
-/** Folder of a run's attachment export inside a pack (`--with-attachments`, FORMATS.md §7.1). */
-export function attachmentMemberName(runId: string, file: string): string {
-  return `attachments/${memberSegment(runId)}/${file}`;
-}
-
-/** The run folder and the file inside it of an attachment member name. */
-export function attachmentMemberParts(name: string): { run: string; file: string } | undefined {
-  const m = ATTACHMENT_MEMBER.exec(name);
-  if (m === null || m[1] === "." || m[1] === "..") return undefined;
-  return { run: m[1], file: m[2] };
-}
-const SAFE_SEGMENT = /^[A-Za-z0-9._-]+$/;
-
-function safeSegment(s: string): boolean {
-  return SAFE_SEGMENT.test(s) && s !== "." && s !== "..";
-}
-
-/** `signatures/<64 lowercase hex>.jws`, checked without a regex run. */
-function isSignatureMember(name: string): boolean {
-  if (name.length !== 79 || !name.startsWith("signatures/") || !name.endsWith(".jws")) {
-    return false;
-  }
-  for (let i = 11; i < 75; i++) {
-    const c = name.charCodeAt(i);
-    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
-  }
-  return true;
-}
-
-/** The kind of a member name, or undefined when no pack holds such a member. */
-export function packMemberKind(name: string): PackMemberKind | undefined {
-  const fixed = FIXED.get(name);
-  if (fixed !== undefined) return fixed;
-  // A pack has one signature member per entry: this test runs 100 000s of times.
-  if (isSignatureMember(name)) return "signature";
-  if (ATTESTATION_MEMBER.test(name)) return "attestation";
-  if (attachmentMemberParts(name) !== undefined) return "attachment";
-  const parts = name.split("/");
-  if (
-    parts.length === 3 && parts[0] === "agent-cards" && safeSegment(parts[1]) &&
-    parts[2].endsWith(".json") && safeSegment(parts[2].slice(0, -5))
-  ) {
-    return "card";
-  }
-  return undefined;
-}
-
-/**
- * `attestations/<entry-hex>/<attestation-hex>.json`: a foreign attestation of one entry inside
- * a pack (FORMATS.md §9), named by the SHA-256 of its bytes.
- */
-export function attestationMemberName(entryHash: string, attestationHex: string): string {
-  return `attestations/${
-    entryHash.startsWith("sha256:") ? entryHash.slice(7) : entryHash
-  }/${attestationHex}.json`;
-}
-
-/** The entry hash and attestation hex of an attestation member name. */
-export function attestationMemberParts(
-  name: string,
-): { entryHash: string; hex: string } | undefined {
-  const m = ATTESTATION_MEMBER.exec(name);
-  return m === null ? undefined : { entryHash: `sha256:${m[1]}`, hex: m[2] };
-}
-
-/** `signatures/<entry-hex>.jws`: the detached JWS of one entry inside a pack. */
-export function signatureMemberName(entryHash: string): string {
-  return `signatures/${entryHash.startsWith("sha256:") ? entryHash.slice(7) : entryHash}.jws`;
-}
-
-/** A name segment safe in a member name: every character outside `[A-Za-z0-9._-]` → `_`. */
-export function memberSegment(text: string): string {
-  const s = text.replace(/[^A-Za-z0-9._-]/gu, "_");
-  return s === "" || s === "." || s === ".." ? `_${s}` : s;
-}
-
-/** `agent-cards/<dir>/<kid>.json` (both parts sanitised like card folders). */
-export function cardMemberName(agentId: string, kid: string): string {
-  return `agent-cards/${memberSegment(agentId)}/${memberSegment(kid)}.json`;
-}
-
-const KiB = 1024;
-const MiB = 1024 * KiB;
-const GiB = 1024 * MiB;
-
-/** The fixed size limits of `bernstein-verify pack` (bytes, uncompressed unless noted). */
-export const PACK_LIMITS = {
-  /** The archive file itself (ZIP64 is not accepted, so it is below 4 GiB anyway). */
-  archive: 4 * GiB - 1,
-  /** Members in the archive. */
-  members: 2_000_000,
-  /** One member name. */
-  nameBytes: 512,
-  /** All members together. */
-  total: 4 * GiB - 1,
-  /** Per kind of member. */
-  member: {
-    readme: 1 * MiB,
-    instructions: 1 * MiB,
-    csv: 2 * GiB - 1,
-    log: 2 * GiB - 1,
-    operatorKey: 4 * KiB,
-    manifest: 256 * MiB,
-    manifestSignature: 4 * KiB,
-    signature: 4 * KiB,
-    card: 64 * KiB,
-    checkpoint: 1 * MiB,
-    inclusion: 256 * MiB,
-    attestation: 64 * KiB,
-    // An attested file is read up to 64 MiB; the events and lineage of one run stay below.
-    attachment: 256 * MiB,
-    fleet: 256 * MiB,
-  } satisfies Record<PackMemberKind, number>,
-  /** Members of unknown kind are refused anyway; this bounds what is read to name them. */
-  unknown: 64 * KiB,
-} as const;
-
-/** {@linkcode PACK_LIMITS} as the ZIP reader takes them. */
-export function packZipLimits(limits: typeof PACK_LIMITS = PACK_LIMITS): ZipLimits {
-  return {
-    maxArchiveBytes: limits.archive,
-    maxMembers: limits.members,
-    maxNameBytes: limits.nameBytes,
-    maxTotalBytes: limits.total,
-    maxMemberBytes: (name) => {
-      const kind = packMemberKind(name);
-      return kind === undefined ? limits.unknown : limits.member[kind];
-    },
-  };
-}
-
-/** The header row of `article12-evidence.csv`: lineage entry fields (a renamed one is a type error). */
-export const CSV_COLUMNS = [
-  "ts_ns",
-  "artefact_path",
-  "artefact_kind",
-  "content_hash",
-  "parent_hashes",
-  "agent_id",
-  "agent_card_kid",
-  "tool_call_id",
-  "span_id",
-] as const satisfies readonly EntryField[];
-
-function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
-}
-
-/** The CSV header line, with its `\n`. */
-export function csvHeader(): string {
-  return CSV_COLUMNS.join(",") + "\n";
-}
-
-/** One CSV row for an entry (RFC 4180 quoting, parents space-joined), with its `\n`. */
-export function csvRow(entry: LineageEntry): string {
-  let row = "";
-  for (let i = 0; i < CSV_COLUMNS.length; i++) {
-    const value = entry[CSV_COLUMNS[i]];
-    const text = typeof value === "bigint"
-      ? value.toString()
-      : Array.isArray(value)
-      ? value.join(" ")
-      : value;
-    row += (i === 0 ? "" : ",") + csvField(text);
-  }
-  return row + "\n";
-}
-
-/** Hex SHA-256 of an Ed25519 public key's SPKI DER: the operator fingerprint. */
-export function operatorFingerprint(publicKey: Uint8Array): string {
-  return sha256Hex(spkiDer(publicKey));
-}
-
-/**
- * Normalises a fingerprint as people paste it (`SHA256:`/`sha256:` prefix, colons, spaces,
- * upper case) to 64 lowercase hex, or undefined when it is not one.
- */
-export function normalizeFingerprint(text: string): string | undefined {
-  const hex = text.trim().replace(/^sha256:/i, "").replace(/[:\s]/g, "").toLowerCase();
-  return /^[0-9a-f]{64}$/.test(hex) ? hex : undefined;
-}
-
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
-const NS_PER_DAY = 86_400_000_000_000n;
-
-/** Epoch day number of a `YYYY-MM-DD` UTC date, or undefined when it is not a real date. */
-export function utcDay(text: string): number | undefined {
-  const m = DAY.exec(text);
-  if (!m) return undefined;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  if (new Date(ms).toISOString().slice(0, 10) !== text) return undefined;
-  return ms / 86_400_000;
-}
-
-/** The inclusive `ts_ns` bounds of a window of UTC days. */
-export interface PackWindow {
-  /** First nanosecond of `since` (00:00:00 UTC). */
-  startNs: bigint;
-  /** Last nanosecond of `until` (23:59:59.999999999 UTC). */
-  endNs: bigint;
-  /** Days covered, both ends included. */
-  days: number;
-}
-
-/** The window of `since`..`until` (inclusive UTC days); undefined when either is bad. */
-export function packWindow(since: string, until: string): PackWindow | undefined {
-  const a = utcDay(since);
-  const b = utcDay(until);
-  if (a === undefined || b === undefined || b < a) return undefined;
-  return {
-    startNs: BigInt(a) * NS_PER_DAY,
-    endNs: BigInt(b + 1) * NS_PER_DAY - 1n,
-    days: b - a + 1,
-  };
-}
-
-/** ISO 8601 UTC time of a `ts_ns` (to the millisecond). */
-export function isoOfNs(tsNs: bigint): string {
-  return new Date(Number(tsNs / 1_000_000n)).toISOString();
-}
 
 /** The pack manifest (FORMATS.md §5) after its shape was checked. */
 export interface PackManifest {
@@ -309,25 +50,42 @@ export interface PackManifest {
   /** Article 12 facts. */
   article12: JsonObject;
   /** The signing key: kid and SHA-256 of its SPKI DER. */
-  operator: { kid: string; public_key_sha256: string };
+  operator: ManifestOperator;
   /** `sha256:` of the manifest's `canon` bytes without `output_hash`. */
   output_hash: string;
 }
 
-const MANIFEST_FIELDS = [
-  "schema",
-  "pack_format_version",
+/**
+ * Every field of a manifest, in canonical (code point) order: the builder writes exactly these
+ * and the verifier refuses any other. A field added to {@linkcode PackManifest} and not here is
+ * a type error.
+ */
+export const MANIFEST_FIELDS = [
+  "article12",
   "builder",
-  "org",
-  "period",
   "built_at",
   "entry_count",
   "external_parents",
   "input_hashes",
-  "article12",
   "operator",
+  "org",
   "output_hash",
-];
+  "pack_format_version",
+  "period",
+  "schema",
+] as const satisfies readonly (keyof PackManifest)[];
+
+/** A manifest field. */
+export type ManifestField = typeof MANIFEST_FIELDS[number];
+
+// A field added to PackManifest but not to the list is a type error here.
+const _everyFieldListed: Record<Exclude<keyof PackManifest, ManifestField>, never> = {};
+
+/**
+ * The fields the builder fixes before it has hashed the members: everything but
+ * `input_hashes` and `output_hash`, which sealing adds.
+ */
+export type ManifestBaseField = Exclude<ManifestField, "input_hashes" | "output_hash">;
 const HASH = /^sha256:[0-9a-f]{64}$/;
 
 function isObject(v: JsonValue | undefined): v is JsonObject {
@@ -502,7 +260,9 @@ export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
     problems.push("bytes are not canonical (canon profile: sorted keys, no spaces, no newline)");
   }
   for (const key of Object.keys(value)) {
-    if (!MANIFEST_FIELDS.includes(key)) problems.push(`unknown field ${JSON.stringify(key)}`);
+    if (!(MANIFEST_FIELDS as readonly string[]).includes(key)) {
+      problems.push(`unknown field ${JSON.stringify(key)}`);
+    }
   }
   for (const key of MANIFEST_FIELDS) {
     if (!Object.hasOwn(value, key)) problems.push(`field ${key} is missing`);
