@@ -396,7 +396,48 @@ function runRecords(fact: RunFact): FactRecords | undefined {
   }
 }
 
-/** The records of an agent fact (claim, spawn, exit, stall). */
+/** The records of an agent's start: its audit event, the ledger's task.started, the live view. */
+function spawnedRecords(fact: Extract<RunFact, { kind: "agent.spawned" }>): FactRecords {
+  return {
+    audit: orchestratorEvent("agent.spawned", "agent", fact.session, {
+      task_id: fact.taskId,
+      adapter: fact.adapter,
+      model: fact.model,
+      ...(fact.provider === undefined ? {} : { provider: fact.provider }),
+      pid: fact.pid,
+      argv0: fact.argv0,
+      prompt_channel: fact.promptChannel,
+      attachment_digests: [...fact.attachmentDigests],
+      // What the adapter could not honour or chose (root permission mode, ignored effort).
+      notes: [...fact.notes],
+      ...(fact.worker === undefined ? {} : { worker: fact.worker }),
+      isolation: fact.isolation,
+    }),
+    ledger: {
+      kind: "task.started",
+      task_id: fact.taskId,
+      payload: {
+        session: fact.session,
+        adapter: fact.adapter,
+        model: fact.model,
+        ...(fact.provider === undefined ? {} : { provider: fact.provider }),
+        attempt: fact.attempt,
+      },
+    },
+    progress: {
+      type: "task.spawned",
+      task_id: fact.taskId,
+      session: fact.session,
+      adapter: fact.adapter,
+      model: fact.model,
+      ...(fact.provider === undefined ? {} : { provider: fact.provider }),
+      attempt: fact.attempt,
+      ...(fact.worker === undefined ? {} : { worker: fact.worker }),
+    },
+  };
+}
+
+/** The records of an agent's life: claimed, spawned (or not), exited. */
 function agentRecords(fact: RunFact): FactRecords | undefined {
   switch (fact.kind) {
     case "task.claimed":
@@ -408,43 +449,7 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
         }),
       };
     case "agent.spawned":
-      return {
-        audit: orchestratorEvent("agent.spawned", "agent", fact.session, {
-          task_id: fact.taskId,
-          adapter: fact.adapter,
-          model: fact.model,
-          ...(fact.provider === undefined ? {} : { provider: fact.provider }),
-          pid: fact.pid,
-          argv0: fact.argv0,
-          prompt_channel: fact.promptChannel,
-          attachment_digests: [...fact.attachmentDigests],
-          // What the adapter could not honour or chose (root permission mode, ignored effort).
-          notes: [...fact.notes],
-          ...(fact.worker === undefined ? {} : { worker: fact.worker }),
-          isolation: fact.isolation,
-        }),
-        ledger: {
-          kind: "task.started",
-          task_id: fact.taskId,
-          payload: {
-            session: fact.session,
-            adapter: fact.adapter,
-            model: fact.model,
-            ...(fact.provider === undefined ? {} : { provider: fact.provider }),
-            attempt: fact.attempt,
-          },
-        },
-        progress: {
-          type: "task.spawned",
-          task_id: fact.taskId,
-          session: fact.session,
-          adapter: fact.adapter,
-          model: fact.model,
-          ...(fact.provider === undefined ? {} : { provider: fact.provider }),
-          attempt: fact.attempt,
-          ...(fact.worker === undefined ? {} : { worker: fact.worker }),
-        },
-      };
+      return spawnedRecords(fact);
     case "agent.spawn_failed":
       return {
         audit: orchestratorEvent("agent.spawn_failed", "task", fact.taskId, {
@@ -472,33 +477,14 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
         }),
       };
     }
-    case "config.reloaded":
-      return {
-        audit: orchestratorEvent("config.reloaded", "config", fact.newHash, {
-          old_hash: fact.oldHash,
-          new_hash: fact.newHash,
-          applied: [...fact.applied],
-          pending: [...fact.pending],
-        }),
-        progress: {
-          type: "config.reloaded",
-          applied: [...fact.applied],
-          pending: [...fact.pending],
-        },
-      };
-    case "config.reload_refused":
-      return {
-        audit: orchestratorEvent("config.reload_refused", "config", "effective", {
-          code: fact.code,
-          message: fact.message,
-          location: fact.location,
-        }),
-        progress: warning(
-          `configuration edit refused, the running configuration is kept: ${
-            fact.location ? fact.location + ": " : ""
-          }${fact.message}`,
-        ),
-      };
+    default:
+      return undefined;
+  }
+}
+
+/** The records of what the watchdogs saw: leftover agents, deadlines, idle and stalled agents, claims. */
+function agentWatchRecords(fact: RunFact): FactRecords | undefined {
+  switch (fact.kind) {
     case "agent.leftover_ended":
       return {
         audit: orchestratorEvent("agent.leftover_ended", "agent", fact.session, {
@@ -560,6 +546,41 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
           `${fact.taskId}: ${fact.session} exited after losing its claim${
             fact.holder === null ? "" : ` (now held by ${fact.holder})`
           }; its result is not used`,
+        ),
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** The records of a change around the agents: configuration reloads, refused connections, git state. */
+function environmentRecords(fact: RunFact): FactRecords | undefined {
+  switch (fact.kind) {
+    case "config.reloaded":
+      return {
+        audit: orchestratorEvent("config.reloaded", "config", fact.newHash, {
+          old_hash: fact.oldHash,
+          new_hash: fact.newHash,
+          applied: [...fact.applied],
+          pending: [...fact.pending],
+        }),
+        progress: {
+          type: "config.reloaded",
+          applied: [...fact.applied],
+          pending: [...fact.pending],
+        },
+      };
+    case "config.reload_refused":
+      return {
+        audit: orchestratorEvent("config.reload_refused", "config", "effective", {
+          code: fact.code,
+          message: fact.message,
+          location: fact.location,
+        }),
+        progress: warning(
+          `configuration edit refused, the running configuration is kept: ${
+            fact.location ? fact.location + ": " : ""
+          }${fact.message}`,
         ),
       };
     case "network.refused":
@@ -895,7 +916,9 @@ function policyRecords(fact: RunFact): FactRecords | undefined {
  */
 export function recordsOf(fact: RunFact, usage?: TaskUsage): FactRecords {
   if (fact.kind === "warning") return { progress: warning(fact.message) };
-  return runRecords(fact) ?? agentRecords(fact) ?? taskRecords(fact, usage) ??
+  return runRecords(fact) ?? agentRecords(fact) ?? agentWatchRecords(fact) ??
+    environmentRecords(fact) ??
+    taskRecords(fact, usage) ??
     mergeRecords(fact, usage) ?? stopRecords(fact) ?? policyRecords(fact) ??
     notifyRecords(fact) ?? {};
 }
