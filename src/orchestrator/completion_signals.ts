@@ -297,130 +297,163 @@ export function worktreeEdges(worktree: string, options: WorktreeEdgeOptions): S
   const maxEntries = options.maxGlobEntries ?? 100_000;
   const maxOutput = options.maxOutputBytes ?? 4096;
   return {
-    async inspect(path) {
-      const at = await confined(worktree, path);
-      if (typeof at !== "string") return { kind: "refused", reason: at.refused };
-      try {
-        const info = await Deno.stat(at);
-        return { kind: info.isFile ? "file" : info.isDirectory ? "directory" : "other" };
-      } catch (error) {
-        if (error instanceof Deno.errors.NotFound) return { kind: "missing" };
-        throw error;
-      }
-    },
-
-    async readText(path) {
-      const at = await confined(worktree, path);
-      if (typeof at !== "string") return { ok: false, missing: false, reason: at.refused };
-      let file: Deno.FsFile;
-      try {
-        file = await Deno.open(at, { read: true });
-      } catch (error) {
-        if (error instanceof Deno.errors.NotFound) {
-          return { ok: false, missing: true, reason: "not found" };
-        }
-        return { ok: false, missing: false, reason: (error as Error).message };
-      }
-      try {
-        const info = await file.stat();
-        if (!info.isFile) return { ok: false, missing: false, reason: "not a regular file" };
-        const buf = await readUpTo(file, Math.min(info.size, maxRead));
-        return {
-          ok: true,
-          text: new TextDecoder().decode(buf),
-          truncated: info.size > maxRead,
-        };
-      } finally {
-        file.close();
-      }
-    },
-
-    async glob(pattern) {
-      let regex: RegExp;
-      try {
-        checkRelativePath(pattern, "glob");
-        regex = compileGlob(pattern);
-      } catch (error) {
-        return { matches: [], refused: [], truncated: false, invalid: (error as Error).message };
-      }
-      const prefix = globLiteralPrefix(pattern);
-      const start = prefix === "" ? worktree : await confined(worktree, prefix);
-      if (typeof start !== "string") {
-        return { matches: [], refused: [], truncated: false, invalid: start.refused };
-      }
-      const matches: string[] = [];
-      const refused: string[] = [];
-      let visited = 0;
-      const stack: [string, string][] = [[start, prefix]];
-      while (stack.length > 0) {
-        const [dir, rel] = stack.pop() as [string, string];
-        let entries: Deno.DirEntry[];
-        try {
-          entries = await Array.fromAsync(Deno.readDir(dir));
-        } catch (error) {
-          if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-            continue;
-          }
-          throw error;
-        }
-        for (const entry of entries) {
-          if (++visited > maxEntries) {
-            return { matches: matches.sort(compareCodePoints), refused, truncated: true };
-          }
-          if (entry.name === ".git") continue;
-          const child = rel === "" ? entry.name : `${rel}/${entry.name}`;
-          if (regex.test(child)) {
-            if (entry.isSymlink) {
-              const at = await confined(worktree, child);
-              if (typeof at === "string") matches.push(child);
-              else refused.push(at.refused);
-            } else matches.push(child);
-          }
-          // Symlinked folders are not entered: their targets may lie outside the worktree.
-          if (entry.isDirectory) stack.push([join(dir, entry.name), child]);
-        }
-      }
-      return { matches: matches.sort(compareCodePoints), refused, truncated: false };
-    },
-
-    async run(command, timeoutMs) {
-      const argv = [...command];
-      if (argv[0].includes("/")) {
-        // A program path is resolved inside the worktree, never against the parent's cwd.
-        const at = await confined(worktree, argv[0]);
-        if (typeof at !== "string") return { started: false, reason: at.refused };
-        argv[0] = at;
-      }
-      const env = buildChildEnv(options.envAllowlist ?? DEFAULT_SIGNAL_ENV, options.env);
-      let release: (() => Promise<void>) | undefined;
-      try {
-        const run = options.isolate
-          ? await options.isolate(argv, { cwd: worktree, env })
-          : { argv, env };
-        release = "release" in run ? run.release : undefined;
-        const result = await runProcess(run.argv, {
-          cwd: worktree,
-          env: run.env,
-          timeoutMs,
-          killGraceMs: 1000,
-          leaderLast: "leaderLast" in run ? run.leaderLast : undefined,
-        });
-        const all = new Uint8Array(result.stdout.length + result.stderr.length);
-        all.set(result.stdout);
-        all.set(result.stderr, result.stdout.length);
-        const tail = all.subarray(Math.max(0, all.length - maxOutput));
-        return {
-          started: true,
-          code: result.code,
-          timedOut: result.timedOut,
-          output: outputText(tail),
-        };
-      } catch (error) {
-        if (error instanceof SpawnError) return { started: false, reason: error.message };
-        throw error;
-      } finally {
-        await release?.().catch(() => {});
-      }
-    },
+    inspect: (path) => inspectInside(worktree, path),
+    readText: (path) => readTextInside(worktree, path, maxRead),
+    glob: (pattern) => globInside(worktree, pattern, maxEntries),
+    run: (command, timeoutMs) => runInside(worktree, command, timeoutMs, options, maxOutput),
   };
+}
+
+type Edge<K extends keyof SignalEdges> = Awaited<ReturnType<SignalEdges[K]>>;
+
+/** What `path` is inside the worktree (refused when it leaves it). */
+async function inspectInside(worktree: string, path: string): Promise<Edge<"inspect">> {
+  const at = await confined(worktree, path);
+  if (typeof at !== "string") return { kind: "refused", reason: at.refused };
+  try {
+    const info = await Deno.stat(at);
+    return { kind: info.isFile ? "file" : info.isDirectory ? "directory" : "other" };
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return { kind: "missing" };
+    throw error;
+  }
+}
+
+/** The text of a regular file inside the worktree, at most `maxRead` bytes of it. */
+async function readTextInside(
+  worktree: string,
+  path: string,
+  maxRead: number,
+): Promise<Edge<"readText">> {
+  const at = await confined(worktree, path);
+  if (typeof at !== "string") return { ok: false, missing: false, reason: at.refused };
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(at, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { ok: false, missing: true, reason: "not found" };
+    }
+    return { ok: false, missing: false, reason: (error as Error).message };
+  }
+  try {
+    const info = await file.stat();
+    if (!info.isFile) return { ok: false, missing: false, reason: "not a regular file" };
+    const buf = await readUpTo(file, Math.min(info.size, maxRead));
+    return { ok: true, text: new TextDecoder().decode(buf), truncated: info.size > maxRead };
+  } finally {
+    file.close();
+  }
+}
+
+/** The worktree's paths matching `pattern` (sorted), walking at most `maxEntries` entries. */
+async function globInside(
+  worktree: string,
+  pattern: string,
+  maxEntries: number,
+): Promise<Edge<"glob">> {
+  let regex: RegExp;
+  try {
+    checkRelativePath(pattern, "glob");
+    regex = compileGlob(pattern);
+  } catch (error) {
+    return { matches: [], refused: [], truncated: false, invalid: (error as Error).message };
+  }
+  const prefix = globLiteralPrefix(pattern);
+  const start = prefix === "" ? worktree : await confined(worktree, prefix);
+  if (typeof start !== "string") {
+    return { matches: [], refused: [], truncated: false, invalid: start.refused };
+  }
+  const matches: string[] = [];
+  const refused: string[] = [];
+  const truncated = await walkGlob(worktree, [start, prefix], maxEntries, async (entry, child) => {
+    if (!regex.test(child)) return;
+    if (!entry.isSymlink) return void matches.push(child);
+    const at = await confined(worktree, child);
+    if (typeof at === "string") matches.push(child);
+    else refused.push(at.refused);
+  });
+  return { matches: matches.sort(compareCodePoints), refused, truncated };
+}
+
+/**
+ * Walks the folders under `start` (outside `.git`, not into symlinked folders: their targets
+ * may lie outside the worktree), telling `visit` each entry and its worktree-relative path;
+ * true when it stopped at `maxEntries`.
+ */
+async function walkGlob(
+  worktree: string,
+  start: [string, string],
+  maxEntries: number,
+  visit: (entry: Deno.DirEntry, child: string) => Promise<void>,
+): Promise<boolean> {
+  let visited = 0;
+  const stack: [string, string][] = [start];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [dir, rel] = next;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(dir));
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+        continue;
+      }
+      throw error;
+    }
+    for (const entry of entries) {
+      if (++visited > maxEntries) return true;
+      if (entry.name === ".git") continue;
+      const child = rel === "" ? entry.name : `${rel}/${entry.name}`;
+      await visit(entry, child);
+      if (entry.isDirectory) stack.push([join(dir, entry.name), child]);
+    }
+  }
+  return false;
+}
+
+/** Runs a signal's command in the worktree: exit code, timeout and the tail of its output. */
+async function runInside(
+  worktree: string,
+  command: readonly string[],
+  timeoutMs: number,
+  options: WorktreeEdgeOptions,
+  maxOutput: number,
+): Promise<Edge<"run">> {
+  const argv = [...command];
+  if (argv[0].includes("/")) {
+    // A program path is resolved inside the worktree, never against the parent's cwd.
+    const at = await confined(worktree, argv[0]);
+    if (typeof at !== "string") return { started: false, reason: at.refused };
+    argv[0] = at;
+  }
+  const env = buildChildEnv(options.envAllowlist ?? DEFAULT_SIGNAL_ENV, options.env);
+  let release: (() => Promise<void>) | undefined;
+  try {
+    const run = options.isolate
+      ? await options.isolate(argv, { cwd: worktree, env })
+      : { argv, env };
+    release = "release" in run ? run.release : undefined;
+    const result = await runProcess(run.argv, {
+      cwd: worktree,
+      env: run.env,
+      timeoutMs,
+      killGraceMs: 1000,
+      leaderLast: "leaderLast" in run ? run.leaderLast : undefined,
+    });
+    const all = new Uint8Array(result.stdout.length + result.stderr.length);
+    all.set(result.stdout);
+    all.set(result.stderr, result.stdout.length);
+    const tail = all.subarray(Math.max(0, all.length - maxOutput));
+    return {
+      started: true,
+      code: result.code,
+      timedOut: result.timedOut,
+      output: outputText(tail),
+    };
+  } catch (error) {
+    if (error instanceof SpawnError) return { started: false, reason: error.message };
+    throw error;
+  } finally {
+    await release?.().catch(() => {});
+  }
 }

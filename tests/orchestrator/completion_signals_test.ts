@@ -239,6 +239,19 @@ Deno.test("file_contains searches only the first maxReadBytes of a big file", as
   });
 });
 
+Deno.test("glob_exists walks at most maxGlobEntries entries, skips .git, and sorts its matches", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(join(dir, ".git"));
+    await Deno.writeTextFile(join(dir, ".git", "a.ts"), "");
+    for (const name of ["c.ts", "a.ts", "b.ts"]) await Deno.writeTextFile(join(dir, name), "");
+    const all = await worktreeEdges(dir, { env: mapEnv({}) }).glob("*.ts");
+    deepStrictEqual(all, { matches: ["a.ts", "b.ts", "c.ts"], refused: [], truncated: false });
+    const capped = await worktreeEdges(dir, { env: mapEnv({}), maxGlobEntries: 2 }).glob("*.ts");
+    strictEqual(capped.truncated, true);
+    ok(capped.matches.length <= 2, String(capped.matches));
+  });
+});
+
 Deno.test("test_passes runs a real argv command in the worktree with a deadline", async () => {
   await withTempDir(async (dir) => {
     const wt = await worktree(dir);
