@@ -304,6 +304,103 @@ async function launchInWorktree(
   prepared: PreparedWorktree,
 ): Promise<AgentProcess> {
   const { worktree, home, logPath } = prepared;
+  const wrapped = await agentInvocation(launch, options, prepared);
+  const invocation = wrapped.invocation;
+  const release = async () => {
+    await wrapped.release?.().catch(() => {});
+  };
+  const agent: Partial<AgentProcess> = {
+    launch,
+    worktree,
+    branch: prepared.branch,
+    baseSha: prepared.baseSha,
+    home,
+    logPath,
+    invocation,
+    isolation: wrapped.isolation,
+    lastOutputMs: options.now(),
+    lastText: "",
+  };
+  let stopping = false;
+  const parser = launch.adapter.parser();
+  const output = new AgentOutput(
+    await Deno.open(logPath, { create: true, append: true, mode: 0o600 }),
+    parser,
+    options.redactor,
+    (event) => {
+      if (event.text) agent.lastText = event.text.split("\n")[0].slice(0, 200);
+      options.onEvent?.(event);
+      // The CLI said it cannot go on but would keep waiting: stop it now, not at the deadline.
+      if (event.fatal && !stopping && agent.handle !== undefined) {
+        stopping = true;
+        agent.handle.terminate(launch.killGraceMs);
+      }
+    },
+  );
+  let handle: ProcessHandle;
+  try {
+    handle = spawnProcess(invocation.argv, {
+      cwd: invocation.cwd,
+      env: invocation.env,
+      stdin: invocation.stdin,
+      timeoutMs: launch.deadlineMs,
+      killGraceMs: launch.killGraceMs,
+      leaderLast: wrapped.leaderLast,
+      onStdout: (chunk) => {
+        agent.lastOutputMs = options.now();
+        output.stdout(chunk);
+      },
+      onStderr: (chunk) => {
+        agent.lastOutputMs = options.now();
+        output.stderr(chunk);
+      },
+    });
+  } catch (error) {
+    output.close();
+    await release();
+    throw error;
+  }
+  agent.handle = handle;
+  agent.result = handle.done.then(async (exit) => {
+    output.finish();
+    await release();
+    return await exitOf(exit, parser, launch, options, home);
+  }, async (error) => {
+    output.close();
+    await release();
+    throw error;
+  });
+  return agent as AgentProcess;
+}
+
+/** The agent's result from its exit (stderr redacted); its HOME scrubbed of secrets if asked. */
+async function exitOf(
+  exit: Awaited<ProcessHandle["done"]>,
+  parser: ReturnType<Adapter["parser"]>,
+  launch: AgentLaunch,
+  options: StartAgentOptions,
+  home: string,
+): Promise<Awaited<AgentProcess["result"]>> {
+  if (launch.scrubHome && options.redactor !== undefined) {
+    await scrubSecrets(home, options.redactor).catch(() => {});
+  }
+  const tail = new TextDecoder().decode(exit.stderr).slice(-4000);
+  const stderr = options.redactor === undefined ? tail : options.redactor.text(tail);
+  const result = parser.finish({ code: exit.code, timed_out: exit.timedOut, stderr });
+  return { result, timedOut: exit.timedOut, signal: exit.signal };
+}
+
+/**
+ * The agent's command line: the `bernstein` shim and the task token file in its HOME, the
+ * adapter's invocation (with its files written), passed through the spawn path (sandbox,
+ * attachments).
+ */
+async function agentInvocation(
+  launch: AgentLaunch,
+  options: StartAgentOptions,
+  prepared: PreparedWorktree,
+) {
+  const { worktree, home } = prepared;
   const shimDir = await writeBernsteinShim(home, options.selfCommand, options.selfEnv);
   const path = `${shimDir}:${options.env.get("PATH") ?? "/usr/bin:/bin"}`;
   const tokenEnv: Record<string, string> = {};
@@ -330,103 +427,76 @@ async function launchInWorktree(
     ...(launch.toolPolicy !== undefined ? { tool_policy: launch.toolPolicy } : {}),
   });
   await writeInvocationFiles(built, home);
-  const wrapped = await (options.spawnPath ?? DIRECT_SUBPROCESS).wrap(built, {
+  return await (options.spawnPath ?? DIRECT_SUBPROCESS).wrap(built, {
     session: launch.session,
     worktree,
     home,
     adapter: launch.adapter.name,
     endpoint: launch.endpoint,
   });
-  const invocation = wrapped.invocation;
-  const release = async () => {
-    await wrapped.release?.().catch(() => {});
-  };
-  const log = await Deno.open(logPath, { create: true, append: true, mode: 0o600 });
-  const parser = launch.adapter.parser();
-  const decoder = new TextDecoder();
-  let pending = "";
-  const agent: Partial<AgentProcess> = {
-    launch,
-    worktree,
-    branch: prepared.branch,
-    baseSha: prepared.baseSha,
-    home,
-    logPath,
-    invocation,
-    isolation: wrapped.isolation,
-    lastOutputMs: options.now(),
-    lastText: "",
-  };
-  let stopping = false;
-  const feed = (text: string) => {
-    for (const event of parser.line(text)) {
-      if (event.text) agent.lastText = event.text.split("\n")[0].slice(0, 200);
-      options.onEvent?.(event);
-      // The CLI said it cannot go on but would keep waiting: stop it now, not at the deadline.
-      if (event.fatal && !stopping && agent.handle !== undefined) {
-        stopping = true;
-        agent.handle.terminate(launch.killGraceMs);
-      }
-    }
-  };
-  const out = options.redactor?.stream();
-  const err = options.redactor?.stream();
-  const onStdout = (chunk: Uint8Array) => {
-    log.writeSync(chunk);
-    pending += decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = pending.indexOf("\n")) >= 0) {
-      feed(pending.slice(0, nl).replace(/\r$/, ""));
-      pending = pending.slice(nl + 1);
-    }
-  };
-  // What a redacting stream held back (a possible secret's first bytes) is written at exit.
-  const flush = () => {
-    if (out !== undefined) onStdout(out.end());
-    if (err !== undefined) log.writeSync(err.end());
-  };
-  const clean = (chunk: Uint8Array, stream: RedactingStream | undefined) =>
-    stream === undefined ? chunk : stream.push(chunk);
-  let handle: ProcessHandle;
-  try {
-    handle = spawnProcess(invocation.argv, {
-      cwd: invocation.cwd,
-      env: invocation.env,
-      stdin: invocation.stdin,
-      timeoutMs: launch.deadlineMs,
-      killGraceMs: launch.killGraceMs,
-      leaderLast: wrapped.leaderLast,
-      onStdout: (chunk) => {
-        agent.lastOutputMs = options.now();
-        onStdout(clean(chunk, out));
-      },
-      onStderr: (chunk) => {
-        agent.lastOutputMs = options.now();
-        log.writeSync(clean(chunk, err));
-      },
-    });
-  } catch (error) {
-    log.close();
-    await release();
-    throw error;
+}
+
+/**
+ * An agent's output on its way to the session log and the adapter's parser: both streams
+ * redacted first (the run's secrets), stdout split into lines for the parser, stderr logged.
+ */
+class AgentOutput {
+  readonly #log: Deno.FsFile;
+  readonly #parser: ReturnType<Adapter["parser"]>;
+  readonly #onEvent: (event: ProgressEvent) => void;
+  readonly #out: RedactingStream | undefined;
+  readonly #err: RedactingStream | undefined;
+  readonly #decoder = new TextDecoder();
+  #pending = "";
+
+  constructor(
+    log: Deno.FsFile,
+    parser: ReturnType<Adapter["parser"]>,
+    redactor: SecretRedactor | undefined,
+    onEvent: (event: ProgressEvent) => void,
+  ) {
+    this.#log = log;
+    this.#parser = parser;
+    this.#onEvent = onEvent;
+    this.#out = redactor?.stream();
+    this.#err = redactor?.stream();
   }
-  agent.handle = handle;
-  agent.result = handle.done.then(async (exit) => {
-    flush();
-    if (pending !== "") feed(pending);
-    log.close();
-    await release();
-    if (launch.scrubHome && options.redactor !== undefined) {
-      await scrubSecrets(home, options.redactor).catch(() => {});
+
+  /** A chunk of stdout. */
+  stdout(chunk: Uint8Array): void {
+    this.#lines(this.#out === undefined ? chunk : this.#out.push(chunk));
+  }
+
+  /** A chunk of stderr. */
+  stderr(chunk: Uint8Array): void {
+    this.#log.writeSync(this.#err === undefined ? chunk : this.#err.push(chunk));
+  }
+
+  /** At exit: what the redacting streams held back (a possible secret's first bytes), the
+   * last unterminated line, then the log closes. */
+  finish(): void {
+    if (this.#out !== undefined) this.#lines(this.#out.end());
+    if (this.#err !== undefined) this.#log.writeSync(this.#err.end());
+    if (this.#pending !== "") this.#feed(this.#pending);
+    this.close();
+  }
+
+  /** Closes the log. */
+  close(): void {
+    this.#log.close();
+  }
+
+  #lines(chunk: Uint8Array): void {
+    this.#log.writeSync(chunk);
+    this.#pending += this.#decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = this.#pending.indexOf("\n")) >= 0) {
+      this.#feed(this.#pending.slice(0, nl).replace(/\r$/, ""));
+      this.#pending = this.#pending.slice(nl + 1);
     }
-    const tail = new TextDecoder().decode(exit.stderr).slice(-4000);
-    const stderr = options.redactor === undefined ? tail : options.redactor.text(tail);
-    const result = parser.finish({ code: exit.code, timed_out: exit.timedOut, stderr });
-    return { result, timedOut: exit.timedOut, signal: exit.signal };
-  }, async (error) => {
-    log.close();
-    await release();
-    throw error;
-  });
-  return agent as AgentProcess;
+  }
+
+  #feed(line: string): void {
+    for (const event of this.#parser.line(line)) this.#onEvent(event);
+  }
 }
