@@ -105,20 +105,53 @@ function readSignal(
   item: unknown,
   path: FieldPath,
 ): CompletionSignal | undefined {
+  const entry = signalEntry(reader, item, path);
+  if (entry === undefined) return undefined;
+  const { kind, value } = entry;
+  const at = [...path, kind];
+  switch (kind) {
+    case "path_exists": {
+      const p = requireString(reader, value, at, "a relative path");
+      return p !== undefined && checkSignalPath(reader, at, p) ? { kind, path: p } : undefined;
+    }
+    case "glob_exists":
+      return readGlobSignal(reader, value, at);
+    case "file_contains":
+      return readFileContainsSignal(reader, value, at);
+    case "test_passes":
+      return readTestPassesSignal(reader, value, at);
+    default: {
+      const near = closestMatch(kind, SIGNAL_KINDS);
+      reader.problem(
+        at,
+        "plan.invalid_value",
+        `unknown signal '${kind}'; accepted: ${SIGNAL_KINDS.join(", ")}`,
+        { key: true, hint: near ? `did you mean '${near}'?` : undefined },
+      );
+      return undefined;
+    }
+  }
+}
+
+/** A signal's one key and its value (a problem when it is not a mapping with one key). */
+function signalEntry(
+  reader: FieldReader,
+  item: unknown,
+  path: FieldPath,
+): { kind: string; value: unknown } | undefined {
   if (item === null || typeof item !== "object" || Array.isArray(item)) {
     reader.problem(
       path,
       "plan.invalid_type",
       `expected a mapping with one key (${SIGNAL_KINDS.join(", ")}), got ${typeName(item)}`,
-      {
-        hint: typeof item === "string" ? `write '- path_exists: ${item}'` : undefined,
-      },
+      { hint: typeof item === "string" ? `write '- path_exists: ${item}'` : undefined },
     );
     return undefined;
   }
-  const obj = item as Record<string, unknown>;
-  const keys = Object.keys(obj);
-  if (keys.length !== 1) {
+  const entries = Object.entries(item);
+  if (entries.length !== 1) {
+    const keys = entries.map(([key]) => key);
+    const type = entries.find(([key]) => key === "type")?.[1];
     reader.problem(
       path,
       "plan.invalid_value",
@@ -126,109 +159,108 @@ function readSignal(
         keys.length === 0 ? "none" : keys.join(", ")
       }`,
       {
-        hint: "type" in obj ? `write '- ${String(obj.type)}: …' (one key per signal)` : undefined,
+        hint: keys.includes("type")
+          ? `write '- ${String(type)}: …' (one key per signal)`
+          : undefined,
       },
     );
     return undefined;
   }
-  const kind = keys[0];
-  const value = obj[kind];
-  const at = [...path, kind];
-  switch (kind) {
-    case "path_exists": {
-      const p = requireString(reader, value, at, "a relative path");
-      return p !== undefined && checkSignalPath(reader, at, p) ? { kind, path: p } : undefined;
-    }
-    case "glob_exists": {
-      const g = requireString(reader, value, at, "a glob relative to the worktree");
-      if (g === undefined || !checkSignalPath(reader, at, g)) return undefined;
-      try {
-        compileGlob(g);
-      } catch (error) {
-        reader.problem(at, "plan.invalid_value", (error as Error).message);
-        return undefined;
-      }
-      return { kind, glob: g };
-    }
-    case "file_contains": {
-      const spec = reader.mapping(value, at, ["path", "contains", "regex"], {
-        text: "contains",
-        pattern: "regex",
-      }, "a mapping {path, contains} or {path, regex}");
-      if (spec === undefined) return undefined;
-      const p = reader.string(spec, "path", at, { required: true });
-      const okPath = p !== undefined && checkSignalPath(reader, [...at, "path"], p);
-      const hasContains = spec.contains !== undefined;
-      const hasRegex = spec.regex !== undefined;
-      if (hasContains === hasRegex) {
-        reader.problem(
-          at,
-          "plan.invalid_value",
-          "give exactly one of 'contains' (a substring) or 'regex'",
-        );
-        return undefined;
-      }
-      if (hasContains) {
-        const c = reader.string(spec, "contains", at);
-        return okPath && c !== undefined ? { kind, path: p, contains: c } : undefined;
-      }
-      const r = reader.string(spec, "regex", at);
-      if (r === undefined) return undefined;
-      try {
-        new RegExp(r, "u");
-      } catch (error) {
-        reader.problem(
-          [...at, "regex"],
-          "plan.invalid_value",
-          `invalid regular expression: ${(error as Error).message}`,
-        );
-        return undefined;
-      }
-      return okPath ? { kind, path: p, regex: r } : undefined;
-    }
-    case "test_passes": {
-      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-        const spec = reader.mapping(value, at, ["command", "timeout_s"], {
-          argv: "command",
-          timeout: "timeout_s",
-        });
-        if (spec === undefined) return undefined;
-        if (spec.command === undefined) {
-          reader.problem([...at, "command"], "plan.missing_field", "'command' is required");
-          return undefined;
-        }
-        const command = readCommand(reader, spec.command, [...at, "command"]);
-        const t = spec.timeout_s;
-        if (t !== undefined && (typeof t !== "number" || !(t > 0) || !Number.isFinite(t))) {
-          reader.problem(
-            [...at, "timeout_s"],
-            "plan.invalid_value",
-            `expected a positive number of seconds, got ${
-              typeof t === "number" ? String(t) : typeName(t)
-            }`,
-          );
-          return undefined;
-        }
-        if (command === undefined) return undefined;
-        return t === undefined ? { kind, command } : { kind, command, timeout_s: t as number };
-      }
-      const command = readCommand(reader, value, at);
-      return command === undefined ? undefined : { kind, command };
-    }
-    default: {
-      const near = closestMatch(kind, SIGNAL_KINDS);
-      reader.problem(
-        at,
-        "plan.invalid_value",
-        `unknown signal '${kind}'; accepted: ${SIGNAL_KINDS.join(", ")}`,
-        {
-          key: true,
-          hint: near ? `did you mean '${near}'?` : undefined,
-        },
-      );
-      return undefined;
-    }
+  const [[kind, value]] = entries;
+  return { kind, value };
+}
+
+function readGlobSignal(
+  reader: FieldReader,
+  value: unknown,
+  at: FieldPath,
+): CompletionSignal | undefined {
+  const g = requireString(reader, value, at, "a glob relative to the worktree");
+  if (g === undefined || !checkSignalPath(reader, at, g)) return undefined;
+  try {
+    compileGlob(g);
+  } catch (error) {
+    reader.problem(at, "plan.invalid_value", (error as Error).message);
+    return undefined;
   }
+  return { kind: "glob_exists", glob: g };
+}
+
+function readFileContainsSignal(
+  reader: FieldReader,
+  value: unknown,
+  at: FieldPath,
+): CompletionSignal | undefined {
+  const spec = reader.mapping(value, at, ["path", "contains", "regex"], {
+    text: "contains",
+    pattern: "regex",
+  }, "a mapping {path, contains} or {path, regex}");
+  if (spec === undefined) return undefined;
+  const p = reader.string(spec, "path", at, { required: true });
+  const okPath = p !== undefined && checkSignalPath(reader, [...at, "path"], p);
+  const hasContains = spec.contains !== undefined;
+  if (hasContains === (spec.regex !== undefined)) {
+    reader.problem(
+      at,
+      "plan.invalid_value",
+      "give exactly one of 'contains' (a substring) or 'regex'",
+    );
+    return undefined;
+  }
+  if (hasContains) {
+    const c = reader.string(spec, "contains", at);
+    return okPath && c !== undefined ? { kind: "file_contains", path: p, contains: c } : undefined;
+  }
+  const r = reader.string(spec, "regex", at);
+  if (r === undefined) return undefined;
+  try {
+    new RegExp(r, "u");
+  } catch (error) {
+    reader.problem(
+      [...at, "regex"],
+      "plan.invalid_value",
+      `invalid regular expression: ${(error as Error).message}`,
+    );
+    return undefined;
+  }
+  return okPath ? { kind: "file_contains", path: p, regex: r } : undefined;
+}
+
+/** `test_passes: [argv…]` or `test_passes: {command: [argv…], timeout_s}`. */
+function readTestPassesSignal(
+  reader: FieldReader,
+  value: unknown,
+  at: FieldPath,
+): CompletionSignal | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    const command = readCommand(reader, value, at);
+    return command === undefined ? undefined : { kind: "test_passes", command };
+  }
+  const spec = reader.mapping(value, at, ["command", "timeout_s"], {
+    argv: "command",
+    timeout: "timeout_s",
+  });
+  if (spec === undefined) return undefined;
+  if (spec.command === undefined) {
+    reader.problem([...at, "command"], "plan.missing_field", "'command' is required");
+    return undefined;
+  }
+  const command = readCommand(reader, spec.command, [...at, "command"]);
+  const t = spec.timeout_s;
+  if (t !== undefined && (typeof t !== "number" || !(t > 0) || !Number.isFinite(t))) {
+    reader.problem(
+      [...at, "timeout_s"],
+      "plan.invalid_value",
+      `expected a positive number of seconds, got ${
+        typeof t === "number" ? String(t) : typeName(t)
+      }`,
+    );
+    return undefined;
+  }
+  if (command === undefined) return undefined;
+  return t === undefined
+    ? { kind: "test_passes", command }
+    : { kind: "test_passes", command, timeout_s: t };
 }
 
 function readAttachments(
