@@ -366,7 +366,7 @@ async function globInside(
   }
   const matches: string[] = [];
   const refused: string[] = [];
-  const truncated = await walkGlob(worktree, [start, prefix], maxEntries, async (entry, child) => {
+  const truncated = await walkGlob([start, prefix], maxEntries, async (entry, child) => {
     if (!regex.test(child)) return;
     if (!entry.isSymlink) return void matches.push(child);
     const at = await confined(worktree, child);
@@ -382,7 +382,6 @@ async function globInside(
  * true when it stopped at `maxEntries`.
  */
 async function walkGlob(
-  worktree: string,
   start: [string, string],
   maxEntries: number,
   visit: (entry: Deno.DirEntry, child: string) => Promise<void>,
