@@ -5,7 +5,7 @@
 // digests, and a manifest tying them together: each spawn's blocks in prompt order.
 import { join } from "node:path";
 import type { AuditKey } from "../audit/mod.ts";
-import { canonicalize, type JsonObject, type JsonValue } from "../canonical/mod.ts";
+import { canonicalize, type JsonObject, type JsonValue, jsonValueOf } from "../canonical/mod.ts";
 import type { CasStore } from "../cas/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { RUN_ID_PATTERN, runsRoot, sddFolder, writeFileAtomic } from "../io/mod.ts";
@@ -155,7 +155,7 @@ export async function collectRunAttachments(options: CollectOptions): Promise<Ru
       turn_seq: s.turn_seq,
       blocks: [...s.blocks],
     })),
-    rows: record.rows as unknown as JsonValue,
+    rows: jsonValueOf(record.rows),
     events: "events.jsonl",
     lineage: "lineage.jsonl",
   };

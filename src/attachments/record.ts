@@ -3,7 +3,7 @@
 // says where to look: bytes come from CAS and a resumed spawn's blocks from the authenticated
 // audit events (see resolver.ts).
 import { z } from "zod";
-import { canonicalize, type JsonValue, parseJsonBytes } from "../canonical/mod.ts";
+import { canonicalize, parseJsonBytes } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { readFileIfExists, runDir, runFile, writeFileAtomic } from "../io/mod.ts";
 import type { AttachmentKind } from "./screen.ts";
@@ -192,5 +192,5 @@ export async function loadRecord(
 export async function saveRecord(sdd: string, record: RunAttachmentRecord): Promise<void> {
   const path = recordPath(sdd, record.run_id);
   await Deno.mkdir(runDir(sdd, record.run_id), { recursive: true });
-  await writeFileAtomic(path, canonicalize(record as unknown as JsonValue, "canon") + "\n");
+  await writeFileAtomic(path, canonicalize(record, "canon") + "\n");
 }

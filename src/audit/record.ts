@@ -4,6 +4,7 @@ import {
   bytesEqual,
   canonicalBytes,
   decodeUtf8Strict,
+  isJsonObject,
   type JsonObject,
   type JsonValue,
   parseCanonicalLine,
@@ -137,12 +138,6 @@ export function checkEventInput(event: AuditEventInput): void {
   }
 }
 
-function isJsonObject(value: unknown): value is JsonObject {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
 /** The HMAC of a record body (the record's py-default bytes without `hmac`). */
 export function recordHmac(
   body: Uint8Array,
@@ -209,7 +204,7 @@ export function buildRecord(
     );
   }
   record.hmac = recordHmac(body, record.prev_hmac, { legacy: false, keys: options.keys });
-  const line = canonicalBytes(record as unknown as JsonObject, "py-default");
+  const line = canonicalBytes(record, "py-default");
   const out = new Uint8Array(line.length + 1);
   out.set(line);
   out[line.length] = 0x0a;
@@ -275,6 +270,11 @@ function shapeError(value: JsonValue): string | undefined {
     }
   }
   return undefined;
+}
+
+/** True when `value` has an audit record's fields and nothing else (see `shapeError`). */
+function isAuditRecord(value: JsonValue): value is AuditRecord & JsonObject {
+  return shapeError(value) === undefined;
 }
 
 /**
@@ -349,18 +349,16 @@ export function checkRecordLine(line: Uint8Array, keys: AuditChainKeys): LineChe
       claimedHmac: claimedHmacOf(parseJsonBytes(line)),
     };
   }
-  const value = parsed.value;
-  const problem = shapeError(value);
-  if (problem !== undefined) {
+  const record = parsed.value;
+  if (!isAuditRecord(record)) {
     return {
       kind: "bad",
       code: "audit.not_a_record",
-      message: `not an audit record: ${problem}`,
-      claimedHmac: claimedHmacOf(value),
+      message: `not an audit record: ${shapeError(record)}`,
+      claimedHmac: claimedHmacOf(record),
     };
   }
-  const record = value as unknown as AuditRecord;
-  const scheme: unknown = (value as JsonObject).scheme;
+  const scheme: unknown = record.scheme;
   if (scheme !== undefined && scheme !== AUDIT_SCHEME) {
     return {
       kind: "bad",

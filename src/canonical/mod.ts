@@ -24,11 +24,22 @@ export {
 export { bytesEqual, parseCanonicalLine, splitLines } from "./lines.ts";
 export {
   type CanonicalProfile,
+  isJsonObject,
   JsonFloat,
   jsonFloat,
   type JsonObject,
+  type JsonShaped,
   type JsonValue,
+  jsonValueOf,
 } from "./value.ts";
+export {
+  type FieldChecks,
+  fieldProblem,
+  hasFields,
+  isSafeInteger,
+  isString,
+  isStringRecord,
+} from "./shape.ts";
 export {
   concatBytes,
   fromBase64,

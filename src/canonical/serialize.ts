@@ -3,7 +3,13 @@
 
 import { CanonicalEncodeError } from "./errors.ts";
 import { pythonFloatRepr } from "./float_repr.ts";
-import { type CanonicalProfile, JsonFloat, type JsonValue } from "./value.ts";
+import {
+  type CanonicalProfile,
+  JsonFloat,
+  type JsonShaped,
+  type JsonValue,
+  jsonValueOf,
+} from "./value.ts";
 
 const SHORT_ESCAPES: Readonly<Record<string, string>> = {
   '"': '\\"',
@@ -154,14 +160,17 @@ function write(value: JsonValue, style: Style, depth: number): string {
  * canonicalize({ b: 1, a: "é" }, "py-default"); // '{"a": "\\u00e9", "b": 1}'
  * ```
  */
-export function canonicalize(value: JsonValue, profile: CanonicalProfile): string {
-  return write(value, STYLES[profile], 0);
+export function canonicalize<T>(value: T & JsonShaped<T>, profile: CanonicalProfile): string {
+  return write(jsonValueOf(value), STYLES[profile], 0);
 }
 
 const encoder = new TextEncoder();
 
 /** The UTF-8 bytes of {@linkcode canonicalize}. */
-export function canonicalBytes(value: JsonValue, profile: CanonicalProfile): Uint8Array {
+export function canonicalBytes<T>(
+  value: T & JsonShaped<T>,
+  profile: CanonicalProfile,
+): Uint8Array {
   return encoder.encode(canonicalize(value, profile));
 }
 

@@ -35,5 +35,56 @@ export interface JsonObject {
   [key: string]: JsonValue | undefined;
 }
 
+/**
+ * True for a plain JSON object (not an array, not null, not a {@linkcode JsonFloat} or other
+ * class instance).
+ *
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * equal(isJsonObject({ a: 1 }), true);
+ * equal(isJsonObject([1]), false);
+ * equal(isJsonObject(jsonFloat(1)), false);
+ * ```
+ */
+export function isJsonObject(value: unknown): value is JsonObject {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * The JSON shape `T` must fit, field by field: {@linkcode JsonValue} where `T` is one, `never`
+ * where it holds something else (a function, a Map, a Date, a class instance with methods,
+ * `unknown`). The serialisers take `T & JsonShaped<T>`, so a typed record or an interface (which,
+ * having no index signature, is not a {@linkcode JsonObject}) needs no cast, while a value JSON
+ * cannot hold stays a type error.
+ */
+export type JsonShaped<T> = T extends JsonValue ? JsonValue
+  : T extends undefined ? undefined
+  : T extends readonly (infer U)[] ? readonly Exclude<JsonShaped<U>, undefined>[]
+  : T extends (...args: never[]) => unknown ? never
+  : T extends object ? { [K in keyof T]: JsonShaped<T[K]> }
+  : never;
+
+/**
+ * A typed record as the {@linkcode JsonValue} it is. The type parameter is the check: only a
+ * value made of JSON values type-checks (see {@linkcode JsonShaped}).
+ *
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * interface Row { name: string; tags: string[]; size?: number }
+ * const row: Row = { name: "a", tags: ["x"] };
+ * const value = jsonValueOf(row);
+ * equal(typeof value, "object");
+ * ```
+ */
+export function jsonValueOf<T>(value: T & JsonShaped<T>): JsonValue {
+  // Sound by the constraint: T is made of JSON values, field by field.
+  const json: unknown = value;
+  return json as JsonValue;
+}
+
 /** The three byte profiles of FORMATS.md §1. */
 export type CanonicalProfile = "canon" | "canon-ascii" | "py-default";

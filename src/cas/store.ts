@@ -407,7 +407,7 @@ export class CasStore {
     };
     let bytes: Uint8Array;
     try {
-      bytes = canonicalBytes(meta as unknown as JsonObject, "canon");
+      bytes = canonicalBytes(meta, "canon");
     } catch (error) {
       throw new CasError(
         "cas.meta_invalid",

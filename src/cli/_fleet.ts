@@ -1,7 +1,6 @@
 // Shared by the fleet command groups (`var`, `conn`, `ctx`): the project's `.sdd/`, the audit
 import type { ErrorCode } from "../errors/mod.ts";
 import type { AuditKey } from "../audit/mod.ts";
-import type { JsonValue } from "../canonical/mod.ts";
 import type { ProjectPaths } from "../config/mod.ts";
 // key (created by writes, only read by reads), and the warnings a store collected.
 import type { CommandContext } from "./spec.ts";
@@ -34,5 +33,5 @@ export function printWarnings(
 
 /** Prints one JSON document built from typed records (interfaces of plain JSON fields). */
 export function printJson(ctx: CommandContext, value: object): void {
-  ctx.out.json(value as unknown as JsonValue);
+  ctx.out.json(value);
 }

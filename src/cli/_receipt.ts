@@ -1,7 +1,6 @@
 // `bernstein lineage verify RUN_ID --receipt-hash sha256:…` (FORMATS.md §10): does a recovery
 // step's failure receipt resolve on the run's intact spine? Reads only; the audit key is read,
 // never created. Exit 0 yes, 2 no, 3 no audit key.
-import type { JsonValue } from "../canonical/mod.ts";
 import type { CommandContext } from "./spec.ts";
 import { stringArg, stringFlag } from "./spec.ts";
 
@@ -68,8 +67,8 @@ export async function verifyReceiptCommand(ctx: CommandContext): Promise<number>
       line: r.entry?.line ?? null,
       content_hash: r.entry?.content_hash ?? null,
       receipt_file: r.receiptFile ?? null,
-      receipt: (r.receipt ?? null) as unknown as JsonValue,
-      problems: r.problems as unknown as JsonValue,
+      receipt: r.receipt ?? null,
+      problems: r.problems,
     });
     return r.ok ? 0 : 2;
   }

@@ -1,6 +1,5 @@
 // `bernstein adapters …`: which agent CLIs are registered, installed, and still honour the
 // flags their adapters rely on.
-import type { JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { stringArg } from "./spec.ts";
 
@@ -51,8 +50,8 @@ async function list(ctx: CommandContext): Promise<number> {
       capabilities: { ...r.capabilities, attachment_kinds: seat.attachmentKinds(r.capabilities) },
     }));
     ctx.out.json({
-      adapters: withKinds as unknown as JsonValue,
-      attachments: seat.seatDescriptor() as unknown as JsonValue,
+      adapters: withKinds,
+      attachments: seat.seatDescriptor(),
       auto_preference: [...adapters.AUTO_PREFERENCE],
       auto: auto ?? null,
     });
@@ -93,7 +92,7 @@ async function check(ctx: CommandContext): Promise<number> {
   }
   const result = await adapters.checkAdapter(name, options);
   if (ctx.json) {
-    ctx.out.json(result as unknown as JsonValue);
+    ctx.out.json(result);
     return result.ok ? 0 : 1;
   }
   if (!result.available) {

@@ -1,5 +1,4 @@
 // `bernstein agents list`: the roles the configured agent catalogs define, merged by priority.
-import type { JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 
 async function list(ctx: CommandContext): Promise<number> {
@@ -20,13 +19,13 @@ async function list(ctx: CommandContext): Promise<number> {
   });
   if (ctx.json) {
     ctx.out.json({
-      agents: set.agents.map(row) as unknown as JsonValue,
-      shadowed: set.shadowed.map(row) as unknown as JsonValue,
+      agents: set.agents.map(row),
+      shadowed: set.shadowed.map(row),
       problems: set.problems.map((p) => ({
         ...p,
         location: p.location ?? null,
         hint: p.hint ?? null,
-      })) as unknown as JsonValue,
+      })),
     });
     return set.problems.some((p) => p.severity === "error") ? 1 : 0;
   }

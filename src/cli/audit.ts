@@ -58,7 +58,7 @@ async function verify(ctx: CommandContext): Promise<number> {
         ...report,
         ok,
         fleet,
-      } as unknown as JsonValue,
+      },
     );
     return ok ? 0 : 1;
   }
@@ -217,10 +217,10 @@ async function show(ctx: CommandContext): Promise<number> {
       records: rows.map((r) => ({
         segment: r.segment,
         line: r.line,
-        record: r.record as unknown as JsonObject,
+        record: r.record,
       })),
       skipped_count: scan.skipped_count,
-      skipped: scan.skipped as unknown as JsonValue,
+      skipped: scan.skipped,
     });
   } else if (rows.length === 0) {
     ctx.out.line("no audit records match");

@@ -1,7 +1,6 @@
 // `bernstein cas verify` and `cas repair`: the project's content-addressed store (FORMATS.md §3)
 // checked blob by blob against its keys and the run records, and bad blobs restored from the
 // files they were read from when those still hash to the key.
-import type { JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { stringsArg } from "./spec.ts";
 
@@ -28,7 +27,7 @@ async function verify(ctx: CommandContext): Promise<number> {
       ...report.check,
       needed_by: report.needed_by,
       unreadable_records: report.unreadable_records,
-    } as unknown as JsonValue);
+    });
     return ok ? 0 : 1;
   }
   for (const p of report.check.problems) {
@@ -73,7 +72,7 @@ async function repair(ctx: CommandContext): Promise<number> {
   const results = await repairProjectCas(sdd, root, digests.length > 0 ? digests : undefined);
   const unrecoverable = results.filter((r) => r.status === "unrecoverable");
   if (ctx.json) {
-    ctx.out.json({ ok: unrecoverable.length === 0, blobs: results } as unknown as JsonValue);
+    ctx.out.json({ ok: unrecoverable.length === 0, blobs: results });
     return unrecoverable.length === 0 ? 0 : 1;
   }
   for (const r of results) {

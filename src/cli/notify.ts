@@ -1,6 +1,5 @@
 // `bernstein notify test`: send a test notification to the configured channels (or one) and
 // say what each did — delivered, refused with the receiver's answer, or off and why.
-import type { JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { stringFlag } from "./spec.ts";
 
@@ -40,7 +39,7 @@ async function test(ctx: CommandContext): Promise<number> {
   if (ctx.json) {
     ctx.out.json({
       ok,
-      results: report.results.map((r) => ({ ...r })) as unknown as JsonValue,
+      results: report.results.map((r) => ({ ...r })),
       off: report.off.map((w) => ({
         code: w.code,
         message: w.message,

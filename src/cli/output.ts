@@ -1,6 +1,6 @@
 // Where a command's output goes (a sink, buffered in tests) and helpers to align columns.
 
-import { canonicalize, type JsonValue } from "../canonical/mod.ts";
+import { canonicalize, type JsonShaped } from "../canonical/mod.ts";
 import {
   type BernsteinError,
   formatErrorLine,
@@ -84,7 +84,7 @@ export class Output {
   }
 
   /** Prints one JSON document on stdout (sorted keys, exact big integers). */
-  json(value: JsonValue): void {
+  json<T>(value: T & JsonShaped<T>): void {
     this.stdout.write(canonicalize(value, "canon") + "\n");
   }
 

@@ -2,7 +2,6 @@
 // rules, list the effective rules, answer an agent CLI's pre-tool hook, and answer the calls
 // a run has parked for approval.
 import type { ErrorCode } from "../errors/mod.ts";
-import type { JsonValue } from "../canonical/mod.ts";
 import type { PolicyDecision } from "../policy/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
@@ -72,8 +71,8 @@ async function check(ctx: CommandContext): Promise<number> {
     ctx.out.json({
       tool,
       family: toolFamily(tool),
-      decision: d as unknown as JsonValue,
-      problems: policy.problems.map((p) => ({ ...p })) as unknown as JsonValue,
+      decision: d,
+      problems: policy.problems.map((p) => ({ ...p })),
     });
   } else {
     for (const line of decisionLines(d)) ctx.out.line(line);
@@ -98,10 +97,10 @@ async function list(ctx: CommandContext): Promise<number> {
   if (ctx.json) {
     ctx.out.json({
       precedence: [...policy.POLICY_TIERS],
-      files: loaded.files as unknown as JsonValue,
-      rules: rules as unknown as JsonValue,
+      files: loaded.files,
+      rules: rules,
       guards: { ...policy.INTEGRITY_GUARDS },
-      problems: loaded.problems.map((p) => ({ ...p })) as unknown as JsonValue,
+      problems: loaded.problems.map((p) => ({ ...p })),
     });
   } else {
     ctx.out.line("precedence: IMMUNE / SAFETY > ALWAYS-ALLOW > DENY > ASK > ALLOW (default)");
@@ -247,7 +246,7 @@ async function approvalsList(ctx: CommandContext): Promise<number> {
   const client = await approvalsClient(ctx);
   const approvals = await client.listApprovals(booleanFlag(ctx, "all"));
   if (ctx.json) {
-    ctx.out.json({ approvals: approvals as unknown as JsonValue });
+    ctx.out.json({ approvals: approvals });
     return 0;
   }
   if (approvals.length === 0) ctx.out.line("no parked calls");
@@ -267,7 +266,7 @@ function answerApproval(verdict: "approve" | "deny") {
     const id = stringArg(ctx, "id") ?? "";
     const client = await approvalsClient(ctx);
     const approval = await client.answerApproval(id, verdict, stringFlag(ctx, "note"));
-    if (ctx.json) ctx.out.json({ approval: approval as unknown as JsonValue });
+    if (ctx.json) ctx.out.json({ approval: approval });
     else ctx.out.line(`${approval.id} ${approval.status}: ${approval.summary}`);
     return 0;
   };

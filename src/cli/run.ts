@@ -1,6 +1,5 @@
 // `bernstein run`, `status`, `ps`, `logs`, `stop`: start a run and watch or stop it.
 import type { ErrorCode } from "../errors/mod.ts";
-import type { JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
 
@@ -89,13 +88,13 @@ async function run(ctx: CommandContext): Promise<number> {
     if (ctx.json) {
       ctx.out.json({
         kind: report.kind,
-        source: report.planned.source as unknown as JsonValue,
-        tasks: rows as unknown as JsonValue,
+        source: report.planned.source,
+        tasks: rows,
         ...(report.kind === "dry-run"
           ? {
             branch: report.branch,
-            attachments: attached as unknown as JsonValue,
-            isolation: report.isolation as unknown as JsonValue,
+            attachments: attached,
+            isolation: report.isolation,
           }
           : {}),
       });
@@ -129,7 +128,7 @@ async function run(ctx: CommandContext): Promise<number> {
   if (ctx.json) {
     ctx.out.json({
       type: "run.summary",
-      summary: { ...s, attachments: attached as unknown as JsonValue },
+      summary: { ...s, attachments: attached },
     });
   } else {
     printSummary(ctx, s as unknown as SummaryView, orchestrator.attemptLines);
@@ -400,7 +399,7 @@ async function ps(ctx: CommandContext): Promise<number> {
     branch: s.branch,
   }));
   if (ctx.json) {
-    ctx.out.json({ agents: rows as unknown as JsonValue });
+    ctx.out.json({ agents: rows });
     return 0;
   }
   if (rows.length === 0) {

@@ -190,7 +190,7 @@ async function report(ctx: CommandContext): Promise<number> {
     await io.writeFileAtomic(htmlPath, view.renderReportHtml(model));
   }
   if (ctx.json) {
-    ctx.out.json({ ...model, html: writeHtml ? rel(htmlPath) : null } as unknown as JsonValue);
+    ctx.out.json({ ...model, html: writeHtml ? rel(htmlPath) : null });
   } else {
     const r = model.run;
     const c = model.counts;

@@ -2,7 +2,7 @@
 // progress) and the read commands operators use (list, show). They talk to the task server;
 // list/show fall back to reading `.sdd/runtime/tasks.jsonl` when no server is running.
 import type { ErrorCode } from "../errors/mod.ts";
-import type { JsonValue } from "../canonical/mod.ts";
+import { type JsonValue, jsonValueOf } from "../canonical/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
@@ -68,8 +68,7 @@ async function connect(ctx: CommandContext, attempts?: number) {
 }
 
 function taskJson(task: Task): JsonValue {
-  // Task holds only JSON values (zod-checked at the boundary); interfaces lack index signatures.
-  return task as unknown as JsonValue;
+  return jsonValueOf(task);
 }
 
 function report(ctx: CommandContext, task: Task, what: string): number {

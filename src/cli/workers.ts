@@ -1,6 +1,5 @@
 // `bernstein worker` (run agents for an orchestrator on another host) and `bernstein workers …`
 // (the orchestrator's side: tokens, list, cordon, drain).
-import type { JsonValue } from "../canonical/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
 
@@ -33,7 +32,7 @@ async function list(ctx: CommandContext): Promise<number> {
   const client = await operatorClient(ctx);
   const reply = await client.request("GET", "/workers/") as { workers: WorkerRow[] };
   if (ctx.json) {
-    ctx.out.json({ workers: reply.workers as unknown as JsonValue });
+    ctx.out.json({ workers: reply.workers });
     return 0;
   }
   if (reply.workers.length === 0) {
@@ -67,7 +66,7 @@ function setState(change: "cordon" | "uncordon" | "drain") {
       `/workers/${encodeURIComponent(name)}/${change}`,
       {},
     ) as { worker: WorkerRow };
-    if (ctx.json) ctx.out.json({ worker: reply.worker as unknown as JsonValue });
+    if (ctx.json) ctx.out.json({ worker: reply.worker });
     else {
       const what = change === "drain"
         ? "takes no new work and exits when its agents are done"

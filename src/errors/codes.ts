@@ -249,6 +249,7 @@ export const ERROR_CODES = {
     "malformed",
     "ordinal_gap",
     "read_unknown",
+    "record_invalid",
     "secret_too_short",
     "secret_unreadable",
     "unknown_context",

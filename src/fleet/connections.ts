@@ -5,7 +5,19 @@
 // the document against the chain, and only then reads the secret.
 import { join } from "node:path";
 import { type AuditKey, AuditLog, type AuditSink } from "../audit/mod.ts";
-import { canonicalBytes, type JsonObject, parseJsonBytes, toHex } from "../canonical/mod.ts";
+import {
+  canonicalBytes,
+  type FieldChecks,
+  fieldProblem,
+  hasFields,
+  isJsonObject,
+  isSafeInteger,
+  isString,
+  isStringRecord,
+  type JsonValue,
+  parseJsonBytes,
+  toHex,
+} from "../canonical/mod.ts";
 import {
   hkdfSha256,
   hmacSha256,
@@ -82,9 +94,33 @@ export interface ConnectionDocument {
   defaults: { [key: string]: string };
 }
 
+const DOCUMENT_FIELDS: FieldChecks<ConnectionDocument> = {
+  name: isString,
+  schema: isString,
+  version: isSafeInteger,
+  secret_ref: (v) =>
+    isJsonObject(v) &&
+    ((v.kind === "env" && isString(v.name)) || (v.kind === "file" && isString(v.path))),
+  scope: isString,
+  defaults: isStringRecord,
+};
+
+/** A connection file: the document and its detached signature. */
+interface SignedDocument {
+  document: ConnectionDocument;
+  kid: string;
+  signature: string;
+}
+
+const SIGNED_FIELDS: FieldChecks<SignedDocument> = {
+  document: (v) => v !== undefined && hasFields(v, DOCUMENT_FIELDS),
+  kid: isString,
+  signature: isString,
+};
+
 /** `sha256:` of the document's `canon` bytes. */
 export function documentHash(doc: ConnectionDocument): string {
-  return `sha256:${toHex(sha256(canonicalBytes(doc as unknown as JsonObject, "canon")))}`;
+  return `sha256:${toHex(sha256(canonicalBytes(doc, "canon")))}`;
 }
 
 /** An install-keyed digest of a secret reference (the chain never holds the reference). */
@@ -197,10 +233,10 @@ export class ConnectionStore {
   }
 
   async #write(doc: ConnectionDocument, identity: InstallIdentity): Promise<void> {
-    const body = canonicalBytes(doc as unknown as JsonObject, "canon");
+    const body = canonicalBytes(doc, "canon");
     const signature = signDetachedJws(identity.seed, body, { kid: identity.kid });
     const file = canonicalBytes(
-      { document: doc as unknown as JsonObject, kid: identity.kid, signature },
+      { document: doc, kid: identity.kid, signature },
       "canon",
     );
     await Deno.mkdir(join(this.paths.connectionsDir, doc.name), { recursive: true, mode: 0o755 });
@@ -302,15 +338,25 @@ export class ConnectionStore {
         },
       );
     }
-    let parsed: { document: ConnectionDocument; kid: string; signature: string };
+    let value: JsonValue;
     try {
-      parsed = parseJsonBytes(bytes) as unknown as typeof parsed;
+      value = parseJsonBytes(bytes);
     } catch (error) {
       throw new FleetError("fleet.document_tampered", `not JSON: ${(error as Error).message}`, {
         location: path,
       });
     }
-    const hash = parsed?.document ? documentHash(parsed.document) : "";
+    if (!hasFields(value, SIGNED_FIELDS)) {
+      throw new FleetError(
+        "fleet.document_tampered",
+        `connection '${name}' v${head.version} is not a signed connection document: ${
+          fieldProblem(value, SIGNED_FIELDS)
+        }`,
+        { location: path },
+      );
+    }
+    const parsed = value;
+    const hash = documentHash(parsed.document);
     if (hash !== head.document_hash) {
       throw new FleetError(
         "fleet.document_tampered",
@@ -338,7 +384,7 @@ export class ConnectionStore {
     if (identity === undefined || kid !== identity.kid) return false;
     try {
       return verifyDetachedJws(parseDetachedJws(signature), {
-        payload: canonicalBytes(doc as unknown as JsonObject, "canon"),
+        payload: canonicalBytes(doc, "canon"),
         publicKey: identity.publicKey,
       });
     } catch {

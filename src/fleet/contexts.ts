@@ -154,7 +154,7 @@ export class ContextStore {
     // Rename over the old pointer: a reader sees the old context or the new one, never half.
     await writeFileAtomic(
       this.paths.activeContext,
-      canonicalBytes(pointer as unknown as JsonObject, "canon"),
+      canonicalBytes(pointer, "canon"),
       { mode: 0o644 },
     );
     await this.#record(CONTEXT_ACTIVATE, name, hash, actor);

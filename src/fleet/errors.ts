@@ -22,7 +22,8 @@ export type FleetErrorCode =
   | "fleet.document_tampered"
   | "fleet.identity_missing"
   | "fleet.conn_not_granted"
-  | "fleet.secret_too_short";
+  | "fleet.secret_too_short"
+  | "fleet.record_invalid";
 
 /** Codes that are the operator's input, not a failed operation: exit 2. */
 const USAGE_CODES: ReadonlySet<FleetErrorCode> = new Set([

@@ -8,6 +8,13 @@ import { join } from "node:path";
 import type { AuditKey, AuditSink } from "../audit/mod.ts";
 import {
   canonicalBytes,
+  type FieldChecks,
+  fieldProblem,
+  hasFields,
+  isJsonObject,
+  isSafeInteger,
+  isString,
+  isStringRecord,
   type JsonObject,
   type JsonValue,
   parseJsonBytes,
@@ -41,6 +48,16 @@ export interface RunConfigRecord {
   /** The layer that set each leaf (`default` when none did). */
   sources: { [key: string]: string };
 }
+
+const RECORD_FIELDS: FieldChecks<RunConfigRecord> = {
+  schema: isString,
+  run_id: isString,
+  attempt: isSafeInteger,
+  context: (v) => v === null || (isJsonObject(v) && isString(v.name) && isString(v.settings_hash)),
+  config_hash: isString,
+  values: isJsonObject,
+  sources: isStringRecord,
+};
 
 function leaves(value: unknown, prefix: string, out: JsonObject): void {
   if (isPlainObject(value) && Object.keys(value).length > 0) {
@@ -90,7 +107,7 @@ export async function recordRunConfig(
   record: RunConfigRecord,
   audit: AuditSink,
 ): Promise<void> {
-  const bytes = canonicalBytes(record as unknown as JsonObject, "canon");
+  const bytes = canonicalBytes(record, "canon");
   const path = recordPath(sdd, record.run_id, record.attempt);
   await Deno.mkdir(join(path, ".."), { recursive: true, mode: 0o755 });
   await writeFileAtomic(path, bytes, { mode: 0o644 });
@@ -141,7 +158,19 @@ export async function readRunConfig(
       { location: path },
     );
   }
-  return parseJsonBytes(bytes) as unknown as RunConfigRecord;
+  // Hash-bound to the chain, so bernstein wrote these bytes; another version may have shaped them
+  // differently.
+  const record = parseJsonBytes(bytes);
+  if (!hasFields(record, RECORD_FIELDS)) {
+    throw new FleetError(
+      "fleet.record_invalid",
+      `the configuration record of run '${runId}' is not one this version reads: ${
+        fieldProblem(record, RECORD_FIELDS)
+      }`,
+      { location: path },
+    );
+  }
+  return record;
 }
 
 /** One key two runs disagree on. */

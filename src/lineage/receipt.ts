@@ -13,6 +13,12 @@
  */
 import {
   canonicalBytes,
+  type FieldChecks,
+  fieldProblem,
+  hasFields,
+  isJsonObject,
+  isString,
+  isStringRecord,
   type JsonObject,
   type JsonValue,
   parseJsonBytes,
@@ -49,7 +55,7 @@ export interface FailureReceipt {
 
 /** The receipt's bytes: `canon` JSON, no trailing newline. */
 export function receiptBytes(receipt: FailureReceipt): Uint8Array {
-  return canonicalBytes(receipt as unknown as JsonObject, "canon");
+  return canonicalBytes(receipt, "canon");
 }
 
 /** Hex SHA-256 of receipt bytes: the file name and the spine entry's `content_hash`. */
@@ -84,10 +90,8 @@ export function parseReceipt(
   } catch (error) {
     return { ok: false, problem: `not JSON: ${(error as Error).message}` };
   }
-  if (v === null || typeof v !== "object" || Array.isArray(v)) {
-    return { ok: false, problem: "not a JSON object" };
-  }
-  const o = v as JsonObject;
+  if (!isJsonObject(v)) return { ok: false, problem: "not a JSON object" };
+  const o = v;
   const keys = Object.keys(o).sort();
   if (keys.join(",") !== KEYS.join(",")) {
     return {
@@ -98,24 +102,10 @@ export function parseReceipt(
   if (o.schema !== RECEIPT_SCHEMA) {
     return { ok: false, problem: `schema is ${JSON.stringify(o.schema)}, not ${RECEIPT_SCHEMA}` };
   }
-  const ctx = o.condition_context as JsonObject | null;
-  if (
-    ctx === null || typeof ctx !== "object" || Array.isArray(ctx) ||
-    Object.keys(ctx).sort().join(",") !== "output,result,status" ||
-    Object.values(ctx).some((x) => typeof x !== "string")
-  ) {
-    return { ok: false, problem: "condition_context is not {status, result, output} strings" };
+  if (!hasFields(o, RECEIPT_FIELDS)) {
+    return { ok: false, problem: fieldProblem(o, RECEIPT_FIELDS) ?? "not a receipt" };
   }
-  for (const k of ["source_task", "source_status", "recovery_task", "condition"]) {
-    if (typeof o[k] !== "string") return { ok: false, problem: `${k} is not a string` };
-  }
-  if (o.source_stage !== null && typeof o.source_stage !== "string") {
-    return { ok: false, problem: "source_stage is not a string or null" };
-  }
-  if (!Array.isArray(o.journal_tail) || o.journal_tail.some((e) => !isObject(e))) {
-    return { ok: false, problem: "journal_tail is not a list of objects" };
-  }
-  const receipt = o as unknown as FailureReceipt;
+  const receipt: FailureReceipt = o;
   const again = receiptBytes(receipt);
   if (again.length !== bytes.length || again.some((b, i) => b !== bytes[i])) {
     return { ok: false, problem: "not in canon form (its bytes are not the canonical bytes)" };
@@ -123,6 +113,15 @@ export function parseReceipt(
   return { ok: true, receipt };
 }
 
-function isObject(v: JsonValue): boolean {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
+const RECEIPT_FIELDS: FieldChecks<FailureReceipt> = {
+  schema: isString,
+  source_task: isString,
+  source_status: isString,
+  source_stage: (v) => v === null || isString(v),
+  recovery_task: isString,
+  condition: isString,
+  condition_context: (v) =>
+    isStringRecord(v) && Object.keys(v ?? {}).sort().join(",") === "output,result,status",
+  gate_report: (v) => v !== undefined,
+  journal_tail: (v) => Array.isArray(v) && v.every(isJsonObject),
+};

@@ -18,6 +18,7 @@
  */
 import {
   canonicalBytes,
+  isJsonObject,
   type JsonObject,
   type JsonValue,
   parseJsonBytes,
@@ -79,18 +80,31 @@ export function spineKey(auditKey: Uint8Array): Uint8Array {
   return hkdfSha256(auditKey, { info: "lineage", length: 32 });
 }
 
-function hashedObject(fields: SpineFields): JsonObject {
-  const all = fields as unknown as Record<string, unknown>;
-  const out: JsonObject = {};
-  for (const k of HASHED_FIELDS) out[k] = fields[k];
+/** Trace-context fields a row may carry: hashed when they are strings, ignored otherwise. */
+type TraceFields = { readonly [K in (typeof OPTIONAL_FIELDS)[number]]?: unknown };
+
+function hashedObject(fields: SpineFields & TraceFields): SpineFields & JsonObject {
+  const out: SpineFields & JsonObject = {
+    prev_hash: fields.prev_hash,
+    artifact_path: fields.artifact_path,
+    content_hash: fields.content_hash,
+    actor: fields.actor,
+    step_id: fields.step_id,
+    model: fields.model,
+    timestamp: fields.timestamp,
+  };
   for (const k of OPTIONAL_FIELDS) {
-    if (typeof all[k] === "string") out[k] = all[k] as string;
+    const value = fields[k];
+    if (typeof value === "string") out[k] = value;
   }
   return out;
 }
 
 /** `entry_hash` of a version-2 entry (version 1: no domain tag). */
-export function spineEntryHash(fields: SpineFields, version = SPINE_VERSION): string {
+export function spineEntryHash(
+  fields: SpineFields & TraceFields,
+  version = SPINE_VERSION,
+): string {
   const body = canonicalBytes(hashedObject(fields), "canon");
   const tag = version === 1 ? new Uint8Array(0) : encoder.encode(SPINE_DOMAIN_TAG);
   const pre = new Uint8Array(tag.length + body.length);
@@ -105,17 +119,17 @@ function hmacOf(key: Uint8Array, body: JsonObject): string {
 
 /** A new entry: its hash over `fields`, its tag under `key` (from {@linkcode spineKey}). */
 export function sealSpineEntry(fields: SpineFields, key: Uint8Array): SpineEntry {
-  const body: JsonObject = {
+  const body = {
     v: SPINE_VERSION,
     ...hashedObject(fields),
     entry_hash: spineEntryHash(fields),
   };
-  return { ...(body as unknown as SpineEntry), hmac: hmacOf(key, body) };
+  return { ...body, hmac: hmacOf(key, body) };
 }
 
 /** The row bytes of an entry: `canon` JSON + `\n`. */
 export function spineRowBytes(entry: SpineEntry): Uint8Array {
-  const body = canonicalBytes(entry as unknown as JsonObject, "canon");
+  const body = canonicalBytes(entry, "canon");
   const out = new Uint8Array(body.length + 1);
   out.set(body);
   out[body.length] = 0x0a;
@@ -155,17 +169,26 @@ function readRow(raw: Uint8Array): SpineEntry | string {
   } catch (error) {
     return `not JSON: ${(error as Error).message}`;
   }
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return "not a JSON object";
-  const o = v as JsonObject;
+  if (!isJsonObject(v)) return "not a JSON object";
+  if (!isSpineEntry(v)) return rowProblem(v) ?? "not a spine entry";
+  return v;
+}
+
+const ROW_FIELDS: readonly string[] = [
+  ...HASHED_FIELDS,
+  ...OPTIONAL_FIELDS,
+  "v",
+  "entry_hash",
+  "hmac",
+];
+
+/** What keeps a parsed row from being a spine entry, or undefined. */
+function rowProblem(o: JsonObject): string | undefined {
   for (const k of [...HASHED_FIELDS, "v", "entry_hash", "hmac"]) {
     if (!(k in o)) return `missing field '${k}'`;
   }
   for (const k of Object.keys(o)) {
-    if (
-      ![...HASHED_FIELDS, ...OPTIONAL_FIELDS, "v", "entry_hash", "hmac"].includes(k as never)
-    ) {
-      return `unknown field '${k}'`;
-    }
+    if (!ROW_FIELDS.includes(k)) return `unknown field '${k}'`;
   }
   for (const k of HASHED_FIELDS.filter((k) => k !== "timestamp")) {
     if (typeof o[k] !== "string") return `'${k}' is not a string`;
@@ -175,7 +198,11 @@ function readRow(raw: Uint8Array): SpineEntry | string {
   if (typeof o.entry_hash !== "string" || typeof o.hmac !== "string") {
     return "'entry_hash' or 'hmac' is not a string";
   }
-  return o as unknown as SpineEntry;
+  return undefined;
+}
+
+function isSpineEntry(o: JsonObject): o is JsonObject & SpineEntry {
+  return rowProblem(o) === undefined;
 }
 
 function sameText(a: string, b: string): boolean {
@@ -223,7 +250,7 @@ export function verifySpine(
     }
     const { hmac, ...body } = parsed;
     const key = parsed.v === 1 ? keys.audit : keys.spine;
-    if (!sameText(hmac, hmacOf(key, body as unknown as JsonObject))) {
+    if (!sameText(hmac, hmacOf(key, body))) {
       problems.push({ where, message: "hmac does not verify under the audit key" });
     }
     entries.push({ ...parsed, line });

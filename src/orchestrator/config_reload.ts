@@ -7,11 +7,12 @@
  * reported once and the running configuration is kept. Every reload is an audit event with the
  * old and new configuration hashes.
  */
-import { canonicalize, type JsonValue } from "../canonical/mod.ts";
+import { canonicalize } from "../canonical/mod.ts";
 import {
   type Config,
   type ConfigProblem,
   type ConfigSourceFile,
+  isPlainObject,
   loadConfig,
   type LoadConfigOptions,
   RELOADABLE_KEYS,
@@ -47,7 +48,7 @@ const INVALID: ConfigProblem = { severity: "error", code: "config.invalid", mess
 /** `sha256:<hex>` of a configuration's canonical JSON. */
 export function configHash(config: Config): string {
   return "sha256:" +
-    sha256Hex(new TextEncoder().encode(canonicalize(config as unknown as JsonValue, "canon")));
+    sha256Hex(new TextEncoder().encode(canonicalize(config, "canon")));
 }
 
 function leaves(value: unknown, prefix: string, out: Map<string, string>): void {
@@ -161,11 +162,15 @@ export class ConfigWatch {
  * part of the run holds that one object, so each reads the new values from now on).
  */
 export function applyReloadable(target: Config, next: Config): void {
-  const t = target as unknown as Record<string, Record<string, unknown>>;
-  const n = next as unknown as Record<string, Record<string, unknown>>;
+  const t: Record<string, unknown> = target;
+  const n: Record<string, unknown> = next;
   for (const key of RELOADABLE_KEYS) {
     const [head, sub] = key.split(".");
     if (sub === undefined) t[head] = n[head];
-    else t[head][sub] = n[head][sub];
+    else {
+      const into = t[head];
+      const from = n[head];
+      if (isPlainObject(into) && isPlainObject(from)) into[sub] = from[sub];
+    }
   }
 }

@@ -131,6 +131,6 @@ export async function writeCurrentRun(sdd: string, run: CurrentRun): Promise<voi
   await Deno.mkdir(runtimeDir(sdd), { recursive: true });
   await writeFileAtomic(
     currentRunPath(sdd),
-    canonicalize(run as unknown as Parameters<typeof canonicalize>[0], "canon") + "\n",
+    canonicalize(run, "canon") + "\n",
   );
 }

@@ -165,7 +165,7 @@ export async function setUpIsolation(options: IsolationOptions): Promise<RunIsol
       const wrapped = await sandboxCommand(invocation, { ...place, allow }, ctx);
       return {
         invocation: { ...invocation, argv: wrapped.argv, env: wrapped.env, cwd: wrapped.cwd },
-        isolation: { ...wrapped.record, requested: decision.requested } as unknown as JsonObject,
+        isolation: { ...wrapped.record, requested: decision.requested },
         release: () => wrapped.channel.close(),
         leaderLast: wrapped.leaderLast,
       };

@@ -9,11 +9,12 @@
  */
 import type { AuditEventInput, AuditSink } from "../audit/mod.ts";
 import type { SecretRedactor } from "../io/mod.ts";
-import type { JsonObject } from "../canonical/mod.ts";
+import { type JsonObject, jsonValueOf } from "../canonical/mod.ts";
 import type { LedgerEntryInput } from "../ledger/mod.ts";
 import type { Delivery } from "../notify/mod.ts";
 import type { PolicyCounts, PolicyDecision } from "../policy/mod.ts";
 import type { RouteDecision } from "../providers/mod.ts";
+import type { PlanningSource } from "./current_run.ts";
 import type { AgentExit } from "./executor.ts";
 import type { GateResult } from "./gates.ts";
 import type { RunEvent, RunReporter } from "./reporter.ts";
@@ -27,7 +28,7 @@ export type RunFact =
     runId: string;
     branch: string;
     attempt: number;
-    source: JsonObject;
+    source: PlanningSource;
     sourceKind: string;
     host: string;
     maxAgents: number;
@@ -39,7 +40,7 @@ export type RunFact =
     /** The branch the run was started on (the ledger's). */
     runBranch: string;
     attempt: number;
-    source: JsonObject;
+    source: PlanningSource;
     host: string;
     /** Tasks still to do (not closed, failed or cancelled) after recovery. */
     open: number;
@@ -327,7 +328,7 @@ function runRecords(fact: RunFact): FactRecords | undefined {
         audit: orchestratorEvent("run.started", "run", fact.runId, {
           branch: fact.branch,
           attempt: fact.attempt,
-          source: fact.source,
+          source: jsonValueOf(fact.source),
         }),
         ledger: {
           kind: "run.open",
@@ -344,7 +345,7 @@ function runRecords(fact: RunFact): FactRecords | undefined {
         audit: orchestratorEvent("run.resumed", "run", fact.runId, {
           branch: fact.branch,
           attempt: fact.attempt,
-          source: fact.source,
+          source: jsonValueOf(fact.source),
           open: fact.open,
         }),
         ledger: {

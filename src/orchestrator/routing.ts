@@ -6,7 +6,7 @@
  * step is skipped (cancelled, `metadata.skipped`). Receipts hold nothing that depends on the
  * wall clock or the run's random names: two runs over identical fixtures write identical bytes.
  */
-import type { JsonObject, JsonValue } from "../canonical/mod.ts";
+import { type JsonObject, type JsonValue, jsonValueOf } from "../canonical/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import { runTag } from "../ledger/mod.ts";
 import { type FailureReceipt, RECEIPT_SCHEMA } from "../lineage/mod.ts";
@@ -233,10 +233,10 @@ export class RecoveryRouter {
     const gates = this.#gates.get(t.id) ?? [];
     const failure = this.#failure.get(t.id);
     if (gates.length === 0 && failure === undefined) return null;
-    return {
-      gates: gates as unknown as JsonValue[],
+    return jsonValueOf({
+      gates,
       failure: failure === undefined ? null : { code: failure.code, detail: failure.detail },
-    };
+    });
   }
 
   async #skip(task: Task, reason: string): Promise<void> {

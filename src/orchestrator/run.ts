@@ -945,7 +945,7 @@ async function recordStart(
   current: CurrentRun,
   open: number,
 ): Promise<void> {
-  const source = current.source as unknown as JsonObject;
+  const source = current.source;
   if (plan.resume) {
     await recorder.record({
       kind: "run.resumed",

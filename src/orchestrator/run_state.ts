@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { BernsteinError } from "../errors/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
-import { canonicalize, type JsonValue, parseJson } from "../canonical/mod.ts";
+import { canonicalize, parseJson } from "../canonical/mod.ts";
 import { appendDurable, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
 
 /** What the run remembers about one agent session (for merge after resume, `ps`, `logs`). */
@@ -85,7 +85,7 @@ export async function saveSessionFile(sdd: string, file: SessionFile): Promise<v
   await Deno.mkdir(sessionsDir(sdd), { recursive: true, mode: 0o700 });
   await writeFileAtomic(
     join(sessionsDir(sdd), `${file.session}.json`),
-    canonicalize(file as unknown as JsonValue, "canon") + "\n",
+    canonicalize(file, "canon") + "\n",
   );
 }
 
@@ -145,6 +145,6 @@ export async function recordRefusedMerge(sdd: string, refused: RefusedMerge): Pr
   await Deno.mkdir(join(sdd, "runtime"), { recursive: true });
   await appendDurable(
     join(sdd, "runtime", "refused_merges.jsonl"),
-    new TextEncoder().encode(canonicalize(refused as unknown as JsonValue, "canon") + "\n"),
+    new TextEncoder().encode(canonicalize(refused, "canon") + "\n"),
   );
 }

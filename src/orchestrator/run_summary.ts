@@ -5,7 +5,7 @@
  * `decisions.json` (every non-trivial scheduling tick, for replay), under
  * `.sdd/runs/<run-id>/`.
  */
-import type { JsonObject, JsonValue } from "../canonical/mod.ts";
+import { type JsonObject, type JsonValue, jsonValueOf } from "../canonical/mod.ts";
 import { runDir, runFile, writeFileAtomic } from "../io/mod.ts";
 import { DEAD_END_STATUSES, type Task } from "../tasks/mod.ts";
 import type { CostRow, RunEnd, RunOutcome } from "./outcome.ts";
@@ -153,12 +153,12 @@ export function buildSummary(
     branch: run.branch,
     tasks: { total: tasks.length, ...byStatus },
     recovered: [...recovered],
-    merges: outcome.merges as unknown as JsonValue[],
-    refused_merges: outcome.refused as unknown as JsonValue[],
-    kept_branches: outcome.keptBranches as unknown as JsonValue[],
+    merges: outcome.merges,
+    refused_merges: outcome.refused,
+    kept_branches: outcome.keptBranches,
     cost: {
       total_usd: Math.round(totalUsd * 1e6) / 1e6,
-      by_adapter_model: costs as unknown as JsonValue[],
+      by_adapter_model: jsonValueOf(costs),
     },
     attempts: outcome.costs.map((c) => ({ ...c })),
     scorecard: {
@@ -174,7 +174,7 @@ export function buildSummary(
       allow: outcome.policy.allow,
       deny: outcome.policy.deny,
       ask: outcome.policy.ask,
-      by_task: outcome.policy.by_task as unknown as JsonObject,
+      by_task: outcome.policy.by_task,
     },
     notifications: notifications.map((n) => ({ ...n })),
     path: runFile(run.sdd, run.runId, "summary"),

@@ -7,7 +7,7 @@
  * functions of bytes, keys and the clock's reading.
  */
 import { z } from "zod";
-import { canonicalBytes, fromBase64, type JsonValue, toBase64 } from "../canonical/mod.ts";
+import { canonicalBytes, fromBase64, toBase64 } from "../canonical/mod.ts";
 import { ed25519Sign, ed25519Verify, sha256Hex } from "../crypto/mod.ts";
 import { atLeast, type ConformanceLevel, type Grade, GRADES } from "./grades.ts";
 
@@ -78,7 +78,7 @@ export interface ReceiptSigner {
 
 function signedBytes(body: ReceiptBody, publicKey: string): Uint8Array {
   const value = { ...body, signer: { alg: "Ed25519", public_key: publicKey } };
-  return canonicalBytes(value as unknown as JsonValue, "canon");
+  return canonicalBytes(value, "canon");
 }
 
 /** Signs a receipt body: the signature covers every member but `signature`. */
@@ -244,5 +244,5 @@ export function verifyReceipt(
 
 /** Hex SHA-256 of a receipt's canonical bytes (audit events name receipts by it). */
 export function receiptDigest(r: EndpointReceipt): string {
-  return sha256Hex(canonicalBytes(r as unknown as JsonValue, "canon"));
+  return sha256Hex(canonicalBytes(r, "canon"));
 }

@@ -48,7 +48,7 @@ Deno.test("run, approval, stall and backstop facts map to their events; others t
       branch: "feature",
       runBranch: "feature",
       attempt: 2,
-      source: {},
+      source: { kind: "goal", goal: "g" },
       host: "h",
       open: 3,
     }, "run.started"],
