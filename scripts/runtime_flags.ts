@@ -6,10 +6,15 @@ export { RUNTIME_V8_FLAGS, v8FlagsArg } from "../src/meta/mod.ts";
 
 /**
  * Modules each binary loads that `deno compile` does not find on its own: the gate's worker
- * (started by URL) and, for bernstein, the CLI (main.ts imports it by a computed specifier so
+ * and the pack builder's deflate worker (started by URL) and, for bernstein, the CLI (main.ts imports it by a computed specifier so
  * that `--version` does not load the whole command table's module graph first).
  */
 export const COMPILE_INCLUDES: Readonly<Record<string, readonly string[]>> = {
-  "main.ts": ["src/cli/mod.ts", "src/sandbox/mod.ts", "src/verify/_gate_worker.ts"],
+  "main.ts": [
+    "src/cli/mod.ts",
+    "src/sandbox/mod.ts",
+    "src/verify/_gate_worker.ts",
+    "src/compliance/_deflate_worker.ts",
+  ],
   "verify.ts": ["src/verify/_gate_worker.ts"],
 };

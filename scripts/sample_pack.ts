@@ -329,10 +329,10 @@ export function samplePackContent(sample: SampleLog, options: SamplePackOptions 
  * from {@linkcode sampleLogStream}: the same bytes, without holding the log (the scale
  * benchmark writes a 1 000 000-entry pack this way). Returns the archive's size.
  */
-export function writeSamplePack(
+export async function writeSamplePack(
   options: SampleOptions & SamplePackOptions,
   sink: ZipSink,
-): { bytes: number; operator: OperatorSigner; entries: number } {
+): Promise<{ bytes: number; operator: OperatorSigner; entries: number }> {
   const sample = sampleLogStream(options);
   const window = packWindow(sample.since, sample.until);
   if (window === undefined) throw new Error("bad sample window");
@@ -370,7 +370,7 @@ export function writeSamplePack(
     }
   }
   const selection = selector.result();
-  const collected = members.finish();
+  const collected = await members.finish();
   const tree = new MerkleTree(leaves, lines);
   const checkpoint = signCheckpoint({
     log: "lineage",

@@ -19,7 +19,10 @@ const SIZES = (Deno.env.get("BENCH_SCALE_SIZES") ?? "100000,1000000").split(",")
 async function writeChild(path: string, entries: number): Promise<void> {
   const out = await openAtomicFile(path);
   try {
-    const r = writeSamplePack({ seed: 1, entries, before: 50, agents: 5, artefacts: 2000 }, out);
+    const r = await writeSamplePack(
+      { seed: 1, entries, before: 50, agents: 5, artefacts: 2000 },
+      out,
+    );
     await out.commit();
     console.log(JSON.stringify({
       bytes: r.bytes,

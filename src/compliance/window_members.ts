@@ -12,7 +12,8 @@ import {
   PACK_MEMBERS,
   signatureMemberName,
 } from "../pack_format/mod.ts";
-import { MemberCompressor, memberLevel, type PreparedMember } from "./zip_writer.ts";
+import { inThreadDeflate, type MembersDeflate, offThreadDeflate } from "./_off_thread_deflate.ts";
+import type { PreparedMember } from "./zip_writer.ts";
 
 const encoder = new TextEncoder();
 const NEWLINE = new Uint8Array([0x0a]);
@@ -99,6 +100,17 @@ export interface CollectedWindow {
   facts: LogFacts;
 }
 
+/** Options for {@linkcode WindowMembers}. */
+export interface WindowMembersOptions {
+  /**
+   * Compress the log and the CSV on a worker thread, beside the caller's own work (the same
+   * bytes as on this thread). Default false. The caller then awaits
+   * {@linkcode WindowMembers.backlog} when it returns a promise, and calls
+   * {@linkcode WindowMembers.close} if it stops before {@linkcode WindowMembers.finish}.
+   */
+  offThread?: boolean;
+}
+
 /**
  * Collects the members of a window's entries, fed in log order.
  *
@@ -106,15 +118,18 @@ export interface CollectedWindow {
  * ```ts ignore
  * const members = new WindowMembers();
  * for (const e of windowEntries) members.add(e.line, e.entry, e.hash, e.signature);
- * const collected = members.finish();
+ * const collected = await members.finish();
  * ```
  */
 export class WindowMembers {
-  #log = new MemberCompressor(memberLevel(PACK_MEMBERS.log));
-  #csv = new MemberCompressor(memberLevel(PACK_MEMBERS.csv));
+  #deflate: MembersDeflate;
   #csvPending = csvHeader();
   #facts = new LogFactsCollector();
   #signatures = new SignatureMembers();
+
+  constructor(options: WindowMembersOptions = {}) {
+    this.#deflate = options.offThread === true ? offThreadDeflate() : inThreadDeflate();
+  }
 
   /** Feeds the next window entry: its line (without newline), entry, hash and signature. */
   add(
@@ -123,27 +138,33 @@ export class WindowMembers {
     hash: string,
     signature: Uint8Array | undefined,
   ): void {
-    this.#log.write(line);
-    this.#log.write(NEWLINE);
+    this.#deflate.write(PACK_MEMBERS.log, line);
+    this.#deflate.write(PACK_MEMBERS.log, NEWLINE);
     this.#csvPending += csvRow(entry);
     if (this.#csvPending.length >= CSV_BATCH_CHARS) this.#flushCsv();
     this.#facts.add(entry);
     if (signature !== undefined) this.#signatures.add(hash, signature);
   }
 
+  /** When compressing off thread: a promise to await before adding more, while too much waits. */
+  backlog(): Promise<void> | undefined {
+    return this.#deflate.backlog();
+  }
+
   #flushCsv(): void {
-    this.#csv.write(encoder.encode(this.#csvPending));
+    this.#deflate.write(PACK_MEMBERS.csv, encoder.encode(this.#csvPending));
     this.#csvPending = "";
   }
 
   /** Ends the window. */
-  finish(): CollectedWindow {
+  async finish(): Promise<CollectedWindow> {
     this.#flushCsv();
-    return {
-      log: this.#log.finish(),
-      csv: this.#csv.finish(),
-      signatures: this.#signatures,
-      facts: this.#facts.facts(),
-    };
+    const [log, csv] = await this.#deflate.finish([PACK_MEMBERS.log, PACK_MEMBERS.csv]);
+    return { log, csv, signatures: this.#signatures, facts: this.#facts.facts() };
+  }
+
+  /** Stops compressing (a build that failed before {@linkcode WindowMembers.finish}). */
+  close(): void {
+    this.#deflate.close();
   }
 }

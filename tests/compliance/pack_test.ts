@@ -1,7 +1,14 @@
 // The pure pack builder: reproducible bytes (same inputs, same zip, in any time zone), the
 // member set and order of FORMATS.md §5, fixed timestamps, and archives that standard tools
 // (unzip, Python's zipfile) read exactly.
-import { deepStrictEqual, notDeepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import {
+  deepStrictEqual,
+  notDeepStrictEqual,
+  ok,
+  rejects,
+  strictEqual,
+  throws,
+} from "node:assert/strict";
 import { join } from "node:path";
 import {
   buildPack,
@@ -155,16 +162,16 @@ Deno.test("more than 65 535 members get ZIP64 end records that unzip, Python and
 });
 
 /** The pack written entry by entry through WindowMembers and writePack. */
-function streamed(c: PackContent, signer = sample.operator) {
+async function streamed(c: PackContent, signer = sample.operator, offThread = false) {
   const { entries, ...header } = c;
-  const members = new WindowMembers();
+  const members = new WindowMembers({ offThread });
   for (const e of entries) members.add(e.line, e.entry, e.hash, e.signature);
   const sink = new MemorySink();
-  const written = writePack(header satisfies PackHeader, members.finish(), signer, sink);
+  const written = writePack(header satisfies PackHeader, await members.finish(), signer, sink);
   return { ...written, zip: sink.bytes() };
 }
 
-Deno.test("a pack written member by member is byte for byte the pack built in memory", () => {
+Deno.test("a pack written member by member is byte for byte the pack built in memory", async () => {
   const empty = sampleLog({ seed: 9, entries: 0 });
   for (
     const [c, signer] of [[content, sample.operator], [
@@ -173,15 +180,15 @@ Deno.test("a pack written member by member is byte for byte the pack built in me
     ]] as const
   ) {
     const built = buildPack(c, signer);
-    const written = streamed(c, signer);
+    const written = await streamed(c, signer);
     deepStrictEqual(written.zip, built.zip);
     deepStrictEqual(written.manifestBytes, built.manifestBytes);
     strictEqual(written.bytes, built.zip.length);
   }
   // A duplicated line (same entry hash twice): one signature member, as in memory.
   const doubled = { ...content, entries: [...content.entries, content.entries[3]] };
-  deepStrictEqual(streamed(doubled).zip, buildPack(doubled, sample.operator).zip);
-  throws(
+  deepStrictEqual((await streamed(doubled)).zip, buildPack(doubled, sample.operator).zip);
+  await rejects(
     () => streamed({ ...content, operatorPublicKey: sampleLog({ seed: 6 }).operator.publicKey }),
     (e: unknown) =>
       e instanceof CompliancePackError && e.code === "compliance.operator_key_mismatch",
@@ -192,12 +199,14 @@ Deno.test("a window whose log is past the one-shot size streams: same manifest a
   const long = sampleLog({ seed: 4, entries: 3000, agents: 4, artefacts: 300 });
   const c = samplePackContent(long);
   const built = buildPack(c, long.operator);
-  const written = streamed(c, long.operator);
+  const written = await streamed(c, long.operator);
   deepStrictEqual(
     written.manifestBytes,
     built.manifestBytes,
     "the manifest hashes members, not the container",
   );
+  // Deflated on a worker thread: the same archive, byte for byte.
+  deepStrictEqual((await streamed(c, long.operator, true)).zip, written.zip);
   const r = await verifyPack(memoryBytes(written.zip), {
     operatorPublicKey: long.operator.publicKey,
     workers: 0,
@@ -206,10 +215,10 @@ Deno.test("a window whose log is past the one-shot size streams: same manifest a
   strictEqual(r.stats.entries, c.entries.length);
 });
 
-Deno.test("the streamed sample pack (the scale benchmark's) is the in-memory sample pack", () => {
+Deno.test("the streamed sample pack (the scale benchmark's) is the in-memory sample pack", async () => {
   for (const options of [{ seed: 5 }, { seed: 8, entries: 40, before: 6, artefacts: 5 }]) {
     const sink = new MemorySink();
-    const written = writeSamplePack(options, sink);
+    const written = await writeSamplePack(options, sink);
     const sample = sampleLog(options);
     const built = buildPack(samplePackContent(sample), sample.operator);
     deepStrictEqual(sink.bytes(), built.zip);

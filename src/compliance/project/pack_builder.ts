@@ -292,7 +292,6 @@ async function analyzeWindow(
 ): Promise<WindowAnalysis> {
   const matchers = riskMatchers(riskPaths);
   const selector = new WindowSelector(window, { keep: false });
-  const members = new WindowMembers();
   const toolCallIds = new Set<string>();
   const signers = new Map<string, { agent_id: string; kid: string }>();
   const analyzer = new LineageAnalyzer();
@@ -349,18 +348,29 @@ async function analyzeWindow(
     warnings.push({ code: "compliance.no_log", message: `no lineage log at ${logPath}` });
   }
   let later = 0;
-  if (file !== undefined) {
-    for await (const l of streamLines(file.readable)) {
-      if (l.line > maxLines) {
-        later++;
-        continue;
-      }
-      if (l.tooLong) selector.skip(l.line, "line longer than the reader's limit");
-      else {
-        const picked = selector.add(l.line, l.bytes, l.terminated);
-        if (picked !== undefined) take(picked);
+  // The log and CSV are deflated on a worker while this thread reads sidecars and parses.
+  const members = new WindowMembers({ offThread: true });
+  let collected: CollectedWindow;
+  try {
+    if (file !== undefined) {
+      for await (const l of streamLines(file.readable)) {
+        if (l.line > maxLines) {
+          later++;
+          continue;
+        }
+        if (l.tooLong) selector.skip(l.line, "line longer than the reader's limit");
+        else {
+          const picked = selector.add(l.line, l.bytes, l.terminated);
+          if (picked === undefined) continue;
+          take(picked);
+          const backlog = members.backlog();
+          if (backlog !== undefined) await backlog;
+        }
       }
     }
+    collected = await members.finish();
+  } finally {
+    members.close();
   }
   if (later > 0) {
     warnings.push({
@@ -377,7 +387,7 @@ async function analyzeWindow(
     });
   }
   return {
-    collected: members.finish(),
+    collected,
     attestations,
     selection,
     toolCallIds,

@@ -1,0 +1,45 @@
+// The pack builder's deflate worker: compresses the window's log and evidence CSV on the
+// second core while the main thread reads sidecars and parses entries. It runs the same
+// `MemberCompressor` as the main thread would (fixed 64 KiB pushes of fflate's deflater), so
+// the members' bytes do not depend on where, or in what pieces, they were compressed. It only
+// computes: no file, network or environment access.
+import { MemberCompressor, memberLevel } from "./zip_writer.ts";
+import type { DeflateReply, DeflateRequest } from "./_off_thread_deflate.ts";
+
+interface WorkerScope {
+  onmessage: ((event: MessageEvent) => void) | null;
+  postMessage(message: unknown, transfer?: Transferable[]): void;
+}
+
+const scope = globalThis as unknown as WorkerScope;
+const compressors = new Map<string, MemberCompressor>();
+
+function compressor(name: string): MemberCompressor {
+  let c = compressors.get(name);
+  if (c === undefined) {
+    c = new MemberCompressor(memberLevel(name));
+    compressors.set(name, c);
+  }
+  return c;
+}
+
+scope.onmessage = (event: MessageEvent) => {
+  const msg = event.data as DeflateRequest;
+  try {
+    if (msg.type === "write") {
+      compressor(msg.name).write(msg.bytes);
+      scope.postMessage({ type: "written" } satisfies DeflateReply);
+      return;
+    }
+    const members = msg.names.map((name) => compressor(name).finish());
+    compressors.clear();
+    // Handed over, not copied: the compressed log and CSV are tens of MB.
+    const buffers = new Set<ArrayBuffer>();
+    for (const m of members) {
+      for (const d of m.data) if (d.buffer instanceof ArrayBuffer) buffers.add(d.buffer);
+    }
+    scope.postMessage({ type: "finished", members } satisfies DeflateReply, [...buffers]);
+  } catch (error) {
+    scope.postMessage({ type: "failed", message: String(error) } satisfies DeflateReply);
+  }
+};

@@ -1,0 +1,163 @@
+// Where a window's large members (the log and the evidence CSV) are compressed: on this thread,
+// or on a worker (`_deflate_worker.ts`) so that deflating them overlaps the rest of the
+// builder's pass over the log. Both run the same `MemberCompressor`, whose bytes depend only
+// on a member's content, so the pack is the same byte for byte either way. Writes to the
+// worker are batched into pieces; at most a few pieces are in flight, so a slow worker holds
+// the builder back instead of queueing the whole log in memory.
+import { CompliancePackError } from "./errors.ts";
+import { MemberCompressor, memberLevel, type PreparedMember } from "./zip_writer.ts";
+
+/** A message to the deflate worker. */
+export type DeflateRequest =
+  | { type: "write"; name: string; bytes: Uint8Array }
+  | { type: "finish"; names: string[] };
+
+/** A message from the deflate worker. */
+export type DeflateReply =
+  | { type: "written" }
+  | { type: "finished"; members: PreparedMember[] }
+  | { type: "failed"; message: string };
+
+/** Compresses named members fed piece by piece, in order per member. */
+export interface MembersDeflate {
+  /** Appends bytes to member `name` (copied: the caller may reuse its buffer). */
+  write(name: string, bytes: Uint8Array): void;
+  /** A promise to wait on before writing more, when too much is queued; else undefined. */
+  backlog(): Promise<void> | undefined;
+  /** Ends the members and returns them in the order of `names`. */
+  finish(names: readonly string[]): Promise<PreparedMember[]>;
+  /** Releases what it holds (the worker), finished or not. */
+  close(): void;
+}
+
+/** Compression on this thread. */
+export function inThreadDeflate(): MembersDeflate {
+  const compressors = new Map<string, MemberCompressor>();
+  const of = (name: string) => {
+    let c = compressors.get(name);
+    if (c === undefined) {
+      c = new MemberCompressor(memberLevel(name));
+      compressors.set(name, c);
+    }
+    return c;
+  };
+  return {
+    write: (name, bytes) => of(name).write(bytes),
+    backlog: () => undefined,
+    finish: (names) => Promise.resolve(names.map((n) => of(n).finish())),
+    close: () => compressors.clear(),
+  };
+}
+
+// Pieces posted to the worker, and how many may wait there.
+const PIECE_BYTES = 256 * 1024;
+const MAX_IN_FLIGHT = 16;
+
+/**
+ * Compression on a worker thread (falls back to this thread where workers do not exist).
+ * Throws {@linkcode CompliancePackError} `compliance.deflate_failed` from `finish` (or the
+ * next `backlog` wait) when the worker fails.
+ */
+export function offThreadDeflate(
+  workerUrl: URL = new URL("./_deflate_worker.ts", import.meta.url),
+): MembersDeflate {
+  if (typeof Worker === "undefined") return inThreadDeflate();
+  return new WorkerDeflate(new Worker(workerUrl, { type: "module" }));
+}
+
+class WorkerDeflate implements MembersDeflate {
+  #worker: Worker | undefined;
+  #pieces = new Map<string, { bytes: Uint8Array<ArrayBuffer>; used: number }>();
+  #inFlight = 0;
+  #drained: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } | undefined;
+  #finished: ((reply: DeflateReply) => void) | undefined;
+  #failure: Error | undefined;
+
+  constructor(worker: Worker) {
+    this.#worker = worker;
+    worker.onmessage = (event: MessageEvent) => this.#reply(event.data as DeflateReply);
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      this.#reply({ type: "failed", message: event.message });
+    };
+  }
+
+  #reply(reply: DeflateReply): void {
+    if (reply.type === "written") {
+      this.#inFlight--;
+      if (this.#drained !== undefined && this.#inFlight <= MAX_IN_FLIGHT / 2) {
+        this.#drained.resolve();
+        this.#drained = undefined;
+      }
+      return;
+    }
+    if (reply.type === "failed") {
+      this.#failure = new CompliancePackError(
+        "compliance.deflate_failed",
+        `compressing the pack's log and CSV failed: ${reply.message}`,
+      );
+      this.#drained?.reject(this.#failure);
+      this.#drained = undefined;
+    }
+    this.#finished?.(reply);
+  }
+
+  write(name: string, bytes: Uint8Array): void {
+    let piece = this.#pieces.get(name);
+    let at = 0;
+    while (at < bytes.length) {
+      if (piece === undefined) {
+        piece = { bytes: new Uint8Array(PIECE_BYTES), used: 0 };
+        this.#pieces.set(name, piece);
+      }
+      const n = Math.min(bytes.length - at, PIECE_BYTES - piece.used);
+      piece.bytes.set(bytes.subarray(at, at + n), piece.used);
+      piece.used += n;
+      at += n;
+      if (piece.used === PIECE_BYTES) {
+        this.#post(name, piece.bytes);
+        this.#pieces.delete(name);
+        piece = undefined;
+      }
+    }
+  }
+
+  #post(name: string, bytes: Uint8Array<ArrayBuffer>): void {
+    if (this.#failure !== undefined) throw this.#failure;
+    this.#inFlight++;
+    const message: DeflateRequest = { type: "write", name, bytes };
+    (this.#worker as Worker).postMessage(message, [bytes.buffer]);
+  }
+
+  backlog(): Promise<void> | undefined {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (this.#inFlight <= MAX_IN_FLIGHT) return undefined;
+    if (this.#drained === undefined) {
+      const d = Promise.withResolvers<void>();
+      this.#drained = d;
+    }
+    return this.#drained.promise;
+  }
+
+  async finish(names: readonly string[]): Promise<PreparedMember[]> {
+    for (const [name, piece] of this.#pieces) {
+      this.#post(name, piece.bytes.slice(0, piece.used));
+    }
+    this.#pieces.clear();
+    const reply = new Promise<DeflateReply>((resolve) => (this.#finished = resolve));
+    const message: DeflateRequest = { type: "finish", names: [...names] };
+    (this.#worker as Worker).postMessage(message);
+    try {
+      const r = await reply;
+      if (r.type !== "finished") throw this.#failure ?? new Error("deflate worker: no result");
+      return r.members;
+    } finally {
+      this.close();
+    }
+  }
+
+  close(): void {
+    this.#worker?.terminate();
+    this.#worker = undefined;
+  }
+}
