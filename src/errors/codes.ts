@@ -183,6 +183,7 @@ export const ERROR_CODES = {
     "card_unusable",
     "checkpoint_refused",
     "conflicting_cards",
+    "deflate_failed",
     "log_changed",
     "log_line_skipped",
     "member_clash",
