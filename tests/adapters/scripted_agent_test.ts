@@ -137,9 +137,13 @@ Deno.test("scripted: kill ends the process with SIGKILL", async () => {
 
 Deno.test("scripted: hang never finishes; the deadline kills the process group", async () => {
   await withTempDir(async (root) => {
-    const run = await runAgent(root, "@agent progress about to hang\n@agent hang", {
-      timeoutMs: 3000,
-    });
+    // The deadline must fall after the agent printed its progress: three times what the same
+    // agent took to start and print it just now, at this machine's load (never under 3 s).
+    const started = performance.now();
+    const baseline = await runAgent(root, "@agent progress about to hang");
+    assert.equal(baseline.code, 0, baseline.stderr);
+    const timeoutMs = Math.max(3000, Math.ceil(3 * (performance.now() - started)));
+    const run = await runAgent(root, "@agent progress about to hang\n@agent hang", { timeoutMs });
     assert.equal(run.timedOut, true);
     assert.equal(run.result.ok, false);
     assert.equal(run.result.error, "killed at the deadline");
