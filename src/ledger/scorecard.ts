@@ -98,42 +98,52 @@ function num(value: JsonValue | undefined): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }
 
-/**
- * Derives the scorecard content of `runId` from its verified ledger rows. Pure: the same
- * rows always give the same content (and so the same sha256).
- */
-export function deriveScorecard(runId: string, rows: readonly LedgerRow[]): JsonObject {
-  if (rows.length === 0) {
-    throw new LedgerError("ledger.empty", `run '${runId}' has an empty ledger`);
-  }
-  const tasks = new Map<string, TaskTally>();
-  let branch: string | null = null;
-  let host: string | null = null;
+/** What a run's ledger rows add up to, before the outcome is decided. */
+interface LedgerTally {
+  tasks: Map<string, TaskTally>;
+  branch: string | null;
+  host: string | null;
+  attempts: number;
+  /** Index of the last run.open/run.resumed row (-1: none). */
+  lastStart: number;
+  /** Index of the last run.closed row (-1: none). */
+  lastClose: number;
+  closeReason: string | null;
+  cost: number;
+}
+
+/** Adds the rows up: run starts and closes, and each task's state, attempts and cost. */
+function tallyLedger(rows: readonly LedgerRow[]): LedgerTally {
+  const tally: LedgerTally = {
+    tasks: new Map(),
+    branch: null,
+    host: null,
+    attempts: 0,
+    lastStart: -1,
+    lastClose: -1,
+    closeReason: null,
+    cost: 0,
+  };
   let opened = false;
-  let attempts = 0;
-  let lastStart = -1;
-  let lastClose = -1;
-  let closeReason: string | null = null;
-  let cost = 0;
   rows.forEach((row, i) => {
     const p = row.payload;
     if (row.kind === "run.open" || row.kind === "run.resumed") {
-      attempts++;
-      lastStart = i;
+      tally.attempts++;
+      tally.lastStart = i;
       if (row.kind === "run.open" && !opened) {
         opened = true;
-        branch = str(p.branch);
-        host = str(p.host);
+        tally.branch = str(p.branch);
+        tally.host = str(p.host);
       }
       return;
     }
     if (row.kind === "run.closed") {
-      lastClose = i;
-      closeReason = str(p.reason);
+      tally.lastClose = i;
+      tally.closeReason = str(p.reason);
       return;
     }
     const id = row.task_id as string;
-    let t = tasks.get(id);
+    let t = tally.tasks.get(id);
     if (t === undefined) {
       t = {
         id,
@@ -144,33 +154,41 @@ export function deriveScorecard(runId: string, rows: readonly LedgerRow[]): Json
         reason: null,
         cost: 0,
       };
-      tasks.set(id, t);
+      tally.tasks.set(id, t);
     }
-    if (t.title === null) t.title = str(p.title);
-    const rowCost = num(p.cost_usd);
-    t.cost += rowCost;
-    cost += rowCost;
-    switch (row.kind) {
-      case "task.scheduled":
-        break;
-      case "task.started":
-        t.attempts++;
-        t.state = "started";
-        break;
-      case "task.completed":
-        t.state = "completed";
-        t.merged = p.merged === true;
-        t.reason = null;
-        break;
-      case "task.failed":
-      case "task.abandoned":
-        t.state = row.kind === "task.failed" ? "failed" : "abandoned";
-        t.merged = false;
-        t.reason = str(p.reason);
-        break;
-    }
+    tally.cost += applyTaskRow(t, row);
   });
-  const all = [...tasks.values()];
+  return tally;
+}
+
+/** Applies one task row to its task's tally; returns the row's cost. */
+function applyTaskRow(t: TaskTally, row: LedgerRow): number {
+  const p = row.payload;
+  if (t.title === null) t.title = str(p.title);
+  const rowCost = num(p.cost_usd);
+  t.cost += rowCost;
+  switch (row.kind) {
+    case "task.started":
+      t.attempts++;
+      t.state = "started";
+      break;
+    case "task.completed":
+      t.state = "completed";
+      t.merged = p.merged === true;
+      t.reason = null;
+      break;
+    case "task.failed":
+    case "task.abandoned":
+      t.state = row.kind === "task.failed" ? "failed" : "abandoned";
+      t.merged = false;
+      t.reason = str(p.reason);
+      break;
+  }
+  return rowCost;
+}
+
+/** The run's outcome and the task ids that are its evidence. */
+function outcomeOf(all: readonly TaskTally[], closed: boolean, reason: string | null) {
   const ids = (pick: (t: TaskTally) => boolean) => all.filter(pick).map((t) => t.id);
   const merged = ids((t) => t.state === "completed" && t.merged);
   const gateFailed = ids((t) =>
@@ -178,28 +196,40 @@ export function deriveScorecard(runId: string, rows: readonly LedgerRow[]): Json
   );
   const infra = ids((t) => t.state === "failed" && t.reason === "infra-error");
   const unfinished = ids((t) => t.state === "scheduled" || t.state === "started");
-  const closed = lastClose > lastStart;
-  const reason: string | null = closed ? closeReason : null;
   let outcome: Outcome;
   if (!closed || (reason !== null && WEDGED_CLOSE_REASONS.includes(reason))) outcome = "wedged";
   else if (reason === "infra-error" || infra.length > 0) outcome = "infra-error";
   else if (gateFailed.length > 0) outcome = "gate-failed";
   else if (merged.length > 0) outcome = "merged";
   else outcome = "no-changes";
+  return { outcome, merged, gateFailed, infra, unfinished };
+}
 
+/**
+ * Derives the scorecard content of `runId` from its verified ledger rows. Pure: the same
+ * rows always give the same content (and so the same sha256).
+ */
+export function deriveScorecard(runId: string, rows: readonly LedgerRow[]): JsonObject {
+  if (rows.length === 0) {
+    throw new LedgerError("ledger.empty", `run '${runId}' has an empty ledger`);
+  }
+  const tally = tallyLedger(rows);
+  const all = [...tally.tasks.values()];
+  const closed = tally.lastClose > tally.lastStart;
+  const reason: string | null = closed ? tally.closeReason : null;
+  const { outcome, merged, gateFailed, infra, unfinished } = outcomeOf(all, closed, reason);
   const started = floatValue(rows[0].ts);
-  const ended = floatValue(rows[closed ? lastClose : rows.length - 1].ts);
-  const last = rows[rows.length - 1];
+  const ended = floatValue(rows[closed ? tally.lastClose : rows.length - 1].ts);
   return {
     kind: "run_scorecard",
     version: SCORECARD_VERSION,
     run_id: runId,
-    branch,
+    branch: tally.branch,
     outcome,
     evidence: {
       ledger_path: ledgerRelativePath(runId),
       ledger_rows: rows.length,
-      ledger_head: last.entry_hash,
+      ledger_head: rows[rows.length - 1].entry_hash,
       closed_reason: reason,
       merged,
       gate_failed: gateFailed,
@@ -209,8 +239,8 @@ export function deriveScorecard(runId: string, rows: readonly LedgerRow[]): Json
     started_at: asFloat(started),
     ended_at: asFloat(ended),
     elapsed_seconds: asFloat(roundTo(ended - started, 3)),
-    host,
-    attempt_count: attempts,
+    host: tally.host,
+    attempt_count: tally.attempts,
     steps: all.map((t) => ({
       task_id: t.id,
       title: t.title,
@@ -224,7 +254,7 @@ export function deriveScorecard(runId: string, rows: readonly LedgerRow[]): Json
     tasks_completed: all.filter((t) => t.state === "completed").length,
     tasks_failed: all.filter((t) => t.state === "failed" || t.state === "abandoned").length,
     tasks_started: all.filter((t) => t.attempts > 0).length,
-    cost_usd: asFloat(roundTo(cost, 6)),
+    cost_usd: asFloat(roundTo(tally.cost, 6)),
     scorecard_version: SCORECARD_VERSION,
   };
 }
