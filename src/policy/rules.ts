@@ -113,111 +113,41 @@ function patternLocation(ctx: Ctx, node: Scalar, i: number): string {
   return `${ctx.file}:${line}:${col}`;
 }
 
+/** One rule being read: where it is, what it is called in messages, which tools a problem reaches. */
+interface RuleSite {
+  ctx: Ctx;
+  node: Node;
+  where: string;
+  reach: RuleProblem["reach"];
+}
+
+function ruleProblem(site: RuleSite, code: ErrorCode, message: string, location: string): void {
+  problem(site.ctx, code, message, location, site.reach);
+}
+
 function parseRule(ctx: Ctx, node: Node, kind: RuleKind, where: string): PolicyRule | undefined {
   if (!isMap(node)) {
     problem(ctx, "policy.rule_invalid", `${where} must be a mapping`, at(ctx, node), "*");
     return undefined;
   }
-  const toolNode = pairOf(node, "tool")?.value ?? null;
-  const tool = stringAt(toolNode)?.trim();
-  const reach: RuleProblem["reach"] = tool ? [tool.toLowerCase()] : "*";
+  const tool = stringAt(pairOf(node, "tool")?.value ?? null)?.trim();
+  const site: RuleSite = { ctx, node, where, reach: tool ? [tool.toLowerCase()] : "*" };
   const before = ctx.problems.length;
-  for (const p of node.items) {
-    const key = isScalar(p.key) ? String(p.key.value) : undefined;
-    if (key === undefined || !(RULE_FIELDS as readonly string[]).includes(key)) {
-      problem(
-        ctx,
-        "policy.unknown_field",
-        `${where}: unknown field '${key ?? "?"}' (one of ${RULE_FIELDS.join(", ")})`,
-        at(ctx, p.key as Node, node),
-        reach,
-      );
-    }
-  }
-  const required = (name: string): { text: string; node: Node } | undefined => {
-    const pair = pairOf(node, name);
-    const text = stringAt(pair?.value ?? null);
-    if (text === undefined || text.trim() === "") {
-      problem(
-        ctx,
-        "policy.rule_invalid",
-        `${where}.${name}: required, a non-empty string`,
-        at(ctx, pair?.value ?? pair?.key, node),
-        reach,
-      );
-      return undefined;
-    }
-    return { text, node: pair?.value as Node };
-  };
-  const id = required("id");
+  checkRuleFields(site, node.items);
+  const id = requiredString(site, "id");
   if (id && !ID.test(id.text)) {
-    problem(
-      ctx,
+    ruleProblem(
+      site,
       "policy.rule_invalid",
       `${where}.id '${id.text}' is not kebab-case`,
       at(ctx, id.node),
-      reach,
     );
   }
-  required("tool");
-  const patternText = required("input_pattern");
-  let pattern: CompiledPattern | undefined;
-  if (patternText) {
-    try {
-      pattern = compilePattern(patternText.text);
-    } catch (error) {
-      if (!isPatternError(error)) throw error;
-      problem(
-        ctx,
-        "policy.bad_pattern",
-        `${where}.input_pattern: ${error.message}`,
-        patternLocation(ctx, patternText.node as Scalar, error.offset),
-        reach,
-      );
-    }
-  }
-  const fieldPair = pairOf(node, "input_field");
-  let field = "path";
-  if (fieldPair !== undefined) {
-    const text = stringAt(fieldPair.value);
-    if (text === undefined || !FIELD.test(text)) {
-      problem(
-        ctx,
-        "policy.rule_invalid",
-        `${where}.input_field: a member name such as path or command`,
-        at(ctx, fieldPair.value, fieldPair.key),
-        reach,
-      );
-    } else field = text;
-  }
-  const contents: string[] = [];
-  const cpPair = pairOf(node, "content_patterns");
-  if (cpPair !== undefined) {
-    if (
-      !isSeq(cpPair.value) ||
-      cpPair.value.items.some((i) =>
-        stringAt(i as Node) === undefined || stringAt(i as Node) === ""
-      )
-    ) {
-      problem(
-        ctx,
-        "policy.rule_invalid",
-        `${where}.content_patterns: a list of non-empty strings`,
-        at(ctx, cpPair.value, cpPair.key),
-        reach,
-      );
-    } else contents.push(...cpPair.value.items.map((i) => stringAt(i as Node) as string));
-  }
-  const descPair = pairOf(node, "description");
-  if (descPair !== undefined && stringAt(descPair.value) === undefined) {
-    problem(
-      ctx,
-      "policy.rule_invalid",
-      `${where}.description: a string`,
-      at(ctx, descPair.value, descPair.key),
-      reach,
-    );
-  }
+  requiredString(site, "tool");
+  const pattern = readInputPattern(site);
+  const field = readInputField(site);
+  const contents = readContentPatterns(site);
+  const description = readDescription(site);
   if (ctx.problems.length > before || !id || !tool || !pattern) return undefined;
   const rule: PolicyRule = {
     kind,
@@ -228,9 +158,105 @@ function parseRule(ctx: Ctx, node: Node, kind: RuleKind, where: string): PolicyR
     content_patterns: contents,
     source: at(ctx, node),
   };
-  const description = stringAt(descPair?.value ?? null);
   if (description !== undefined) rule.description = description;
   return rule;
+}
+
+/** A problem for every key that is not a rule field. */
+function checkRuleFields(site: RuleSite, items: readonly { key: unknown }[]): void {
+  for (const p of items) {
+    const key = isScalar(p.key) ? String(p.key.value) : undefined;
+    if (key === undefined || !(RULE_FIELDS as readonly string[]).includes(key)) {
+      ruleProblem(
+        site,
+        "policy.unknown_field",
+        `${site.where}: unknown field '${key ?? "?"}' (one of ${RULE_FIELDS.join(", ")})`,
+        at(site.ctx, p.key as Node, site.node),
+      );
+    }
+  }
+}
+
+/** A required non-empty string field and its node (a problem when it is missing or empty). */
+function requiredString(site: RuleSite, name: string): { text: string; node: Node } | undefined {
+  const pair = pairOf(site.node, name);
+  const text = stringAt(pair?.value ?? null);
+  if (text === undefined || text.trim() === "") {
+    ruleProblem(
+      site,
+      "policy.rule_invalid",
+      `${site.where}.${name}: required, a non-empty string`,
+      at(site.ctx, pair?.value ?? pair?.key, site.node),
+    );
+    return undefined;
+  }
+  return { text, node: pair?.value as Node };
+}
+
+/** `input_pattern`, compiled (a problem pointing into the pattern when it does not compile). */
+function readInputPattern(site: RuleSite): CompiledPattern | undefined {
+  const patternText = requiredString(site, "input_pattern");
+  if (patternText === undefined) return undefined;
+  try {
+    return compilePattern(patternText.text);
+  } catch (error) {
+    if (!isPatternError(error)) throw error;
+    ruleProblem(
+      site,
+      "policy.bad_pattern",
+      `${site.where}.input_pattern: ${error.message}`,
+      patternLocation(site.ctx, patternText.node as Scalar, error.offset),
+    );
+    return undefined;
+  }
+}
+
+/** `input_field` (default `path`): a member name of the tool's input. */
+function readInputField(site: RuleSite): string {
+  const fieldPair = pairOf(site.node, "input_field");
+  if (fieldPair === undefined) return "path";
+  const text = stringAt(fieldPair.value);
+  if (text !== undefined && FIELD.test(text)) return text;
+  ruleProblem(
+    site,
+    "policy.rule_invalid",
+    `${site.where}.input_field: a member name such as path or command`,
+    at(site.ctx, fieldPair.value, fieldPair.key),
+  );
+  return "path";
+}
+
+/** `content_patterns`: a list of non-empty strings (empty when absent). */
+function readContentPatterns(site: RuleSite): string[] {
+  const cpPair = pairOf(site.node, "content_patterns");
+  if (cpPair === undefined) return [];
+  const items = isSeq(cpPair.value) ? cpPair.value.items.map((i) => stringAt(i as Node)) : [];
+  if (!isSeq(cpPair.value) || items.some((text) => text === undefined || text === "")) {
+    ruleProblem(
+      site,
+      "policy.rule_invalid",
+      `${site.where}.content_patterns: a list of non-empty strings`,
+      at(site.ctx, cpPair.value, cpPair.key),
+    );
+    return [];
+  }
+  return items.filter((text) => text !== undefined);
+}
+
+/** `description`, when it is a string (a problem when it is something else). */
+function readDescription(site: RuleSite): string | undefined {
+  const descPair = pairOf(site.node, "description");
+  if (descPair === undefined) return undefined;
+  const text = stringAt(descPair.value);
+  if (text === undefined) {
+    ruleProblem(
+      site,
+      "policy.rule_invalid",
+      `${site.where}.description: a string`,
+      at(site.ctx, descPair.value, descPair.key),
+    );
+  }
+  return text;
 }
 
 function parseList(ctx: Ctx, node: Node | null, kind: RuleKind, where: string): PolicyRule[] {
