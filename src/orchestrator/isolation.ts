@@ -90,26 +90,40 @@ function unsandboxed(decision: IsolationDecision): JsonObject {
 /** Builds the run's spawn path for its isolation decision. */
 export async function setUpIsolation(options: IsolationOptions): Promise<RunIsolation> {
   const decision = options.decision;
-  if (decision.isolation === "none") {
-    const record = unsandboxed(decision);
-    return {
-      decision,
-      spawnPath: {
-        name: DIRECT_SUBPROCESS.name,
-        wrap: (invocation) => Promise.resolve({ invocation, isolation: record }),
-      },
-      isolateCommand: () => (argv, where) => Promise.resolve({ argv: [...argv], env: where.env }),
-      close: () => Promise.resolve(),
-    };
-  }
+  if (decision.isolation === "none") return directIsolation(decision);
+  const extraEgress = checkedEgress(options.config);
   const privateDir = await makeSandboxDir();
   const proxy = new EgressProxy({ socketDir: join(privateDir, "s"), onRefused: options.onRefused });
-  const gitDir = await options.git.text([
-    "rev-parse",
-    "--path-format=absolute",
-    "--git-common-dir",
-  ]);
-  const extraEgress = (options.config.network.egress ?? []).map((entry, i) => {
+  const ctx = await sandboxContext(options, proxy, privateDir);
+  const spawnPath = sandboxSpawnPath(ctx, extraEgress);
+  return {
+    decision,
+    spawnPath,
+    isolateCommand: (session, home) => isolateInSandbox(spawnPath, session, home),
+    async close() {
+      await proxy.close();
+      await Deno.remove(privateDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** No sandbox: agents and their commands run as they are, and say so in their record. */
+function directIsolation(decision: IsolationDecision): RunIsolation {
+  const record = unsandboxed(decision);
+  return {
+    decision,
+    spawnPath: {
+      name: DIRECT_SUBPROCESS.name,
+      wrap: (invocation) => Promise.resolve({ invocation, isolation: record }),
+    },
+    isolateCommand: () => (argv, where) => Promise.resolve({ argv: [...argv], env: where.env }),
+    close: () => Promise.resolve(),
+  };
+}
+
+/** `network.egress`, each entry checked (`config.invalid_value` naming the bad one). */
+function checkedEgress(config: IsolationOptions["config"]): string[] {
+  return (config.network.egress ?? []).map((entry, i) => {
     try {
       parseEgressTarget(entry);
       return entry;
@@ -119,22 +133,32 @@ export async function setUpIsolation(options: IsolationOptions): Promise<RunIsol
       });
     }
   });
+}
+
+type SandboxContext = Parameters<typeof sandboxCommand>[2];
+
+/** What every sandboxed command of the run shares: paths to hide or expose, the proxy, git. */
+async function sandboxContext(
+  options: IsolationOptions,
+  proxy: EgressProxy,
+  privateDir: string,
+): Promise<SandboxContext> {
+  const gitDir = await options.git.text([
+    "rev-parse",
+    "--path-format=absolute",
+    "--git-common-dir",
+  ]);
   let configCopy: Promise<string> | undefined;
   const gitConfigCopy = () =>
     configCopy ??= (async () => {
-      const listing = await options.git.text([
-        "config",
-        "--file",
-        join(gitDir, "config"),
-        "--list",
-        "-z",
-      ]);
+      const config = join(gitDir, "config");
+      const listing = await options.git.text(["config", "--file", config, "--list", "-z"]);
       const path = join(privateDir, "gitconfig");
       await Deno.writeTextFile(path, cleanedGitConfig(listing), { mode: 0o600 });
       return path;
     })();
-  const ctx = {
-    decision,
+  return {
+    decision: options.decision,
     proxy,
     privateDir,
     self: { argv: options.self.argv, env: options.self.env },
@@ -152,7 +176,11 @@ export async function setUpIsolation(options: IsolationOptions): Promise<RunIsol
     extraWritable: options.config.sandbox?.writable ?? [],
     gitConfigCopy,
   };
-  const spawnPath: SpawnPathWrapper = {
+}
+
+/** The sandbox spawn path: each agent in bwrap, its network only what its allowlist names. */
+function sandboxSpawnPath(ctx: SandboxContext, extraEgress: readonly string[]): SpawnPathWrapper {
+  return {
     name: "sandbox",
     async wrap(invocation: Invocation, place) {
       const allow = agentEgress({
@@ -160,43 +188,44 @@ export async function setUpIsolation(options: IsolationOptions): Promise<RunIsol
         endpointUrl: place.endpoint?.base_url,
         env: invocation.env,
         serverUrl: invocation.env.BERNSTEIN_SERVER_URL,
-        extra: extraEgress,
+        extra: [...extraEgress],
       }).map(parseEgressTarget);
       const wrapped = await sandboxCommand(invocation, { ...place, allow }, ctx);
       return {
         invocation: { ...invocation, argv: wrapped.argv, env: wrapped.env, cwd: wrapped.cwd },
-        isolation: { ...wrapped.record, requested: decision.requested },
+        isolation: { ...wrapped.record, requested: ctx.decision.requested },
         release: () => wrapped.channel.close(),
         leaderLast: wrapped.leaderLast,
       };
     },
   };
-  return {
-    decision,
-    spawnPath,
-    isolateCommand: (session, home) => async (argv, where) => {
-      // The agent's own sandbox around a command it wrote (tests, lint, signal commands):
-      // HOME and TMPDIR are the session's, the network only what its allowlist names.
-      const env = { ...where.env, HOME: home, TMPDIR: join(home, "tmp") };
-      await Deno.mkdir(join(home, "tmp"), { recursive: true, mode: 0o700 });
-      const wrapped = await spawnPath.wrap({
-        argv: [...argv],
-        env,
-        cwd: where.cwd,
-        files: [],
-        prompt_channel: "argv",
-        notes: [],
-      }, { session: `${session}-check`, worktree: where.cwd, home, adapter: "gate" });
-      return {
-        argv: wrapped.invocation.argv,
-        env: wrapped.invocation.env,
-        release: wrapped.release,
-        leaderLast: wrapped.leaderLast,
-      };
-    },
-    async close() {
-      await proxy.close();
-      await Deno.remove(privateDir, { recursive: true }).catch(() => {});
-    },
+}
+
+/**
+ * The agent's own sandbox around a command it wrote (tests, lint, signal commands): HOME and
+ * TMPDIR are the session's, the network only what its allowlist names.
+ */
+function isolateInSandbox(
+  spawnPath: SpawnPathWrapper,
+  session: string,
+  home: string,
+): CommandIsolator {
+  return async (argv, where) => {
+    const env = { ...where.env, HOME: home, TMPDIR: join(home, "tmp") };
+    await Deno.mkdir(join(home, "tmp"), { recursive: true, mode: 0o700 });
+    const wrapped = await spawnPath.wrap({
+      argv: [...argv],
+      env,
+      cwd: where.cwd,
+      files: [],
+      prompt_channel: "argv",
+      notes: [],
+    }, { session: `${session}-check`, worktree: where.cwd, home, adapter: "gate" });
+    return {
+      argv: wrapped.invocation.argv,
+      env: wrapped.invocation.env,
+      release: wrapped.release,
+      leaderLast: wrapped.leaderLast,
+    };
   };
 }
