@@ -158,7 +158,7 @@ async function demo(ctx: CommandContext): Promise<number> {
   const reportOk = await writeReport(place, run.summary.run_id, ctx.flags.keep === true);
   const checkpointOk = await checkCheckpoint(place, pack.fingerprint);
   const ok = audit.ok && lineageOk && receiptOk && scorecardOk && pack.ok && reportOk &&
-    checkpointOk && (run.summary.merges as unknown[]).length === 5 && run.refused.length === 1 &&
+    checkpointOk && run.summary.merges.length === 5 && run.refused.length === 1 &&
     run.recovered.length === 1;
   ctx.out.line("");
   ctx.out.line(

@@ -1,5 +1,6 @@
 // `bernstein run`, `status`, `ps`, `logs`, `stop`: start a run and watch or stop it.
 import type { ErrorCode } from "../errors/mod.ts";
+import type { RunSummary } from "../orchestrator/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
 
@@ -131,7 +132,7 @@ async function run(ctx: CommandContext): Promise<number> {
       summary: { ...s, attachments: attached },
     });
   } else {
-    printSummary(ctx, s as unknown as SummaryView, orchestrator.attemptLines);
+    printSummary(ctx, s, orchestrator.attemptLines);
     printAttachments(ctx, attached);
   }
   if (s.end === "manager-stalled") return 2;
@@ -162,45 +163,11 @@ async function storagePreflight(ctx: CommandContext, maxAgents: number | undefin
   await checkStorageReachable({ config: loaded.config, sources: loaded.sources });
 }
 
-interface SummaryView {
-  run_id: string;
-  health: string;
-  reason: string;
-  branch: string;
-  tasks: Record<string, number>;
-  merges: { task_id: string; files: string[] }[];
-  refused_merges: { task_id: string; branch: string; reason: string; detail: string }[];
-  kept_branches: { task_id: string; branch: string; reason: string }[];
-  cost: {
-    total_usd: number;
-    by_adapter_model: { adapter: string; model: string; runs: number; cost_usd: number | null }[];
-  };
-  attempts?: {
-    task_id: string;
-    adapter: string;
-    model: string;
-    provider: string;
-    ok: boolean;
-  }[];
-  scorecard: { path: string; outcome: string | null };
-  checkpoints?: { log: string; size: number; root: string; line: number }[];
-  recovered?: string[];
-  notifications?: {
-    channel: string;
-    target: string;
-    delivered: number;
-    failed: number;
-    dropped: number;
-  }[];
-  path: string;
-  isolation?: { in_force: string; backend: string | null; agents: Record<string, unknown> };
-}
-
 /** The closing summary; `attempts` formats the attempt lines (run_summary.ts). */
 function printSummary(
   ctx: CommandContext,
-  s: SummaryView,
-  attempts: (rows: NonNullable<SummaryView["attempts"]>) => string[],
+  s: RunSummary,
+  attempts: (rows: RunSummary["attempts"]) => string[],
 ): void {
   const color = s.health === "HEALTHY" ? "green" : "red";
   ctx.out.line("");

@@ -52,7 +52,13 @@ import {
   resolvePlannedAdapters,
 } from "./run_preflight.ts";
 import { openAudit, openRunStores, type RunStores } from "./run_stores.ts";
-import { buildSummary, runHealth, type RunSummary, writeRunRecord } from "./run_summary.ts";
+import {
+  buildSummary,
+  type IsolationSummary,
+  runHealth,
+  type RunSummary,
+  writeRunRecord,
+} from "./run_summary.ts";
 import { RunNotifier } from "./run_notify.ts";
 import { githubConnectionSecrets, syncGithubBacklog } from "./github_backlog.ts";
 import { archivePreviousRun, endLeftoverAgents, recoverAfterCrash } from "./recovery.ts";
@@ -852,7 +858,10 @@ async function restoreGitStateAtEnd(snapshot: GitStateSnapshot, recorder: Record
 }
 
 /** The run's isolation and each agent's, from the session files (the run record). */
-async function isolationSummary(decision: IsolationDecision, sdd: string): Promise<JsonObject> {
+async function isolationSummary(
+  decision: IsolationDecision,
+  sdd: string,
+): Promise<IsolationSummary> {
   const agents: JsonObject = {};
   for (const file of await listSessionFiles(sdd)) {
     agents[file.session] = file.isolation ?? null;

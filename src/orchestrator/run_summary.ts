@@ -5,14 +5,16 @@
  * `decisions.json` (every non-trivial scheduling tick, for replay), under
  * `.sdd/runs/<run-id>/`.
  */
-import { type JsonObject, type JsonValue, jsonValueOf } from "../canonical/mod.ts";
+import type { JsonObject, JsonValue } from "../canonical/mod.ts";
 import { runDir, runFile, writeFileAtomic } from "../io/mod.ts";
 import { DEAD_END_STATUSES, type Task } from "../tasks/mod.ts";
-import type { CostRow, RunEnd, RunOutcome } from "./outcome.ts";
+import type { ChannelTally } from "../notify/mod.ts";
+import type { RunCheckpointRecord } from "./checkpoints.ts";
+import type { CostRow, PolicyTally, RunEnd, RunOutcome } from "./outcome.ts";
 import { isSkipped } from "./scheduler.ts";
 
 /** End-of-run report (`.sdd/runs/<run-id>/summary.json`). */
-export interface RunSummary extends JsonObject {
+export interface RunSummary {
   /** Run id. */
   run_id: string;
   /** How it ended. */
@@ -27,34 +29,48 @@ export interface RunSummary extends JsonObject {
   /** Branch merges went into. */
   branch: string;
   /** Tasks by status (`skipped`: a recovery step whose condition did not hold, and its dependents). */
-  tasks: JsonObject;
+  tasks: Record<string, number>;
   /** Failed tasks a recovery step recovered from (they do not make the run unhealthy). */
   recovered: string[];
   /** Merged tasks. */
-  merges: JsonValue[];
+  merges: RunOutcome["merges"];
   /** Refused merges. */
-  refused_merges: JsonValue[];
+  refused_merges: RunOutcome["refused"];
   /** Branches kept with the work of failed tasks. */
-  kept_branches: JsonValue[];
+  kept_branches: RunOutcome["keptBranches"];
   /** Cost by adapter and model (USD where reported). */
-  cost: JsonObject;
+  cost: { total_usd: number; by_adapter_model: CostTotal[] };
   /**
    * Every agent run in the order they ended: task, session, adapter, model, the provider that
    * served it (an endpoint profile and its URL, or the CLI's own), the agent's verdict, cost.
    */
-  attempts: JsonValue[];
+  attempts: CostRow[];
   /** Scorecard file and digest. */
-  scorecard: JsonObject;
+  scorecard: { path: string; sha256: string; outcome: JsonValue };
   /** The signed checkpoints covering the run's end, one per log (FORMATS.md §8). */
-  checkpoints: JsonValue[];
+  checkpoints: RunCheckpointRecord[];
   /** Tool-call policy: on or off, adapters without a hook, decisions by action and task. */
-  policy: JsonObject;
+  policy: PolicyTally & { enabled: boolean; unenforced_adapters: string[] };
   /** Notifications per channel: where they went, delivered, failed, dropped. */
-  notifications: JsonValue[];
+  notifications: ChannelTally[];
   /** Summary file path. */
   path: string;
   /** The isolation in force and each agent's (`{requested, in_force, backend, reason, agents}`). */
-  isolation?: JsonObject;
+  isolation?: IsolationSummary;
+}
+
+/** The isolation in force for a run and each agent's record (`summary.json` `isolation`). */
+export interface IsolationSummary {
+  /** What the configuration or `--isolation` asked for. */
+  requested: string;
+  /** What is in force: `sandbox` or `none`. */
+  in_force: string;
+  /** The sandbox backend, or null. */
+  backend: string | null;
+  /** Why the sandbox is not used, or null. */
+  reason: string | null;
+  /** Each agent session's isolation record (null when it recorded none). */
+  agents: JsonObject;
 }
 
 /** The scorecard as written by the ledger. */
@@ -67,7 +83,8 @@ export interface ScorecardRef {
   content: JsonObject;
 }
 
-interface CostTotal {
+/** Cost summed over one adapter and model. */
+export interface CostTotal {
   adapter: string;
   model: string;
   runs: number;
@@ -135,9 +152,9 @@ export function buildSummary(
   outcome: RunOutcome,
   tasks: readonly Task[],
   scorecard: ScorecardRef,
-  checkpoints: readonly JsonObject[] = [],
+  checkpoints: readonly RunCheckpointRecord[] = [],
   policy: { enabled: boolean; unenforced: readonly string[] } = { enabled: false, unenforced: [] },
-  notifications: readonly Readonly<Record<string, string | number>>[] = [],
+  notifications: readonly ChannelTally[] = [],
 ): RunSummary {
   const byStatus: Record<string, number> = {};
   // A skipped step (its condition did not hold) is its own count, not a cancellation.
@@ -158,7 +175,7 @@ export function buildSummary(
     kept_branches: outcome.keptBranches,
     cost: {
       total_usd: Math.round(totalUsd * 1e6) / 1e6,
-      by_adapter_model: jsonValueOf(costs),
+      by_adapter_model: costs,
     },
     attempts: outcome.costs.map((c) => ({ ...c })),
     scorecard: {

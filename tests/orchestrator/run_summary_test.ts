@@ -54,7 +54,7 @@ Deno.test("the summary lists each attempt with its provider and model, in the or
     { path: "s.json", sha256: "00", content: {} },
   );
   deepStrictEqual(
-    (summary.attempts as Record<string, unknown>[]).map((a) => [
+    summary.attempts.map((a) => [
       a.task_id,
       a.session,
       a.model,
