@@ -87,6 +87,28 @@ interface TipCache {
   tip: string;
 }
 
+/** A group's outcome per event, which write holds each record, and how many writes are durable. */
+interface CommitGroup {
+  /** The record of each event, or why it could not be recorded. */
+  outcomes: (AuditRecord | Error)[];
+  /** Index of the write holding each outcome's record (-1: none). */
+  writeOf: number[];
+  /** Writes fsynced so far: when a later one fails, these records are still acknowledged. */
+  durable: number;
+}
+
+/** The bytes of a group for one segment. */
+interface SegmentWrite {
+  segment: string;
+  parts: Uint8Array[];
+}
+
+/** A group's writes in order and the chain tip after them. */
+interface BuiltGroup {
+  writes: SegmentWrite[];
+  tip: string;
+}
+
 const LOCK_FILE = ".chain.lock";
 const SEGMENT_MODE = 0o600;
 
@@ -349,105 +371,121 @@ export class AuditLog implements AuditSink {
   }
 
   async #commit(batch: Pending[]): Promise<void> {
-    const outcomes: (AuditRecord | Error)[] = [];
-    // Which write holds each outcome's record, and how many writes are durable: when a later
-    // write fails, records already fsynced are still acknowledged.
-    const writeOf: number[] = [];
-    let durable = 0;
+    const group: CommitGroup = { outcomes: [], writeOf: [], durable: 0 };
     try {
       const lock = await this.#lock();
       try {
         const state = await this.#tail();
         // Until this group is durable, the next one must read the tail again.
         this.#cache = undefined;
-        let tip = state.tip;
-        const writes: { segment: string; parts: Uint8Array[] }[] = [];
-        const push = (segment: string, bytes: Uint8Array) => {
-          const last = writes.at(-1);
-          if (last?.segment === segment) last.parts.push(bytes);
-          else writes.push({ segment, parts: [bytes] });
-        };
-        const torn = state.torn;
-        const lost = state.lost;
-        let floor = state.newest?.name;
-        if (torn !== undefined || lost !== undefined) {
-          const segment = torn?.segment ?? lost?.segment ?? "";
-          const seal = buildRecord({
-            actor: "bernstein",
-            event_type: TORN_RECORD_EVENT,
-            resource_type: "audit_segment",
-            resource_id: segment,
-            details: sealDetails(torn, lost),
-          }, {
-            prevHmac: tip,
-            timestamp: formatAuditTimestamp(this.#timestampNs()),
-            keys: this.#keys,
-          });
-          if (torn !== undefined && !torn.terminated) push(segment, new Uint8Array([0x0a]));
-          // A segment that is gone gets the seal as its first line, under its own name.
-          push(segment, seal.line);
-          floor = laterName(segment, floor);
-          tip = seal.record.hmac;
-        }
-        for (const item of batch) {
-          try {
-            const ns = this.#timestampNs();
-            // Never append to a segment older than the newest: the chain runs in name order.
-            const segment = laterName(segmentNameFor(ns), floor);
-            const details = this.#details(item, tip);
-            const built = buildRecord({ ...item.event, details }, {
-              prevHmac: tip,
-              timestamp: formatAuditTimestamp(ns),
-              keys: this.#keys,
-            });
-            push(segment, built.line);
-            floor = segment;
-            tip = built.record.hmac;
-            outcomes.push(built.record);
-            writeOf.push(writes.length - 1);
-          } catch (error) {
-            outcomes.push(error as Error);
-            writeOf.push(-1);
-          }
-        }
-        let written: TipCache | undefined =
-          state.newest === undefined || torn !== undefined || lost !== undefined
-            ? undefined
-            : { name: state.newest.name, size: state.newest.size, ino: state.newest.ino, tip };
-        for (const w of writes) {
-          const known = w.segment === state.newest?.name ? state.newest : undefined;
-          const info = await this.#writeSegment(w.segment, concatBytes(w.parts), known);
-          written = { name: w.segment, size: info.size, ino: info.ino, tip };
-          durable++;
-        }
-        this.#cache = written;
-        if (written !== undefined) {
-          writeWitnessSync(this.dir, { segment: written.name, size: written.size, tip });
-        }
+        const built = this.#buildGroup(state, batch, group);
+        await this.#writeGroup(state, built, group);
       } finally {
         lock.unlockSync();
       }
     } catch (error) {
       this.#cache = undefined;
-      const lost: Pending[] = [];
-      batch.forEach((item, i) => {
-        const outcome = outcomes[i];
-        if (outcome !== undefined && !(outcome instanceof Error) && writeOf[i] < durable) {
-          item.resolve(this.#durable(outcome));
-        } else {
-          if (!(outcome instanceof Error) && isStorageFailure(error)) lost.push(item);
-          item.reject(outcome instanceof Error ? outcome : error);
-        }
-      });
-      // Disk full or read-only: the unwritten events go to the spill file, written later.
-      this.#spill(lost, error);
+      this.#settleFailed(batch, group, error);
       return;
     }
     batch.forEach((item, i) => {
-      const outcome = outcomes[i];
+      const outcome = group.outcomes[i];
       if (outcome instanceof Error) item.reject(outcome);
       else item.resolve(this.#durable(outcome));
     });
+  }
+
+  /**
+   * The lines of a group, by segment: first a seal when the tail was torn or lost, then each
+   * event's record (an event that cannot be recorded gets its error as its outcome).
+   */
+  #buildGroup(state: TailState, batch: readonly Pending[], group: CommitGroup): BuiltGroup {
+    let tip = state.tip;
+    const writes: SegmentWrite[] = [];
+    const push = (segment: string, bytes: Uint8Array) => {
+      const last = writes.at(-1);
+      if (last?.segment === segment) last.parts.push(bytes);
+      else writes.push({ segment, parts: [bytes] });
+    };
+    const { torn, lost } = state;
+    let floor = state.newest?.name;
+    if (torn !== undefined || lost !== undefined) {
+      const segment = torn?.segment ?? lost?.segment ?? "";
+      const seal = buildRecord({
+        actor: "bernstein",
+        event_type: TORN_RECORD_EVENT,
+        resource_type: "audit_segment",
+        resource_id: segment,
+        details: sealDetails(torn, lost),
+      }, { prevHmac: tip, timestamp: formatAuditTimestamp(this.#timestampNs()), keys: this.#keys });
+      if (torn !== undefined && !torn.terminated) push(segment, new Uint8Array([0x0a]));
+      // A segment that is gone gets the seal as its first line, under its own name.
+      push(segment, seal.line);
+      floor = laterName(segment, floor);
+      tip = seal.record.hmac;
+    }
+    for (const item of batch) {
+      try {
+        const ns = this.#timestampNs();
+        // Never append to a segment older than the newest: the chain runs in name order.
+        const segment = laterName(segmentNameFor(ns), floor);
+        const details = this.#details(item, tip);
+        const built = buildRecord({ ...item.event, details }, {
+          prevHmac: tip,
+          timestamp: formatAuditTimestamp(ns),
+          keys: this.#keys,
+        });
+        push(segment, built.line);
+        floor = segment;
+        tip = built.record.hmac;
+        group.outcomes.push(built.record);
+        group.writeOf.push(writes.length - 1);
+      } catch (error) {
+        group.outcomes.push(error as Error);
+        group.writeOf.push(-1);
+      }
+    }
+    return { writes, tip };
+  }
+
+  /** Writes a group's segments in order (each fsynced), then the tip cache and witness. */
+  async #writeGroup(state: TailState, built: BuiltGroup, group: CommitGroup): Promise<void> {
+    const { writes, tip } = built;
+    let written: TipCache | undefined =
+      state.newest === undefined || state.torn !== undefined || state.lost !== undefined
+        ? undefined
+        : { name: state.newest.name, size: state.newest.size, ino: state.newest.ino, tip };
+    for (const w of writes) {
+      const known = w.segment === state.newest?.name ? state.newest : undefined;
+      const info = await this.#writeSegment(w.segment, concatBytes(w.parts), known);
+      written = { name: w.segment, size: info.size, ino: info.ino, tip };
+      group.durable++;
+    }
+    this.#cache = written;
+    if (written !== undefined) {
+      writeWitnessSync(this.dir, { segment: written.name, size: written.size, tip });
+    }
+  }
+
+  /**
+   * A group that failed part way: records already fsynced are acknowledged, the rest are
+   * refused; on a storage failure (disk full, read-only) the unwritten events are spilled.
+   */
+  #settleFailed(batch: readonly Pending[], group: CommitGroup, error: unknown): void {
+    const lost: Pending[] = [];
+    batch.forEach((item, i) => {
+      const outcome = group.outcomes[i];
+      if (
+        outcome !== undefined && !(outcome instanceof Error) && group.writeOf[i] < group.durable
+      ) {
+        item.resolve(this.#durable(outcome));
+      } else {
+        if (!(outcome instanceof Error) && isStorageFailure(error)) lost.push(item);
+        item.reject(outcome instanceof Error ? outcome : error);
+      }
+    });
+    // Disk full or read-only: the unwritten events go to the spill file, written later.
+    this.#spill(lost, error);
   }
 
   #details(item: Pending, tip: string): JsonObject {
