@@ -8,6 +8,7 @@ import { type AuditKey, AuditLog, type AuditSink } from "../audit/mod.ts";
 import { CasError, CasStore } from "../cas/mod.ts";
 import {
   canonicalBytes,
+  isJsonObject,
   type JsonObject,
   type JsonValue,
   parseJsonBytes,
@@ -287,8 +288,9 @@ export class VariableStore {
     }
     let detail = "";
     try {
-      const parsed = parseJsonBytes(onDisk) as { variables?: Record<string, unknown> };
-      const names = Object.keys(parsed.variables ?? {});
+      const parsed = parseJsonBytes(onDisk);
+      const listed = isJsonObject(parsed) ? parsed.variables : undefined;
+      const names = isJsonObject(listed) ? Object.keys(listed) : [];
       detail = ` (it lists ${names.length} variable(s))`;
     } catch {
       detail = " (it is not JSON)";

@@ -5,7 +5,7 @@
 // was committed, the writer refuses instead of signing a rewritten history. The caller holds
 // the log's append lock, so nothing is appended meanwhile.
 import { join } from "node:path";
-import { canonicalBytes, type JsonValue, parseJsonBytes, toHex } from "../canonical/mod.ts";
+import { canonicalBytes, isJsonObject, parseJsonBytes, toHex } from "../canonical/mod.ts";
 import {
   checkpointLineBytes,
   type CheckpointLog,
@@ -81,18 +81,19 @@ async function readHint(path: string): Promise<StateHint | undefined> {
   const bytes = await readFileIfExists(path);
   if (bytes === undefined) return undefined;
   try {
-    const v = parseJsonBytes(bytes) as { [k: string]: JsonValue };
+    const v = parseJsonBytes(bytes);
+    if (!isJsonObject(v)) return undefined;
     const frontier = v.frontier;
     if (
       v.v === 1 && typeof v.size === "number" && typeof v.root === "string" &&
-      Array.isArray(frontier) && frontier.every((h) => typeof h === "string") &&
+      Array.isArray(frontier) && frontier.every((h): h is string => typeof h === "string") &&
       typeof v.file === "string" && typeof v.offset === "number" &&
       typeof v.last_line_bytes === "number"
     ) {
       return {
         size: v.size,
         root: v.root,
-        frontier: frontier as string[],
+        frontier,
         file: v.file,
         offset: v.offset,
         last_line_bytes: v.last_line_bytes,

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import {
   bytesEqual,
   canonicalBytes,
+  isJsonObject,
   type JsonValue,
   parseCanonicalLine,
   parseJsonBytes,
@@ -34,7 +35,8 @@ async function readState(paths: LineagePaths): Promise<ProjectionState | undefin
   const bytes = await readFileIfExists(paths.statePath);
   if (bytes === undefined) return undefined;
   try {
-    const value = parseJsonBytes(bytes) as { [k: string]: JsonValue };
+    const value = parseJsonBytes(bytes);
+    if (!isJsonObject(value)) return undefined;
     const n = value.log_bytes;
     if (typeof n === "number" && Number.isSafeInteger(n) && n >= 0 && value.v === 1) {
       return { logBytes: n };
