@@ -425,6 +425,21 @@ Deno.test("an append killed before its line is written leaves no orphaned signat
   });
 });
 
+Deno.test("an append intent that is JSON but not an object (a damaged write) is dropped like an unreadable one", async () => {
+  await withTempDir(async (dir) => {
+    const { store } = testStore(dir);
+    await store.recordWrite("src/a.ts", enc.encode("one"), opts("claude-1", 1));
+    const intent = join(dir, ".sdd", "lineage", "append-intent.json");
+    for (const text of ["null", "[1]", '"x"']) {
+      await Deno.writeTextFile(intent, text);
+      const next = testStore(dir);
+      const r = await next.store.recordWrite("src/a.ts", enc.encode(text), opts("claude-1", 2));
+      strictEqual(r.status, "recorded", `${text}: ${next.warnings.join("; ")}`);
+      await rejects(Deno.stat(intent), Deno.errors.NotFound);
+    }
+  });
+});
+
 async function hashOfLine(line: string): Promise<string> {
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", enc.encode(line)));
   return "sha256:" + [...d].map((b) => b.toString(16).padStart(2, "0")).join("");

@@ -2,7 +2,7 @@
 // lock with fsync, keeps the projections and signature sidecars, and answers the read queries
 // of the CLI (chain, walk, forks) from the log itself.
 import { join } from "node:path";
-import { parseCanonicalLine } from "../../canonical/mod.ts";
+import { isJsonObject, type JsonObject, parseCanonicalLine } from "../../canonical/mod.ts";
 import {
   type CheckpointSigner,
   parseDetachedJws,
@@ -341,9 +341,11 @@ export class LineageStore {
     const path = join(this.paths.lineageDir, APPEND_INTENT);
     const bytes = await readFileIfExists(path);
     if (bytes === undefined) return;
-    let intent: { hash?: unknown; sidecar?: unknown; log_size?: unknown } = {};
+    let intent: JsonObject = {};
     try {
-      intent = JSON.parse(new TextDecoder().decode(bytes));
+      const parsed: unknown = JSON.parse(new TextDecoder().decode(bytes));
+      // Not an object (a damaged write): as unreadable.
+      if (isJsonObject(parsed)) intent = parsed;
     } catch {
       // Unreadable: nothing can be said about the append; leave its sidecar to the gate.
     }
