@@ -1,6 +1,6 @@
 // Enforces docs/DESIGN.md: inward dependencies, mod.ts-only imports across folders, the
 // verifier's closed module set, and a start-up path that loads no YAML, zod or crypto.
-import { ok } from "node:assert/strict";
+import { equal, ok } from "node:assert/strict";
 import { relative } from "node:path";
 import { REPO_ROOT } from "./_helpers/cli.ts";
 import { forbiddenApiIn, verifierModuleProblem } from "./_helpers/verifier_rules.ts";
@@ -230,23 +230,63 @@ Deno.test("every src file opens with a paragraph saying what it is for", async (
   ok(problems.length === 0, problems.join("\n"));
 });
 
-Deno.test("paths of run folders and agent sessions come from src/io's .sdd layout, never joined by hand", async () => {
+/** Lines of src/ that build a path under `.sdd/` by hand instead of through src/io's layout. */
+function handBuiltSddPaths(file: string, text: string): string[] {
   // `join(<sdd>, "runs", …)`, `join(…, "worktrees", <session>)` and run tags parsed back out of
-  // a run id skip the id and name checks; src/io/sdd_layout.ts and src/ledger/run_id.ts own them.
-  const handJoined = /join\([^)]*["'](runs|worktrees)["']\s*,/;
+  // a run id skip the id and name checks; `join(<sdd>, "audit" | "runtime" | …)` and
+  // `join(<root>, ".sdd")` spell the layout again. src/io/sdd_layout.ts owns the folder and
+  // file names under .sdd/ (sddFolder, sddFile, runtimePath, backlogFolder, runFile,
+  // sessionLayout, sddOf); the folders own what is inside their own subfolder.
+  const runsOrWorktrees = /join\([^)]*["'](runs|worktrees)["']\s*,/;
+  const sddThenName = /join\(\s*[\w.#]*[sS]dd\w*\s*,\s*["'`]/;
+  const dotSdd = /join\([^)]*["']\.sdd["']/;
   const tagParsed = /[rR]unId\.split\(["']-["']\)/;
+  const problems: string[] = [];
+  text.split("\n").forEach((line, i) => {
+    const code = line.replace(/^\s*(\*|\/\/).*$/, "");
+    if (
+      (runsOrWorktrees.test(code) && !/gitDir/.test(code)) || sddThenName.test(code) ||
+      dotSdd.test(code)
+    ) {
+      problems.push(`${file}:${i + 1}: hand-built .sdd path: ${line.trim()}`);
+    }
+    if (tagParsed.test(code)) problems.push(`${file}:${i + 1}: run tag parsed: ${line.trim()}`);
+  });
+  return problems;
+}
+
+Deno.test("paths under .sdd/ come from src/io's .sdd layout, never joined by hand", async () => {
   const problems: string[] = [];
   for (const file of await sourceFiles("src")) {
     if (file === "src/io/sdd_layout.ts") continue;
-    const lines = (await Deno.readTextFile(`${REPO_ROOT}${file}`)).split("\n");
-    lines.forEach((line, i) => {
-      if (handJoined.test(line) && !/gitDir/.test(line)) {
-        problems.push(`${file}:${i + 1}: hand-joined .sdd path: ${line.trim()}`);
-      }
-      if (tagParsed.test(line)) problems.push(`${file}:${i + 1}: run tag parsed: ${line.trim()}`);
-    });
+    problems.push(...handBuiltSddPaths(file, await Deno.readTextFile(`${REPO_ROOT}${file}`)));
   }
   ok(problems.length === 0, problems.join("\n"));
+});
+
+Deno.test("the .sdd path check catches each way of building one by hand", () => {
+  const bad = [
+    'const d = join(sdd, "audit");',
+    "const p = join(project.sdd, `runtime`, name);",
+    'const c = new CasStore(join(options.sdd, "cas"));',
+    'const s = join(this.#sdd, "keys", "agents");',
+    'const r = join(root, ".sdd");',
+    'const w = join(sdd, "worktrees", session);',
+    'const tag = runId.split("-").pop();',
+  ];
+  for (const line of bad) {
+    equal(handBuiltSddPaths("x.ts", line).length, 1, line);
+  }
+  const good = [
+    'const d = sddFolder(sdd, "audit");',
+    "const p = join(runtimeDir(sdd), name);",
+    '// join(sdd, "audit") in a comment',
+    ' * `join(sdd, "audit")` in a doc comment',
+    'const q = join(lineageDir, "log.jsonl");',
+  ];
+  for (const line of good) {
+    equal(handBuiltSddPaths("x.ts", line).length, 0, line);
+  }
 });
 
 /** Names a mod.ts re-exports (`export { a, type B, c as d } from "./x.ts"`) or declares. */

@@ -1,12 +1,12 @@
 // Provenance of one attachment of one worker: the exact encoded bytes stored once in CAS, and a
 // `multimodal.attach` audit event (FORMATS.md §2) binding them to the worker and its worktree.
-import { join } from "node:path";
 import type { AuditRecord, AuditSink } from "../audit/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import type { CasStore } from "../cas/mod.ts";
 import { sha256Hex } from "../crypto/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import type { WireAttachment } from "./wire.ts";
+import { sddFile } from "../io/mod.ts";
 
 /** Event type of an attachment attestation. */
 export const ATTACH_EVENT = "multimodal.attach";
@@ -38,7 +38,7 @@ export function installIdSig(installId: string): string {
 export async function readInstallIdSig(sdd: string): Promise<string> {
   let text: string;
   try {
-    text = await Deno.readTextFile(join(sdd, "install_id"));
+    text = await Deno.readTextFile(sddFile(sdd, "installId"));
   } catch (error) {
     throw new BernsteinError(
       "attach.install_id",

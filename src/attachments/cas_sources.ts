@@ -6,7 +6,7 @@
 import { isAbsolute, join, resolve } from "node:path";
 import { badDigests, type CasCheckReport, CasStore, checkCasStore } from "../cas/mod.ts";
 import { sha256Hex } from "../crypto/mod.ts";
-import { runsRoot } from "../io/mod.ts";
+import { runsRoot, sddFolder } from "../io/mod.ts";
 import { copyPathOf } from "./delivery.ts";
 import { loadRecord } from "./record.ts";
 import { screenAttachment } from "./screen.ts";
@@ -191,7 +191,7 @@ export interface ProjectCasReport {
 /** Checks the project's CAS (`<sdd>/cas`) against the run records. */
 export async function checkProjectCas(sdd: string, root: string): Promise<ProjectCasReport> {
   const refs = await collectCasReferences(sdd, root);
-  const check = await checkCasStore(new CasStore(join(sdd, "cas")), {
+  const check = await checkCasStore(new CasStore(sddFolder(sdd, "cas")), {
     referenced: refs.digests.keys(),
   });
   const neededBy: Record<string, string[]> = {};
@@ -227,7 +227,7 @@ export async function repairProjectCas(
   root: string,
   only?: readonly string[],
 ): Promise<BlobRepair[]> {
-  const store = new CasStore(join(sdd, "cas"));
+  const store = new CasStore(sddFolder(sdd, "cas"));
   const refs = await collectCasReferences(sdd, root);
   const check = await checkCasStore(store, { referenced: refs.digests.keys() });
   const bad = new Set(badDigests(check));

@@ -1,7 +1,7 @@
 // The attachments of one `bernstein run`: `--attach` files checked when the command line is
 // parsed, the up-front gate (policy, limits, capabilities) before any worktree or process, and
 // the per-spawn provider (read, screen, store, attest, stamp) with worktree-pinned resume.
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { CasStore } from "../cas/mod.ts";
 import { BernsteinError, type Warning } from "../errors/mod.ts";
 import type { TaskDraft } from "../tasks/mod.ts";
@@ -35,6 +35,7 @@ import {
 } from "./spawn_provider.ts";
 import { parseAttachmentSpec } from "./spec.ts";
 import type { WireAttachment } from "./wire.ts";
+import { sddFolder } from "../io/mod.ts";
 
 /** What the up-front gate sees: the planned tasks and their adapters, before anything starts. */
 export interface AttachmentGateInput {
@@ -198,7 +199,7 @@ export class RunAttachments {
   async provider(parts: AttachmentProviderParts): Promise<SpawnAttachmentProvider> {
     const sdd = parts.project.sdd;
     this.#sdd = sdd;
-    const cas = new CasStore(join(sdd, "cas"), { clock: parts.clock, random: parts.random });
+    const cas = new CasStore(sddFolder(sdd, "cas"), { clock: parts.clock, random: parts.random });
     const previous = parts.resumed ? await loadRecord(sdd, parts.runId) : undefined;
     if (parts.resumed) {
       // The run refuses --attach on a resume before anything starts (attach.on_resume).
@@ -247,7 +248,7 @@ export class RunAttachments {
       cas,
       installIdSig: await readInstallIdSig(sdd),
       resolver: new AttachmentResolver({
-        auditDir: join(sdd, "audit"),
+        auditDir: sddFolder(sdd, "audit"),
         auditKey: parts.auditKey,
         cas,
       }),

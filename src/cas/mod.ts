@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts ignore
- * const cas = new CasStore(join(project.sdd, "cas"));
+ * const cas = new CasStore(sddFolder(project.sdd, "cas"));
  * const put = await cas.putFile("shot.png", { contentType: "image/png", maxBytes: 20 << 20 });
  * const bytes = await cas.read(put.digest);
  * const report = await checkCasStore(cas); // every blob re-hashed, sidecars checked

@@ -78,6 +78,7 @@ export function attestationJson(f: ForeignAttestationReport): JsonObject {
 /** `bernstein lineage attest import FILE [--entry HASH]`. */
 export async function attestImport(ctx: CommandContext): Promise<number> {
   const { join, resolve } = await import("node:path");
+  const { SDD_DIR, SDD_FOLDERS } = await import("../io/mod.ts");
   const { findProject } = await import("../config/mod.ts");
   const { UsageError } = await import("../errors/mod.ts");
   const store = await import("../lineage/store/mod.ts");
@@ -97,7 +98,7 @@ export async function attestImport(ctx: CommandContext): Promise<number> {
     entry: stringFlag(ctx, "entry"),
     source: file,
   });
-  const where = join(".sdd", "lineage", imported.path);
+  const where = join(SDD_DIR, SDD_FOLDERS.lineage, imported.path);
   if (ctx.json) {
     ctx.out.json({
       entry_hash: imported.entryHash,

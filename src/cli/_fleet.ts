@@ -4,6 +4,7 @@ import type { AuditKey } from "../audit/mod.ts";
 import type { ProjectPaths } from "../config/mod.ts";
 // key (created by writes, only read by reads), and the warnings a store collected.
 import type { CommandContext } from "./spec.ts";
+import { sddFolder } from "../io/mod.ts";
 
 /** The project's `.sdd/` and the audit key: `create` for writes, read-only (exit 3) for reads. */
 export async function fleetProject(
@@ -13,11 +14,10 @@ export async function fleetProject(
   const { findProject } = await import("../config/mod.ts");
   const audit = await import("../audit/mod.ts");
   const io = await import("../io/mod.ts");
-  const { join } = await import("node:path");
   const paths = await findProject(ctx.cwd);
   const keyPath = audit.resolveAuditKeyPath(ctx.env).path;
   if (create) {
-    await Deno.mkdir(join(paths.sdd, "audit"), { recursive: true, mode: 0o700 });
+    await Deno.mkdir(sddFolder(paths.sdd, "audit"), { recursive: true, mode: 0o700 });
     return { paths, auditKey: await audit.ensureAuditKey(keyPath, io.systemRandom) };
   }
   return { paths, auditKey: await audit.readAuditKey(keyPath) };

@@ -3,6 +3,7 @@
 // never created. Exit 0 yes, 2 no, 3 no audit key.
 import type { CommandContext } from "./spec.ts";
 import { stringArg, stringFlag } from "./spec.ts";
+import { sddFolder } from "../io/mod.ts";
 
 /** `lineage verify`. */
 export async function verifyReceiptCommand(ctx: CommandContext): Promise<number> {
@@ -56,7 +57,7 @@ export async function verifyReceiptCommand(ctx: CommandContext): Promise<number>
     receiptFile: receiptFlag === undefined ? undefined : resolve(ctx.cwd, receiptFlag),
     auditKey: key.bytes,
   });
-  const spine = join(project.sdd, "lineage", runId, "spine.jsonl");
+  const spine = join(sddFolder(project.sdd, "lineage"), runId, "spine.jsonl");
   if (ctx.json) {
     ctx.out.json({
       ok: r.ok,

@@ -2,9 +2,10 @@
 // offline with `bernstein-verify attachments DIR`.
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { stringArg, stringFlag } from "./spec.ts";
+import { sddFolder } from "../io/mod.ts";
 
 async function exportCommand(ctx: CommandContext): Promise<number> {
-  const { join, resolve, relative } = await import("node:path");
+  const { resolve, relative } = await import("node:path");
   const { findProject } = await import("../config/mod.ts");
   const audit = await import("../audit/mod.ts");
   const { CasStore } = await import("../cas/mod.ts");
@@ -26,7 +27,7 @@ async function exportCommand(ctx: CommandContext): Promise<number> {
     sdd: paths.sdd,
     runId,
     auditKey,
-    cas: new CasStore(join(paths.sdd, "cas")),
+    cas: new CasStore(sddFolder(paths.sdd, "cas")),
     out,
   });
   if (ctx.json) {

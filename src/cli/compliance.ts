@@ -3,6 +3,7 @@
 import type { Warning } from "../errors/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, stringFlag } from "./spec.ts";
+import { sddFolder } from "../io/mod.ts";
 
 const WARNINGS_PER_CODE = 10;
 
@@ -27,7 +28,6 @@ async function attachmentMembers(
   since: string,
   until: string,
 ): Promise<{ members: Map<string, Uint8Array>; runs: string[] }> {
-  const { join } = await import("node:path");
   const audit = await import("../audit/mod.ts");
   const { CasStore } = await import("../cas/mod.ts");
   const { collectPeriodAttachments } = await import("../attachments/mod.ts");
@@ -36,7 +36,7 @@ async function attachmentMembers(
   const exports = await collectPeriodAttachments({
     sdd,
     auditKey,
-    cas: new CasStore(join(sdd, "cas")),
+    cas: new CasStore(sddFolder(sdd, "cas")),
     since,
     until,
   });

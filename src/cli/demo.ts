@@ -116,6 +116,8 @@ interface DemoPlace {
   dir: string;
   /** The repository inside it. */
   repo: string;
+  /** Its `.sdd/`. */
+  sdd: string;
   /** The operator's environment with the demo's own audit key. */
   env: { get(name: string): string | undefined };
   /** Prints a step heading. */
@@ -136,11 +138,13 @@ interface DemoRun {
 
 async function demo(ctx: CommandContext): Promise<number> {
   const { join } = await import("node:path");
+  const { sddOf } = await import("../io/mod.ts");
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bernstein-demo-" }));
   const place: DemoPlace = {
     ctx,
     dir,
     repo: join(dir, "repo"),
+    sdd: sddOf(join(dir, "repo")),
     // The demo never touches the operator's own audit key or state.
     env: {
       get: (name: string) =>
@@ -190,8 +194,9 @@ async function makeRepository(place: DemoPlace): Promise<Git> {
   await Deno.writeTextFile(join(repo, "plan.yaml"), DEMO_PLAN);
   await git.commitAll(repo, "initial commit");
   await git.run(["checkout", "--quiet", "-b", "feature/greetings"]);
-  await Deno.mkdir(join(repo, ".sdd"), { recursive: true });
-  await Deno.writeTextFile(join(repo, ".sdd", "config.yaml"), DEMO_CONFIG);
+  const { sddFile } = await import("../io/mod.ts");
+  await Deno.mkdir(place.sdd, { recursive: true });
+  await Deno.writeTextFile(sddFile(place.sdd, "config"), DEMO_CONFIG);
   place.ctx.out.line(
     "    main + feature/greetings; plan.yaml: 7 steps in 5 stages, one a recovery step (scripted agent)",
   );
@@ -261,9 +266,9 @@ async function checkAudit(place: DemoPlace) {
   place.say("3/8 the audit chain (HMAC) verifies, and matches its signed checkpoint");
   const key = await audit.readAuditKey(join(place.dir, "audit.key"));
   const operator = await compliance.readOperatorSigningKey(
-    join(place.repo, ".sdd", compliance.OPERATOR_KEY_FILE),
+    join(place.sdd, compliance.OPERATOR_KEY_FILE),
   );
-  const auditDir = join(place.repo, ".sdd", "audit");
+  const auditDir = (await import("../io/mod.ts")).sddFolder(place.sdd, "audit");
   const chain = await audit.verifyAuditLog(auditDir, key, {
     checkpoints: await audit.readAuditCheckpoints(auditDir, operator.signer.publicKey),
   });
@@ -278,15 +283,14 @@ async function checkAudit(place: DemoPlace) {
 
 /** Step 4: the signed lineage log passes the gate, its checkpoint checked. */
 async function checkLineage(place: DemoPlace, operatorPublicKey: Uint8Array): Promise<boolean> {
-  const { join } = await import("node:path");
   const verify = await import("../verify/mod.ts");
   const lineage = await import("../lineage/store/mod.ts");
   place.say("4/8 the signed lineage log passes the gate");
   const operatorKey = await lineage.resolveOperatorHmacKey({ env: place.env });
   // The run checkpoints its logs: their signatures are checked with the project's operator key.
   const opened = await verify.openDirectoryGateInput({
-    logPath: join(place.repo, ".sdd", "lineage", "log.jsonl"),
-    cardsDir: join(place.repo, ".sdd", "agents"),
+    logPath: lineage.lineagePaths(place.sdd).logPath,
+    cardsDir: lineage.lineagePaths(place.sdd).cardsDir,
     operatorKey,
     operatorPublicKey,
   });
@@ -310,14 +314,13 @@ async function checkReceipt(
   run: DemoRun,
   key: { bytes: Uint8Array },
 ): Promise<boolean> {
-  const { join } = await import("node:path");
   const lineage = await import("../lineage/store/mod.ts");
   const { out } = place.ctx;
   const runId = run.summary.run_id;
   place.say("5/8 the recovery step's failure receipt resolves on the run's spine");
   const receiptHash = String(run.routed?.receipt_hash ?? "");
   const receipt = await lineage.verifyRecoveryReceipt({
-    paths: lineage.lineagePaths(join(place.repo, ".sdd")),
+    paths: lineage.lineagePaths(place.sdd),
     runId,
     receiptHash,
     auditKey: key.bytes,
@@ -335,10 +338,9 @@ async function checkReceipt(
 
 /** Step 6: the run's scorecard matches its work ledger. */
 async function checkScorecard(place: DemoPlace, s: RunSummary): Promise<boolean> {
-  const { join } = await import("node:path");
   const ledger = await import("../ledger/mod.ts");
   place.say("6/8 the run's scorecard matches its work ledger");
-  const check = await ledger.verifyScorecard(join(place.repo, ".sdd"), s.run_id);
+  const check = await ledger.verifyScorecard(place.sdd, s.run_id);
   place.ctx.out.line(
     `    ${check.ok ? "PASS" : "FAIL"}: outcome ${
       (s.scorecard as { outcome: string }).outcome
@@ -394,11 +396,10 @@ async function buildAndVerifyPack(place: DemoPlace): Promise<{ ok: boolean; fing
 
 /** The run's report, as `bernstein runs report` writes it (verification done now). */
 async function writeReport(place: DemoPlace, runId: string, keep: boolean): Promise<boolean> {
-  const { join } = await import("node:path");
   const io = await import("../io/mod.ts");
   const orchestrator = await import("../orchestrator/mod.ts");
   const view = await import("../report/mod.ts");
-  const sdd = join(place.repo, ".sdd");
+  const sdd = place.sdd;
   const records = await orchestrator.loadRunRecords(sdd, runId, { env: place.env, verify: true });
   const model = view.buildRunModel(records, { nowMs: io.systemClock.nowMs() });
   const reportPath = io.runFile(sdd, runId, "report");
@@ -415,11 +416,11 @@ async function writeReport(place: DemoPlace, runId: string, keep: boolean): Prom
 
 /** Step 8: the run's signed checkpoint covers the lineage log, checked offline. */
 async function checkCheckpoint(place: DemoPlace, fingerprint: string): Promise<boolean> {
-  const { join } = await import("node:path");
   const { out } = place.ctx;
+  const lineage = await import("../lineage/store/mod.ts");
   place.say("8/8 the run's signed checkpoint covers the lineage log, checked offline");
   const chained = await runVerifier(place, [
-    ...["chain", "src/greet.ts", "--lineage-dir", join(place.repo, ".sdd", "lineage")],
+    ...["chain", "src/greet.ts", "--lineage-dir", lineage.lineagePaths(place.sdd).lineageDir],
     ...["--operator-fingerprint", fingerprint],
   ]);
   out.line(

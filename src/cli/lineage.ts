@@ -6,6 +6,7 @@ import { CHECKPOINT_FLAG, EXPORT_FLAGS, OPERATOR_KEY_FLAG } from "./_checkpoint.
 import { TRUST_ISSUER_FLAG } from "./_attest.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag } from "./spec.ts";
+import { sddFolder } from "../io/mod.ts";
 
 async function projectStore(ctx: CommandContext) {
   const { findProject } = await import("../config/mod.ts");
@@ -106,10 +107,10 @@ async function gate(ctx: CommandContext): Promise<number> {
   const logFlag = stringFlag(ctx, "log");
   const cardsFlag = stringFlag(ctx, "cards");
   const logPath = logFlag === undefined
-    ? join(project.sdd, "lineage", "log.jsonl")
+    ? join(sddFolder(project.sdd, "lineage"), "log.jsonl")
     : resolve(ctx.cwd, logFlag);
   const cardsDir = cardsFlag === undefined
-    ? join(project.sdd, "agents")
+    ? sddFolder(project.sdd, "agents")
     : resolve(ctx.cwd, cardsFlag);
   const skipHmac = booleanFlag(ctx, "skip-hmac");
   const { UsageError } = await import("../errors/mod.ts");

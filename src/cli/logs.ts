@@ -4,6 +4,7 @@
 // until the run has ended and every log is drained.
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, stringsArg } from "./spec.ts";
+import { sessionLayout } from "../io/mod.ts";
 
 /** How often `-f` looks for new output (a file read per session; never faster). */
 const FOLLOW_INTERVAL_MS = 500;
@@ -40,7 +41,6 @@ async function readNew(f: Followed): Promise<Uint8Array> {
 }
 
 async function logs(ctx: CommandContext): Promise<number> {
-  const { join } = await import("node:path");
   const { findProject } = await import("../config/mod.ts");
   const orchestrator = await import("../orchestrator/mod.ts");
   const { BernsteinError } = await import("../errors/mod.ts");
@@ -77,7 +77,7 @@ async function logs(ctx: CommandContext): Promise<number> {
     const prefix = ctx.out.color ? `\x1b[${color}m${label}\x1b[39m` : label;
     followed.set(s.session, {
       session: s.session,
-      path: join(project.sdd, "runtime", `${s.session}.log`),
+      path: sessionLayout(project.sdd, s.session).logPath,
       offset: 0,
       prefixer: prefixed ? new LinePrefixer(prefix, clean) : undefined,
       decoder: new TextDecoder(),

@@ -4,25 +4,25 @@
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { toHex } from "../canonical/mod.ts";
-import { writeFileIfAbsent } from "../io/mod.ts";
+import { SDD_DIR, SDD_FOLDERS, writeFileIfAbsent } from "../io/mod.ts";
 import type { Random } from "../io/mod.ts";
 import { DEFAULT_TUNING } from "./defaults.ts";
 import type { ProjectPaths } from "./project.ts";
 import { EXCLUDED_RUN_CONFIG } from "./run_config_paths.ts";
 
-/** Folders of the `.sdd/` layout (FORMATS.md), with their modes. */
-export const SDD_FOLDERS: readonly { path: string; mode: number }[] = [
+/** The `.sdd/` folders init creates (names from src/io's layout), with their modes. */
+const INIT_FOLDERS: readonly { path: string; mode: number }[] = [
   { path: "", mode: 0o755 },
-  { path: "audit", mode: 0o700 },
-  { path: "cas", mode: 0o755 },
-  { path: "lineage", mode: 0o700 },
-  { path: "agents", mode: 0o755 },
-  { path: "keys", mode: 0o700 },
-  { path: "keys/agents", mode: 0o700 },
-  { path: "backlog/open", mode: 0o755 },
-  { path: "runs", mode: 0o755 },
-  { path: "runtime", mode: 0o700 },
-  { path: "worktrees", mode: 0o755 },
+  { path: SDD_FOLDERS.audit, mode: 0o700 },
+  { path: SDD_FOLDERS.cas, mode: 0o755 },
+  { path: SDD_FOLDERS.lineage, mode: 0o700 },
+  { path: SDD_FOLDERS.agents, mode: 0o755 },
+  { path: SDD_FOLDERS.keys, mode: 0o700 },
+  { path: `${SDD_FOLDERS.keys}/agents`, mode: 0o700 },
+  { path: `${SDD_FOLDERS.backlog}/open`, mode: 0o755 },
+  { path: SDD_FOLDERS.runs, mode: 0o755 },
+  { path: SDD_FOLDERS.runtime, mode: 0o700 },
+  { path: SDD_FOLDERS.worktrees, mode: 0o755 },
 ];
 
 /** `.sdd/.gitignore`: disposable state and private keys never reach git. */
@@ -102,9 +102,9 @@ export async function initWorkspace(
   options: { projectTemplate?: boolean } = {},
 ): Promise<InitReport> {
   const report: InitReport = { created: [], kept: [] };
-  for (const folder of SDD_FOLDERS) {
+  for (const folder of INIT_FOLDERS) {
     const path = join(project.sdd, folder.path);
-    const shown = join(".sdd", folder.path) + "/";
+    const shown = join(SDD_DIR, folder.path) + "/";
     try {
       await Deno.mkdir(path, { mode: folder.mode });
       report.created.push(shown);

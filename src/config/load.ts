@@ -12,6 +12,7 @@ import type { Config } from "./schema.ts";
 import { decodeConfigBytes, readConfigFile } from "./read_text.ts";
 import { PROJECT_CONFIG_FILES } from "./run_config_paths.ts";
 import { objectLayer, parseYamlLayer, type YamlLayer } from "./yaml_layer.ts";
+import { sddFile } from "../io/mod.ts";
 
 /** Name of the default overlay file inside the git directory (git never tracks it). */
 export const DEFAULT_OVERLAY_NAME = "bernstein-overlay.yaml";
@@ -137,7 +138,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const layers: YamlLayer[] = [];
   const add = (layer: YamlLayer | undefined) => layer && layers.push(layer);
 
-  const workspacePath = join(project.sdd, "config.yaml");
+  const workspacePath = sddFile(project.sdd, "config");
   add(
     await fileLayer(workspacePath, ".sdd/config.yaml", shown(workspacePath), sourceFiles, problems),
   );

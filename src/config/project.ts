@@ -2,6 +2,7 @@
 // tree root, git directory, `.sdd`), and answers whether a path lies inside a folder.
 
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { sddOf } from "../io/mod.ts";
 
 /** Where a project's files are. */
 export interface ProjectPaths {
@@ -30,20 +31,20 @@ export async function findProject(cwd: string): Promise<ProjectPaths> {
   for (;;) {
     const dotGit = join(dir, ".git");
     const info = await statOrUndefined(dotGit);
-    if (info?.isDirectory) return { root: dir, gitDir: dotGit, sdd: join(dir, ".sdd") };
+    if (info?.isDirectory) return { root: dir, gitDir: dotGit, sdd: sddOf(dir) };
     if (info?.isFile) {
       // A linked worktree or submodule: `.git` is a file `gitdir: <path>`.
       const text = await Deno.readTextFile(dotGit);
       const match = /^gitdir:\s*(.+?)\s*$/m.exec(text);
       const gitDir = match ? resolve(dir, match[1]) : undefined;
-      return { root: dir, gitDir, sdd: join(dir, ".sdd") };
+      return { root: dir, gitDir, sdd: sddOf(dir) };
     }
     const parent = dirname(dir);
     if (parent === dir) break;
     dir = parent;
   }
   const root = resolve(cwd);
-  return { root, sdd: join(root, ".sdd") };
+  return { root, sdd: sddOf(root) };
 }
 
 /** True when `path` is `dir` or inside it (lexically). */

@@ -1,10 +1,9 @@
 // `bernstein config set`: parses a dotted key and a YAML value and writes it into the
 // workspace configuration (`.sdd/config.yaml`) without touching tracked files.
 
-import { join } from "node:path";
 import { parse as parseYaml, parseDocument } from "yaml";
 import { closestMatch, UsageError } from "../errors/mod.ts";
-import { writeFileAtomic } from "../io/mod.ts";
+import { sddFile, writeFileAtomic } from "../io/mod.ts";
 import { ConfigError } from "./errors.ts";
 import { isPlainObject, setPath } from "./merge.ts";
 import type { ProjectPaths } from "./project.ts";
@@ -64,7 +63,7 @@ export async function setWorkspaceValue(
 }> {
   const keyPath = parseConfigKey(dotted);
   const value = parseConfigValue(valueText);
-  const file = join(project.sdd, "config.yaml");
+  const file = sddFile(project.sdd, "config");
   let text = "";
   try {
     text = await Deno.readTextFile(file);

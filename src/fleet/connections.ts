@@ -30,6 +30,7 @@ import {
   type EnvReader,
   type Random,
   readFileIfExists,
+  sddFolder,
   withFileLock,
   writeFileAtomic,
 } from "../io/mod.ts";
@@ -215,7 +216,7 @@ export class ConnectionStore {
       await sink.append(event);
       return;
     }
-    const log = new AuditLog(join(this.#sdd, "audit"), this.#key);
+    const log = new AuditLog(sddFolder(this.#sdd, "audit"), this.#key);
     try {
       await log.append(event);
     } finally {
@@ -228,7 +229,7 @@ export class ConnectionStore {
   }
 
   async #history(name: string): Promise<ConnectionHistory | undefined> {
-    const chain = await readFleetChain(join(this.#sdd, "audit"), this.#key);
+    const chain = await readFleetChain(sddFolder(this.#sdd, "audit"), this.#key);
     return projectFleet(chain.events).connections.get(name);
   }
 
@@ -406,7 +407,7 @@ export class ConnectionStore {
 
   /** Every connection the chain knows. */
   async list(): Promise<ConnectionView[]> {
-    const chain = await readFleetChain(join(this.#sdd, "audit"), this.#key);
+    const chain = await readFleetChain(sddFolder(this.#sdd, "audit"), this.#key);
     const names = [...projectFleet(chain.events).connections.keys()].sort();
     const out: ConnectionView[] = [];
     for (const name of names) out.push(await this.show(name));

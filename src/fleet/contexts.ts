@@ -2,7 +2,6 @@
 // any other keys — stored as one canonical document, activated atomically (`active.json`
 // written by rename) and recorded on the chain with its settings hash, so two installs with
 // the same content have the same hash and a run's configuration identity can be recomputed.
-import { join } from "node:path";
 import type { AuditKey } from "../audit/mod.ts";
 import { AuditLog } from "../audit/mod.ts";
 import { canonicalBytes, type JsonObject } from "../canonical/mod.ts";
@@ -21,7 +20,7 @@ import {
   setPath,
   validateLayer,
 } from "../config/mod.ts";
-import { withFileLock, writeFileAtomic } from "../io/mod.ts";
+import { sddFolder, withFileLock, writeFileAtomic } from "../io/mod.ts";
 import { FleetError } from "./errors.ts";
 import { CONTEXT_ACTIVATE, CONTEXT_CREATE } from "./events.ts";
 import { checkFleetName } from "./names.ts";
@@ -104,7 +103,7 @@ export class ContextStore {
   }
 
   async #record(event_type: string, name: string | null, settingsHash: string, actor: string) {
-    const log = new AuditLog(join(this.#sdd, "audit"), this.#key);
+    const log = new AuditLog(sddFolder(this.#sdd, "audit"), this.#key);
     try {
       await log.append({
         actor,

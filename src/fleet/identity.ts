@@ -10,7 +10,13 @@ import {
   encodePublicKeyPem,
 } from "../crypto/mod.ts";
 import { KeyMissingError } from "../errors/mod.ts";
-import { type Random, readSecretFile, writeFileAtomic, writeFileIfAbsent } from "../io/mod.ts";
+import {
+  type Random,
+  readSecretFile,
+  sddFolder,
+  writeFileAtomic,
+  writeFileIfAbsent,
+} from "../io/mod.ts";
 import { kidForPublicKey } from "../lineage/mod.ts";
 import { operatorFingerprint } from "../pack_format/mod.ts";
 import { FleetError } from "./errors.ts";
@@ -71,7 +77,7 @@ export async function ensureInstallIdentity(
   } catch (error) {
     if (!(error instanceof KeyMissingError)) throw error;
   }
-  await Deno.mkdir(join(sdd, "keys"), { recursive: true, mode: 0o700 });
+  await Deno.mkdir(sddFolder(sdd, "keys"), { recursive: true, mode: 0o700 });
   const pair = ed25519KeyPairFromSeed(random.bytes(32));
   const created = await writeFileIfAbsent(
     join(sdd, INSTALL_KEY_FILE),

@@ -22,7 +22,7 @@ import {
 } from "../canonical/mod.ts";
 import { isPlainObject, shownConfigValue } from "../config/mod.ts";
 import { sha256 } from "../crypto/mod.ts";
-import { readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+import { readFileIfExists, sddFolder, writeFileAtomic } from "../io/mod.ts";
 import { checkRunId, runDir } from "../io/mod.ts";
 import { readFleetChain } from "./chain.ts";
 import { FleetError } from "./errors.ts";
@@ -135,7 +135,7 @@ export async function readRunConfig(
   auditKey: AuditKey,
   runId: string,
 ): Promise<RunConfigRecord> {
-  const chain = await readFleetChain(join(sdd, "audit"), auditKey);
+  const chain = await readFleetChain(sddFolder(sdd, "audit"), auditKey);
   const bound = chain.events.filter((e) =>
     e.event_type === RUN_CONFIG && e.details.run_id === checkRunId(runId)
   ).at(-1);

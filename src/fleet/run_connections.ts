@@ -4,9 +4,14 @@
 // spine, the resolution recorded with hashes only — and registered with the run's redactor
 // before the agent starts, so no record the run writes carries it. Only tasks the plan's
 // author wrote are granted connections: a task an agent created never is.
-import { join } from "node:path";
 import type { AuditKey, AuditSink } from "../audit/mod.ts";
-import { type EnvReader, MIN_SECRET_LENGTH, type Random, type SecretRedactor } from "../io/mod.ts";
+import {
+  type EnvReader,
+  MIN_SECRET_LENGTH,
+  type Random,
+  sddFolder,
+  type SecretRedactor,
+} from "../io/mod.ts";
 import { appendSpineEntry, lineagePaths } from "../lineage/store/mod.ts";
 import { type ConnectionRequest, readConnectionRequests } from "../plan/mod.ts";
 import { auditKeyIfAny, readFleetChain } from "./chain.ts";
@@ -168,6 +173,6 @@ export async function checkPlanConnections(
 
 async function knownConnections(sdd: string, key: AuditKey | undefined): Promise<string[]> {
   if (key === undefined) return [];
-  const chain = await readFleetChain(join(sdd, "audit"), key);
+  const chain = await readFleetChain(sddFolder(sdd, "audit"), key);
   return [...projectFleet(chain.events).connections.keys()].sort();
 }

@@ -3,7 +3,6 @@
 // content-addressed blobs, the name index is a projection rewritten after each write, and
 // every read resolves from the chain — the index is only cross-checked.
 import type { ErrorCode } from "../errors/mod.ts";
-import { join } from "node:path";
 import { type AuditKey, AuditLog, type AuditSink } from "../audit/mod.ts";
 import { CasError, CasStore } from "../cas/mod.ts";
 import {
@@ -17,6 +16,7 @@ import {
   type Clock,
   type Random,
   readFileIfExists,
+  sddFolder,
   systemClock,
   systemRandom,
   withFileLock,
@@ -100,7 +100,7 @@ export class VariableStore {
 
   constructor(options: VariableStoreOptions) {
     this.paths = fleetPaths(options.sdd);
-    this.#auditDir = join(options.sdd, "audit");
+    this.#auditDir = sddFolder(options.sdd, "audit");
     this.#key = options.auditKey;
     this.#audit = options.audit;
     this.#cas = new CasStore(this.paths.blobsDir, {

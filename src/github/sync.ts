@@ -7,7 +7,7 @@
  * failed listing changes nothing.
  */
 import { join } from "node:path";
-import { pathExists, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+import { backlogFolder, pathExists, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
 import type { GitHubClient } from "./client.ts";
 import { type Issue, issueNumberOf, itemId, itemText, syncedUrl } from "./item.ts";
 import { normalLabel } from "./labels.ts";
@@ -87,8 +87,8 @@ function labelFilter(labels: readonly string[] | undefined): (issue: Issue) => b
  */
 export async function syncBacklog(options: SyncOptions): Promise<SyncReport> {
   const { sdd, repo, webHost, client } = options;
-  const openDir = join(sdd, "backlog", "open");
-  const closedDir = join(sdd, "backlog", "closed");
+  const openDir = backlogFolder(sdd, "open");
+  const closedDir = backlogFolder(sdd, "closed");
   const listed = await client.openIssues(repo, options.maxIssues);
   const wanted = labelFilter(options.labels);
   const issues = listed.issues.filter(wanted);

@@ -37,15 +37,22 @@ export {
 } from "./redact.ts";
 export { checkRelativePath, resolveInside } from "./safe_path.ts";
 export {
+  backlogFolder,
   checkRunId,
   checkSessionName,
+  isSessionName,
   RUN_ID_PATTERN,
   runDir,
   runFile,
   runsRoot,
+  RUNTIME_ENTRIES,
   runtimeDir,
+  runtimePath,
+  SDD_DIR,
   SDD_FOLDERS,
+  sddFile,
   sddFolder,
+  sddOf,
   sessionLayout,
 } from "./sdd_layout.ts";
 export { readSecretFile, SecretFileError } from "./secret_file.ts";

@@ -33,12 +33,25 @@ export function checkRunId(runId: string): string {
 /** What a session name may look like (it names a worktree, a branch and a log file). */
 const SESSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$/;
 
+/** True when `name` may name an agent session (a worktree, a branch, a log file). */
+export function isSessionName(name: string): boolean {
+  return SESSION_PATTERN.test(name) && !name.includes("..");
+}
+
 /** Checks an agent session name before it becomes a path; `runs.bad_session` otherwise. */
 export function checkSessionName(session: string): string {
-  if (!SESSION_PATTERN.test(session) || session.includes("..")) {
+  if (!isSessionName(session)) {
     throw new UsageError("runs.bad_session", `'${session}' is not a session name`);
   }
   return session;
+}
+
+/** The name of the project's state folder, at the repository root. */
+export const SDD_DIR = ".sdd";
+
+/** `<root>/.sdd`. */
+export function sddOf(root: string): string {
+  return join(root, SDD_DIR);
 }
 
 /** The folders directly under `.sdd/`, by what they hold. */
@@ -47,6 +60,8 @@ export const SDD_FOLDERS = {
   audit: "audit",
   /** Lineage log, run spines, receipts (kept). */
   lineage: "lineage",
+  /** Agent cards (public keys and identities) the lineage log's signatures are checked with. */
+  agents: "agents",
   /** Content-addressed blobs (kept). */
   cas: "cas",
   /** Operator, install and agent keys (kept, private). */
@@ -57,13 +72,39 @@ export const SDD_FOLDERS = {
   runtime: "runtime",
   /** One git worktree per agent session (disposable). */
   worktrees: "worktrees",
-  /** Backlog items waiting to be planned. */
+  /** Backlog items waiting to be planned (`open/`) and done (`closed/`). */
   backlog: "backlog",
+  /** Endpoint certification receipts (src/providers). */
+  endpoints: "endpoints",
+  /** Worker tokens and their records (src/workers). */
+  workers: "workers",
 } as const;
 
 /** `<sdd>/<folder>` for one of {@linkcode SDD_FOLDERS}. */
 export function sddFolder(sdd: string, folder: keyof typeof SDD_FOLDERS): string {
   return join(sdd, SDD_FOLDERS[folder]);
+}
+
+/** The files directly under `.sdd/`. */
+export const SDD_FILES = {
+  /** The workspace configuration layer. */
+  config: "config.yaml",
+  /** The run lock a running `bernstein run` holds. */
+  runLock: "run.lock",
+  /** This install's id (attachment attestations name it). */
+  installId: "install_id",
+  /** Keeps disposable state and private keys out of git. */
+  gitignore: ".gitignore",
+} as const;
+
+/** `<sdd>/<file>` for one of {@linkcode SDD_FILES}. */
+export function sddFile(sdd: string, file: keyof typeof SDD_FILES): string {
+  return join(sdd, SDD_FILES[file]);
+}
+
+/** `<sdd>/backlog/open` or `<sdd>/backlog/closed`. */
+export function backlogFolder(sdd: string, state: "open" | "closed"): string {
+  return join(sddFolder(sdd, "backlog"), state);
 }
 
 /** The files of a run's record folder `.sdd/runs/<run-id>/`. */
@@ -102,6 +143,33 @@ export function runFile(sdd: string, runId: string, file: keyof typeof RUN_FILES
 /** `<sdd>/runtime`. */
 export function runtimeDir(sdd: string): string {
   return join(sdd, SDD_FOLDERS.runtime);
+}
+
+/** What `.sdd/runtime/` holds that more than one part of bernstein reads. */
+export const RUNTIME_ENTRIES = {
+  /** The current run's record (src/orchestrator/current_run.ts; the name predates it). */
+  currentRun: "session.json",
+  /** The live task log (JSONL task store). */
+  tasks: "tasks.jsonl",
+  /** One file per agent session. */
+  sessions: "sessions",
+  /** Merges the run refused, for a resumed run. */
+  refusedMerges: "refused_merges.jsonl",
+  /** The work ledger, a folder per run. */
+  ledger: "ledger",
+} as const;
+
+/**
+ * `<sdd>/runtime/<entry>` for one of {@linkcode RUNTIME_ENTRIES}.
+ *
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * equal(runtimePath(".sdd", "tasks"), ".sdd/runtime/tasks.jsonl");
+ * ```
+ */
+export function runtimePath(sdd: string, entry: keyof typeof RUNTIME_ENTRIES): string {
+  return join(runtimeDir(sdd), RUNTIME_ENTRIES[entry]);
 }
 
 /** Where an agent session works and writes: its worktree, HOME and output log. */

@@ -2,14 +2,14 @@
 // are checked by src/io's `.sdd` layout).
 
 import { join } from "node:path";
-import { checkRunId, runFile } from "../io/mod.ts";
+import { checkRunId, runFile, runtimePath } from "../io/mod.ts";
 
 /** Name of the (only) ledger segment. */
 export const LEDGER_SEGMENT = "000000.jsonl";
 
 /** `<sdd>/runtime/ledger`. */
 export function ledgerRoot(sdd: string): string {
-  return join(sdd, "runtime", "ledger");
+  return runtimePath(sdd, "ledger");
 }
 
 /** `<sdd>/runtime/ledger/<run-id>`. */

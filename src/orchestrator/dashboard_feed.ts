@@ -2,13 +2,13 @@
 // durable; a resumed run first reads its earlier ones back), the tasks in the store, the agents
 // the loop runs and their log tails. It pokes the dashboard when the loop redraws its view and,
 // once a second at most, when an agent printed something new.
-import { join } from "node:path";
 import { type AuditKey, type AuditLog, scanAuditLog } from "../audit/mod.ts";
 import { type LiveAgent, type RunHeader, RunJournal, selectRunEvents } from "../report/mod.ts";
 import type { Task } from "../tasks/mod.ts";
 import type { AgentRow, RunEvent, RunReporter } from "./reporter.ts";
 import { readLogTails } from "./run_records.ts";
 import type { CurrentRun } from "./current_run.ts";
+import { sddFolder } from "../io/mod.ts";
 
 /** Bytes of each agent log the dashboard shows. */
 const LOG_TAIL_BYTES = 4096;
@@ -83,7 +83,7 @@ export async function startDashboardFeed(options: {
   });
   let inRun = false;
   if (options.resume) {
-    const scan = await scanAuditLog(join(sdd, "audit"), options.auditKey);
+    const scan = await scanAuditLog(sddFolder(sdd, "audit"), options.auditKey);
     const earlier = selectRunEvents(scan.records.map((r) => r.record), run.run_id);
     for (const record of earlier) journal.add(record);
     inRun = earlier.length > 0;

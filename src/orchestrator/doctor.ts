@@ -13,7 +13,7 @@ import { checkProjectCas } from "../attachments/mod.ts";
 import { findProject, isWithin, loadConfig } from "../config/mod.ts";
 import { decideIsolation, probeSandbox, type SandboxProbe } from "../sandbox/mod.ts";
 import { KeyMissingError } from "../errors/mod.ts";
-import { type EnvReader, outputText, runProcess, systemClock } from "../io/mod.ts";
+import { type EnvReader, outputText, runProcess, runtimeDir, systemClock } from "../io/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { readInstallIdentity } from "../fleet/mod.ts";
 import { VERSION } from "../meta/mod.ts";
@@ -277,8 +277,8 @@ async function stateCheck(cwd: string): Promise<DoctorCheck> {
     };
   }
   try {
-    const probe = join(sdd, "runtime", `.doctor-${Deno.pid}`);
-    await Deno.mkdir(join(sdd, "runtime"), { recursive: true });
+    const probe = join(runtimeDir(sdd), `.doctor-${Deno.pid}`);
+    await Deno.mkdir(runtimeDir(sdd), { recursive: true });
     await Deno.writeTextFile(probe, "");
     await Deno.remove(probe);
     return { name: "state", status: "OK", detail: `${sdd} is writable` };

@@ -15,6 +15,7 @@ import {
   type EnvReader,
   type Random,
   readFileIfExists,
+  sddFolder,
   writeFileAtomic,
 } from "../io/mod.ts";
 import { VERSION } from "../meta/mod.ts";
@@ -195,7 +196,7 @@ export async function certifyEndpoint(
     bernstein: VERSION,
   }, identity);
   const path = join(deps.sdd, receiptPath(profile.name));
-  await Deno.mkdir(join(deps.sdd, "endpoints"), { recursive: true });
+  await Deno.mkdir(sddFolder(deps.sdd, "endpoints"), { recursive: true });
   await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(receipt, null, 2) + "\n"), {
     mode: 0o644,
   });

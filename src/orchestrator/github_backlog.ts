@@ -24,7 +24,14 @@ import {
   syncedUrl,
   webHostOf,
 } from "../github/mod.ts";
-import { type Clock, type EnvReader, outputText, type Random, systemRandom } from "../io/mod.ts";
+import {
+  backlogFolder,
+  type Clock,
+  type EnvReader,
+  outputText,
+  type Random,
+  systemRandom,
+} from "../io/mod.ts";
 import type { Channel, Notification } from "../notify/mod.ts";
 import type { DoctorCheck } from "./doctor_check.ts";
 import type { Secret } from "./secrets_gate.ts";
@@ -254,12 +261,12 @@ export async function syncGithubBacklog(
 /** Ids of synced items (open and closed) with the issue URL each names. */
 async function syncedItems(sdd: string): Promise<Set<string>> {
   const ids = new Set<string>();
-  for (const folder of ["open", "closed"]) {
+  for (const folder of ["open", "closed"] as const) {
     try {
-      for await (const e of Deno.readDir(join(sdd, "backlog", folder))) {
+      for await (const e of Deno.readDir(backlogFolder(sdd, folder))) {
         const id = e.name.replace(/\.md$/, "");
         if (!e.isFile || !e.name.endsWith(".md") || issueNumberOf(id) === undefined) continue;
-        const text = await Deno.readTextFile(join(sdd, "backlog", folder, e.name));
+        const text = await Deno.readTextFile(join(backlogFolder(sdd, folder), e.name));
         if (syncedUrl(text) !== undefined) ids.add(id);
       }
     } catch (error) {

@@ -6,8 +6,7 @@
  * back to open, and sends tasks whose agents had finished (`done`) straight to checks and
  * merge — no task runs twice.
  */
-import { join } from "node:path";
-import { runDir, runFile } from "../io/mod.ts";
+import { runDir, runFile, runtimePath } from "../io/mod.ts";
 import type { Task, TaskStore } from "../tasks/mod.ts";
 import type { Git } from "./git.ts";
 import type { Recorder } from "./recorder.ts";
@@ -45,17 +44,16 @@ export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
 
 /** A fresh run starts with an empty task log: the previous run's log is moved under its run. */
 export async function archivePreviousRun(
-  runtimeDir: string,
+  sdd: string,
   previous: CurrentRun | undefined,
 ): Promise<void> {
-  const log = join(runtimeDir, "tasks.jsonl");
+  const log = runtimePath(sdd, "tasks");
   const exists = await Deno.stat(log).then(() => true, () => false);
   if (!exists) return;
-  const sdd = join(runtimeDir, "..");
   const runId = previous?.run_id ?? `unknown-${Date.now()}`;
   await Deno.mkdir(runDir(sdd, runId), { recursive: true });
   await Deno.rename(log, runFile(sdd, runId, "tasks"));
-  await Deno.remove(join(runtimeDir, "sessions"), { recursive: true }).catch(() => {});
+  await Deno.remove(runtimePath(sdd, "sessions"), { recursive: true }).catch(() => {});
 }
 
 /** What crash recovery works with. */

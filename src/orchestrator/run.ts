@@ -35,7 +35,6 @@ import { runIdFromSeed, writeScorecard } from "../ledger/mod.ts";
 import type { AuditKey, AuditLog, AuditSink } from "../audit/mod.ts";
 import type { TaskServer } from "../server/mod.ts";
 import { FINISHED_STATUSES, type Task, type TaskDraft, type TaskStore } from "../tasks/mod.ts";
-import { join } from "node:path";
 import { WORKER_HOSTS_LOOKUP } from "./adapter_choice.ts";
 import { type Executor, processExecutor } from "./executor.ts";
 import { Git } from "./git.ts";
@@ -563,7 +562,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
   const runId = resume ? (previous as CurrentRun).run_id : runIdFromSeed(deps.random.bytes(16));
   // Agents a killed orchestrator left behind are ended before anything else (audited below).
   const leftovers = await endLeftoverAgents(project.sdd);
-  if (!resume) await archivePreviousRun(join(project.sdd, "runtime"), previous);
+  if (!resume) await archivePreviousRun(project.sdd, previous);
   const current = currentRunOf(plan, deps, runId, attempt);
   const feed = await startDashboardFeed({
     sdd: project.sdd,

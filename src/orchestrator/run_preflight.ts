@@ -6,13 +6,12 @@
 import type { PathLookup } from "../adapters/mod.ts";
 import type { Config } from "../config/mod.ts";
 import { BernsteinError, UsageError } from "../errors/mod.ts";
-import type { EnvReader } from "../io/mod.ts";
+import { type EnvReader, sddFile } from "../io/mod.ts";
 import type { Task, TaskDraft } from "../tasks/mod.ts";
 import { resolveTaskCli } from "./adapter_choice.ts";
 import type { Git } from "./git.ts";
 import { type CurrentRun, readCurrentRun } from "./current_run.ts";
 import { processAlive } from "./pid_liveness.ts";
-import { join } from "node:path";
 import { findProject } from "../config/mod.ts";
 
 const DEFAULT_BRANCH_ENV = "BERNSTEIN_ALLOW_MERGE_TO_DEFAULT_BRANCH";
@@ -57,9 +56,6 @@ export async function preflightRepository(
   return branch;
 }
 
-/** The lock file every `bernstein run` of a project holds for its whole life. */
-export const RUN_LOCK_FILE = "run.lock";
-
 /** A held run lock. */
 export interface RunLock {
   /** Its path (`.sdd/run.lock`). */
@@ -79,7 +75,7 @@ export async function lockRun(cwd: string): Promise<RunLock | undefined> {
   const project = await findProject(cwd);
   if (project.gitDir === undefined) return undefined;
   await Deno.mkdir(project.sdd, { recursive: true });
-  const path = join(project.sdd, RUN_LOCK_FILE);
+  const path = sddFile(project.sdd, "runLock");
   const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
   let held = false;
   try {

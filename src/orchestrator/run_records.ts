@@ -2,7 +2,6 @@
 // chain (authenticated when the audit key is there), its tasks (the live task log, or the copy
 // archived under .sdd/runs/<run-id>/ when a later run started), its summary, the tails of its
 // agents' logs, and the verification of audit chain, lineage log and scorecard, done now.
-import { join } from "node:path";
 import {
   type AuditKey,
   listSegments,
@@ -14,9 +13,18 @@ import {
 import { type JsonObject, parseJson, splitLines } from "../canonical/mod.ts";
 import { projectOperatorPublicKey } from "../compliance/project/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
-import { type EnvReader, readFileIfExists, readUpTo, runFile } from "../io/mod.ts";
+import {
+  type EnvReader,
+  isSessionName,
+  readFileIfExists,
+  readUpTo,
+  runFile,
+  runtimePath,
+  sddFolder,
+  sessionLayout,
+} from "../io/mod.ts";
 import { readLedger, verifyScorecard } from "../ledger/mod.ts";
-import { resolveOperatorHmacKey } from "../lineage/store/mod.ts";
+import { lineagePaths, resolveOperatorHmacKey } from "../lineage/store/mod.ts";
 import {
   type CheckResult,
   numberOf,
@@ -63,7 +71,7 @@ async function readKey(env: EnvReader): Promise<{ key?: AuditKey; problem?: stri
 
 /** Every record of the chain: authenticated with the key, else read as they are (marked). */
 async function readEvents(sdd: string, env: EnvReader): Promise<EventsRead> {
-  const dir = join(sdd, "audit");
+  const dir = sddFolder(sdd, "audit");
   const { key, problem } = await readKey(env);
   if (key !== undefined) {
     const scan = await scanAuditLog(dir, key);
@@ -113,7 +121,7 @@ async function readTasks(
   current: boolean,
   events: RunEventRecord[],
 ): Promise<Task[]> {
-  const paths = current ? [join(sdd, "runtime", "tasks.jsonl")] : [runFile(sdd, runId, "tasks")];
+  const paths = current ? [runtimePath(sdd, "tasks")] : [runFile(sdd, runId, "tasks")];
   for (const path of paths) {
     const exists = await Deno.stat(path).then(() => true, () => false);
     if (!exists) continue;
@@ -154,8 +162,8 @@ export async function readLogTails(
   const out: Record<string, string> = {};
   if (bytes <= 0) return out;
   for (const session of sessions) {
-    if (!/^[A-Za-z0-9._-]+$/.test(session)) continue;
-    const text = await tail(join(sdd, "runtime", `${session}.log`), bytes);
+    if (!isSessionName(session)) continue;
+    const text = await tail(sessionLayout(sdd, session).logPath, bytes);
     if (text !== undefined) out[session] = text;
   }
   return out;
@@ -222,7 +230,7 @@ async function verifyAudit(sdd: string, read: EventsRead): Promise<CheckResult> 
       detail: `no audit key (${read.keyProblem ?? "missing"}); records shown unauthenticated`,
     };
   }
-  const report = await verifyAuditLog(join(sdd, "audit"), read.key);
+  const report = await verifyAuditLog(sddFolder(sdd, "audit"), read.key);
   if (report.ok) {
     return {
       status: "pass",
@@ -241,7 +249,7 @@ async function verifyAudit(sdd: string, read: EventsRead): Promise<CheckResult> 
 }
 
 async function verifyLineage(sdd: string, env: EnvReader): Promise<CheckResult> {
-  const logPath = join(sdd, "lineage", "log.jsonl");
+  const { logPath, cardsDir } = lineagePaths(sdd);
   let operatorKey: Uint8Array | undefined;
   let hmacNote = "";
   try {
@@ -253,7 +261,7 @@ async function verifyLineage(sdd: string, env: EnvReader): Promise<CheckResult> 
   const { publicKey } = await projectOperatorPublicKey(sdd);
   const opened = await openDirectoryGateInput({
     logPath,
-    cardsDir: join(sdd, "agents"),
+    cardsDir,
     operatorKey,
     operatorPublicKey: publicKey,
   });
@@ -310,7 +318,7 @@ export async function loadRunRecords(
   const events = selectRunEvents(read.events, runId);
   if (events.length === 0) {
     throw new BernsteinError("runs.not_found", `the audit chain has no record of run '${runId}'`, {
-      location: join(sdd, "audit"),
+      location: sddFolder(sdd, "audit"),
       hint: read.key === undefined
         ? `the audit key could not be read (${read.keyProblem}); 'bernstein runs list' lists runs`
         : "'bernstein runs list' lists runs",

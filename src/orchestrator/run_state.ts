@@ -6,7 +6,13 @@ import { z } from "zod";
 import { BernsteinError } from "../errors/mod.ts";
 import type { JsonObject } from "../canonical/mod.ts";
 import { canonicalize, parseJson } from "../canonical/mod.ts";
-import { appendDurable, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+import {
+  appendDurable,
+  readFileIfExists,
+  runtimeDir,
+  runtimePath,
+  writeFileAtomic,
+} from "../io/mod.ts";
 
 /** What the run remembers about one agent session (for merge after resume, `ps`, `logs`). */
 export interface SessionFile {
@@ -77,7 +83,7 @@ function checkSessionFile(path: string, value: unknown): SessionFile {
 }
 
 function sessionsDir(sdd: string): string {
-  return join(sdd, "runtime", "sessions");
+  return runtimePath(sdd, "sessions");
 }
 
 /** Writes (replaces) a session's file. */
@@ -142,9 +148,9 @@ export interface RefusedMerge {
 
 /** Appends a refused merge record. */
 export async function recordRefusedMerge(sdd: string, refused: RefusedMerge): Promise<void> {
-  await Deno.mkdir(join(sdd, "runtime"), { recursive: true });
+  await Deno.mkdir(runtimeDir(sdd), { recursive: true });
   await appendDurable(
-    join(sdd, "runtime", "refused_merges.jsonl"),
+    runtimePath(sdd, "refusedMerges"),
     new TextEncoder().encode(canonicalize(refused, "canon") + "\n"),
   );
 }

@@ -13,6 +13,8 @@ import {
   type Clock,
   type EnvReader,
   type Random,
+  runtimeDir,
+  sddFolder,
   type SecretRedactor,
   writeAll,
 } from "../io/mod.ts";
@@ -164,7 +166,7 @@ export async function openAudit(
   const root = await Deno.realPath(dirname(sdd));
   const spillPath = join(dirname(operatorTokenPath(auditKey.path, root)), "audit-spill.jsonl");
   await Deno.mkdir(dirname(spillPath), { recursive: true, mode: 0o700 });
-  const audit = new AuditLog(join(sdd, "audit"), auditKey, {
+  const audit = new AuditLog(sddFolder(sdd, "audit"), auditKey, {
     clock,
     spillPath,
     ...(redactor ? { redactor } : {}),
@@ -181,30 +183,30 @@ export async function openRunStores(
 ): Promise<RunStores> {
   const { sdd, config, clock, random } = options;
   const { audit } = opened;
-  const runtimeDir = join(sdd, "runtime");
+  const runtime = runtimeDir(sdd);
   const sink = auditSink(audit);
   // The embedded log, or a shared store scoped to this run and held by this orchestrator
   // (a second orchestrator on the same namespace is refused, naming this one).
   const store = await openTaskStore({
     config,
     sources: options.configSources,
-    runtimeDir,
+    runtimeDir: runtime,
     runId: options.runId,
     clock,
     random,
     sink,
     owner: { host: options.host, pid: Deno.pid },
   });
-  const holds = await openHoldStore(join(runtimeDir, "holds.json"), { clock, random, sink });
+  const holds = await openHoldStore(join(runtime, "holds.json"), { clock, random, sink });
   const root = await Deno.realPath(dirname(sdd));
   const tokenPath = operatorTokenPath(opened.auditKey.path, root);
   await refuseKeyInProject(tokenPath, sdd, "the operator token");
-  const tokens = await TokenRegistry.open(runtimeDir, { random, operatorTokenPath: tokenPath });
+  const tokens = await TokenRegistry.open(runtime, { random, operatorTokenPath: tokenPath });
   const server = await startTaskServer({
     store,
     holds,
     tokens,
-    runtimeDir,
+    runtimeDir: runtime,
     config,
     clock,
     dashboard: options.dashboard && { source: options.dashboard, random },
@@ -250,7 +252,7 @@ const STORAGE_PROBE_BYTES = 64 * 1024;
  * durable write now; other errors pass through, a working disk costs one 64 KiB write + fsync.
  */
 export async function probeStorage(sdd: string): Promise<void> {
-  const path = join(sdd, "runtime", ".storage-probe");
+  const path = join(runtimeDir(sdd), ".storage-probe");
   const file = await Deno.open(path, { write: true, create: true, truncate: true, mode: 0o600 });
   try {
     await writeAll(file, new Uint8Array(STORAGE_PROBE_BYTES));

@@ -1,10 +1,9 @@
 // The backlog: one task per file in `.sdd/backlog/open/`, YAML or Markdown with YAML front
 // matter, loaded in file-name order with the same error quality as plan files.
-import { join } from "node:path";
 import { compareCodePoints } from "../canonical/mod.ts";
 import { fileProblemAs, parseYamlLayer, readConfigFile } from "../config/mod.ts";
 import { closestMatch } from "../errors/mod.ts";
-import { resolveInside } from "../io/mod.ts";
+import { backlogFolder, resolveInside } from "../io/mod.ts";
 import { PlanLoadError, type PlanProblem } from "./errors.ts";
 import { FieldReader, sortByLocation } from "./_reader.ts";
 import { readStepFields, STEP_KEY_ALIASES, STEP_KEYS } from "./_step_fields.ts";
@@ -375,7 +374,7 @@ export async function readBacklog(
   sdd: string,
   options: Omit<BacklogOptions, "closedIds"> = {},
 ): Promise<BacklogCheck> {
-  const openDir = join(sdd, "backlog", "open");
+  const openDir = backlogFolder(sdd, "open");
   const shownDir = options.shownDir ?? ".sdd/backlog/open";
   const files: BacklogFile[] = [];
   const refused: PlanProblem[] = [];
@@ -396,7 +395,7 @@ export async function readBacklog(
       });
     }
   }
-  const closedIds = (await listNames(join(sdd, "backlog", "closed")))
+  const closedIds = (await listNames(backlogFolder(sdd, "closed")))
     .map((n) => (backlogId(n) as { id: string }).id);
   const result = checkBacklog(files, { ...options, shownDir, closedIds });
   if (refused.length === 0) return result;

@@ -3,7 +3,7 @@
 // connections (not started yet, restarting); any answer, or a connection that broke after
 // the request may have arrived, is final.
 import { dirname, join, resolve } from "node:path";
-import type { Clock, EnvReader } from "../io/mod.ts";
+import { type Clock, type EnvReader, runtimeDir, sddOf } from "../io/mod.ts";
 import type { Approval } from "../policy/mod.ts";
 import type { Hold, Task, TaskDraft, TaskStatus } from "../tasks/mod.ts";
 import { readTokenFile } from "./_secret_file.ts";
@@ -52,7 +52,7 @@ export interface DiscoverOptions {
 export async function findRuntimeDir(cwd: string, fileName: string): Promise<string | undefined> {
   let dir = resolve(cwd);
   for (;;) {
-    const runtime = join(dir, ".sdd", "runtime");
+    const runtime = runtimeDir(sddOf(dir));
     try {
       await Deno.lstat(join(runtime, fileName));
       return runtime;

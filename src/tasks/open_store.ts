@@ -1,13 +1,13 @@
 // The embedded store's names and defaults, and the memory-only store. Choosing a backend from
 // the configuration (`openTaskStore`) lives in src/storage, which also knows the shared ones.
 import { type Config, DEFAULT_TUNING } from "../config/mod.ts";
-import type { Clock, Random } from "../io/mod.ts";
+import { type Clock, type Random, RUNTIME_ENTRIES } from "../io/mod.ts";
 import type { TaskEventSink } from "./events.ts";
 import { IndexedTaskStore, NULL_JOURNAL } from "./indexed_store.ts";
 import type { TaskDefaults } from "./rules.ts";
 
 /** File name of the embedded task log inside `.sdd/runtime/`. */
-export const TASK_LOG_FILE = "tasks.jsonl";
+export const TASK_LOG_FILE = RUNTIME_ENTRIES.tasks;
 
 /** Task defaults from a tuning table. */
 export function taskDefaults(tuning: Config["tuning"] = DEFAULT_TUNING): TaskDefaults {

@@ -13,13 +13,13 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { UsageError } from "../errors/mod.ts";
 import { Git, type RunWorkers, type WorkerParts } from "../orchestrator/mod.ts";
 import { GitRemote } from "./git_remote.ts";
 import { WorkerPool } from "./pool.ts";
 import { WorkerRoutes } from "./routes.ts";
 import { WorkerTokens } from "./tokens.ts";
+import { runtimeDir } from "../io/mod.ts";
 
 export { GitRemote } from "./git_remote.ts";
 
@@ -57,7 +57,7 @@ export async function startWorkerPool(parts: WorkerParts): Promise<RunWorkers> {
   const git = new Git(parts.git.root, { env: parts.env, transport: ["file"] });
   // The remote asks the pool who may push what; the pool is made with the remote.
   const late: { pool?: WorkerPool } = {};
-  const remote = await GitRemote.open(join(parts.sdd, "runtime"), git, parts.env, {
+  const remote = await GitRemote.open(runtimeDir(parts.sdd), git, parts.env, {
     worker: (token) => tokens.authenticate(token),
     pushRefs: (worker) => late.pool?.pushRefs(worker) ?? [],
     refused: (address, reason) => void late.pool?.refused(address, reason),

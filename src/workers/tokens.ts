@@ -10,7 +10,7 @@ import { z } from "zod";
 import { fromHex, parseJson, toBase64Url, toHex } from "../canonical/mod.ts";
 import { sha256, timingSafeEqualBytes } from "../crypto/mod.ts";
 import { UsageError } from "../errors/mod.ts";
-import { type Random, readFileIfExists, writeFileAtomic } from "../io/mod.ts";
+import { type Random, readFileIfExists, sddFolder, writeFileAtomic } from "../io/mod.ts";
 import { WORKER_NAME } from "./protocol.ts";
 
 const DigestFile = z.object({
@@ -24,7 +24,7 @@ const encoder = new TextEncoder();
 
 /** `.sdd/workers/`. */
 export function workersDir(sdd: string): string {
-  return join(sdd, "workers");
+  return sddFolder(sdd, "workers");
 }
 
 function checkName(name: string): void {

@@ -20,7 +20,7 @@ import {
 import { fromBase64 } from "../canonical/mod.ts";
 import { signDetachedJws } from "../crypto/mod.ts";
 import { BernsteinError, UsageError } from "../errors/mod.ts";
-import type { Clock, EnvReader, Random } from "../io/mod.ts";
+import { type Clock, type EnvReader, type Random, sddOf } from "../io/mod.ts";
 import { ensureAgentSigner, lineagePaths } from "../lineage/store/mod.ts";
 import { VERSION } from "../meta/mod.ts";
 import {
@@ -202,7 +202,7 @@ export class Worker {
     this.#timeout = await systemPathLookup(this.#o.env).which("timeout");
     const executor = processExecutor({
       root: repo,
-      sdd: join(repo, ".sdd"),
+      sdd: sddOf(repo),
       git,
       env: this.#o.env,
       selfCommand: self.argv,

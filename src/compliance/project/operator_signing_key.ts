@@ -16,6 +16,7 @@ import {
   type Random,
   readFileIfExists,
   readSecretFile,
+  sddFolder,
   writeFileAtomic,
   writeFileIfAbsent,
 } from "../../io/mod.ts";
@@ -91,7 +92,7 @@ export async function ensureOperatorSigningKey(
   } catch (error) {
     if (!(error instanceof KeyMissingError)) throw error;
   }
-  await Deno.mkdir(join(sdd, "keys"), { recursive: true, mode: 0o700 });
+  await Deno.mkdir(sddFolder(sdd, "keys"), { recursive: true, mode: 0o700 });
   const pair = ed25519KeyPairFromSeed(random.bytes(32));
   const created = await writeFileIfAbsent(path, encodePrivateKeyPem(pair.seed), { mode: 0o600 });
   const loaded = await readOperatorSigningKey(path);

@@ -60,6 +60,7 @@ import {
   writePack,
   type ZipSink,
 } from "../mod.ts";
+import { sddFolder } from "../../io/mod.ts";
 
 /** The `compliance` section of the configuration. */
 export interface ComplianceSettings {
@@ -175,7 +176,7 @@ async function auditLinks(
   const isolation = new AgentIsolationCollector();
   const fleet: Uint8Array[] = [];
   let authenticated = 0;
-  const scan = await scanAuditLog(join(sdd, "audit"), key, {
+  const scan = await scanAuditLog(sddFolder(sdd, "audit"), key, {
     onRecord: (r) => {
       authenticated++;
       linker.add(r.record);
@@ -233,7 +234,7 @@ async function checkpointLogs(
       { hint: error.hint, cause: error },
     );
   }
-  const auditDir = join(sdd, "audit");
+  const auditDir = sddFolder(sdd, "audit");
   const hasAudit = await Deno.lstat(auditDir).then((i) => i.isDirectory, () => false);
   if (hasAudit) {
     try {
@@ -423,7 +424,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     );
   }
   const warnings: Warning[] = [];
-  const lineageDir = join(options.sdd, "lineage");
+  const lineageDir = sddFolder(options.sdd, "lineage");
   const signer: CheckpointSigner = {
     ...options.signer,
     kid: kidForPublicKey(options.signer.publicKey),
@@ -443,7 +444,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     checkpoint.checkpoint.size,
   );
   const selection = a.selection;
-  const picked = selectCards(readCardDirectory(join(options.sdd, "agents")), a.signers);
+  const picked = selectCards(readCardDirectory(sddFolder(options.sdd, "agents")), a.signers);
   if (picked.conflicts.length > 0) {
     const c = picked.conflicts[0];
     throw new CompliancePackError(

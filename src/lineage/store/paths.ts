@@ -2,6 +2,7 @@
 
 import { join } from "node:path";
 import { LOG_FILE } from "../mod.ts";
+import { sddFolder } from "../../io/mod.ts";
 
 /** Where the lineage pieces of one `.sdd/` folder live. */
 export interface LineagePaths {
@@ -21,13 +22,13 @@ export interface LineagePaths {
 
 /** The lineage paths under a `.sdd/` folder. */
 export function lineagePaths(sdd: string): LineagePaths {
-  const lineageDir = join(sdd, "lineage");
+  const lineageDir = sddFolder(sdd, "lineage");
   return {
     sdd,
     lineageDir,
     logPath: join(lineageDir, LOG_FILE),
     statePath: join(lineageDir, "projection-state.json"),
-    cardsDir: join(sdd, "agents"),
-    keysDir: join(sdd, "keys", "agents"),
+    cardsDir: sddFolder(sdd, "agents"),
+    keysDir: join(sddFolder(sdd, "keys"), "agents"),
   };
 }
