@@ -169,20 +169,21 @@ function serverDecider(url: string, token: string, deadlineMs: number) {
       );
     }
     const text = await response.text();
-    let parsed: { decision?: unknown; error?: { code?: string; message?: string } };
+    let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       throw new Error(`the task server answered HTTP ${response.status} with a non-JSON body`);
     }
     if (!response.ok) {
-      throw new Error(
-        `the task server refused: ${parsed.error?.code ?? response.status} ${
-          parsed.error?.message ?? ""
-        }`.trim(),
-      );
+      const { refusalOfAnswer } = await import("../server/mod.ts");
+      const refusal = refusalOfAnswer(response.status, parsed);
+      throw new Error(`the task server refused: ${refusal.code} ${refusal.message}`);
     }
-    return parsed.decision;
+    if (typeof parsed !== "object" || parsed === null) {
+      throw new Error(`the task server answered HTTP ${response.status} with no JSON object`);
+    }
+    return "decision" in parsed ? parsed.decision : undefined;
   };
 }
 

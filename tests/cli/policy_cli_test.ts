@@ -244,6 +244,12 @@ Deno.test("policy hook with --server: every wrong answer from the server is a de
       /hookFailure\): the task server refused: internal boom/,
     ],
     ["a non-JSON body", () => new Response("<html>", { status: 200 }), /hookFailure.*non-JSON/],
+    ["JSON that is not an object", () => json(null), /hookFailure.*with no JSON object/],
+    [
+      "an error code this version does not know",
+      () => json({ error: { code: "policy.from_the_future", message: "later" } }, 409),
+      /hookFailure\): the task server refused: server\.bad_response later \(server code 'policy\.from_the_future', unknown here\)/,
+    ],
     [
       "no answer before the deadline",
       () => HANG,
