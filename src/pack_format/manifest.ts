@@ -12,6 +12,7 @@ import {
   parseJsonBytes,
 } from "../canonical/mod.ts";
 import { sha256Hex, sha256Stream } from "../crypto/mod.ts";
+import { type InputHashes, inputHashesOf, scanManifestTop } from "./input_hashes.ts";
 import type { ManifestOperator } from "./operator.ts";
 import { packWindow } from "./period.ts";
 
@@ -45,8 +46,11 @@ export interface PackManifest {
    * operator's log (sorted): they are not dangling, but they are not in the pack either.
    */
   external_parents: string[];
-  /** Member → `sha256:` hex, for every member except the manifest and its signature. */
-  input_hashes: Map<string, string>;
+  /**
+   * Member → `sha256:` hex, for every member except the manifest and its signature, in code
+   * point order of the names (read in place from the bytes, not as an object).
+   */
+  input_hashes: InputHashes;
   /** Article 12 facts. */
   article12: JsonObject;
   /** The signing key: kid and SHA-256 of its SPKI DER. */
@@ -105,7 +109,7 @@ export function manifestOutputHash(manifest: JsonObject): string {
 
 /** Parsed manifest bytes, or the problems that stopped them from being one. */
 export type ParsedManifest =
-  | { ok: true; manifest: PackManifest; value: JsonObject; recomputedOutputHash: string }
+  | { ok: true; manifest: PackManifest; recomputedOutputHash: string }
   | { ok: false; problems: string[] };
 
 const COMMA_BYTES = new Uint8Array([0x2c]);
@@ -233,8 +237,46 @@ function fastManifest(bytes: Uint8Array): { value: JsonObject; outputHash: strin
 /**
  * Parses `pack-manifest.json` strictly: `canon` bytes exactly (no newline), exactly the
  * fields of FORMATS.md §5 with their types. Hashes are not compared here.
+ *
+ * `input_hashes` names every member (a million at a million entries): it is scanned in place
+ * when it is in its strict canonical form, and the rest of the manifest — a few KB with
+ * `input_hashes` emptied — is parsed as any manifest. Otherwise, or when that rest has a
+ * problem, the whole manifest is parsed, which words the problems exactly as before.
  */
 export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
+  return parseScannedManifest(bytes) ?? parseWholeManifest(bytes);
+}
+
+const EMPTY_OBJECT = new Uint8Array([0x7b, 0x7d]);
+
+/** The manifest with `input_hashes` scanned in place, or undefined to parse it whole. */
+function parseScannedManifest(bytes: Uint8Array): ParsedManifest | undefined {
+  const top = scanManifestTop(bytes);
+  if (top === undefined) return undefined;
+  const listed = top.members[top.inputHashesMember];
+  const rest = new Uint8Array(bytes.length - (listed.end - listed.valueStart) + 2);
+  rest.set(bytes.subarray(0, listed.valueStart));
+  rest.set(EMPTY_OBJECT, listed.valueStart);
+  rest.set(bytes.subarray(listed.end), listed.valueStart + 2);
+  const parsed = parseWholeManifest(rest);
+  if (!parsed.ok) return undefined;
+  // Canonical with `{}` and a strict (canonical) `input_hashes`: canonical whole, so the output
+  // hash is the hash of the bytes without the `output_hash` member and its joining comma.
+  const k = top.members.findIndex((m) => m.key === "output_hash");
+  if (k < 0) return undefined;
+  const [cutFrom, cutTo] = k > 0
+    ? [top.members[k - 1].end, top.members[k].end]
+    : [top.members[k].start, top.members.length > 1 ? top.members[1].start : top.members[k].end];
+  const hash = sha256Stream().update(bytes.subarray(0, cutFrom)).update(bytes.subarray(cutTo));
+  return {
+    ok: true,
+    recomputedOutputHash: "sha256:" + hash.hexDigest(),
+    manifest: { ...parsed.manifest, input_hashes: top.inputHashes },
+  };
+}
+
+/** The whole manifest parsed as a value (small manifests, and every unusual one). */
+function parseWholeManifest(bytes: Uint8Array): ParsedManifest {
   let value: JsonValue;
   const problems: string[] = [];
   let bound: { canonical: boolean; outputHash: string } | undefined;
@@ -320,13 +362,13 @@ export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
       } else external.push(h);
     }
   }
-  const inputHashes = new Map<string, string>();
+  const inputHashes: [string, string][] = [];
   if (!isObject(v.input_hashes)) problems.push("input_hashes must be an object");
   else {
     for (const [member, h] of Object.entries(v.input_hashes)) {
       if (typeof h !== "string" || !HASH.test(h)) {
         problems.push(`input_hashes[${JSON.stringify(member)}] must be sha256: + 64 hex`);
-      } else inputHashes.set(member, h);
+      } else inputHashes.push([member, h]);
     }
   }
   if (!isObject(v.article12)) problems.push("article12 must be an object");
@@ -346,7 +388,6 @@ export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
   if (problems.length > 0 || bound === undefined) return { ok: false, problems };
   return {
     ok: true,
-    value: v,
     recomputedOutputHash: bound.outputHash,
     manifest: {
       schema,
@@ -357,7 +398,7 @@ export function parsePackManifest(bytes: Uint8Array): ParsedManifest {
       built_at: builtAt as string | null,
       entry_count: Number(v.entry_count),
       external_parents: external,
-      input_hashes: inputHashes,
+      input_hashes: inputHashesOf(inputHashes),
       article12: v.article12 as JsonObject,
       operator: { kid, public_key_sha256: keySha },
       output_hash: outputHash,

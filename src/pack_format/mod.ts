@@ -18,6 +18,7 @@
  */
 export { csvHeader, csvRow } from "./csv.ts";
 export { PACK_FLEET_EVENT_TYPES, type PackFleetEvent, packFleetLine } from "./fleet_line.ts";
+export { type InputHashes } from "./input_hashes.ts";
 export {
   article12LogFigures,
   article12Mismatches,

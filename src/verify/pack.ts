@@ -14,7 +14,7 @@ import {
   sha256Stream,
   verifyDetachedJws,
 } from "../crypto/mod.ts";
-import { digestInto, DigestTable, digestText } from "../lineage/mod.ts";
+import { digestInto, DigestTable, digestText, type LineageEntry } from "../lineage/mod.ts";
 import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoint.ts";
 import { verifyAttachmentExport } from "./attachments_dir.ts";
 import { defaultGateWorkers, runLineageGate } from "./gate.ts";
@@ -34,8 +34,10 @@ import {
   attestationMemberParts,
   csvHeader,
   csvRow,
+  type InputHashes,
   isManifestMember,
   isoOfNs,
+  type LogFacts,
   LogFactsCollector,
   memberSegment,
   operatorBlock,
@@ -43,6 +45,7 @@ import {
   PACK_INCLUSION_MEMBER,
   PACK_MEMBERS,
   type PackManifest,
+  type PackMemberKind,
   packMemberKind,
   packWindow,
   parsePackManifest,
@@ -127,23 +130,12 @@ export interface PackVerifyResult {
   foreign: ForeignAttestationReport[];
 }
 
-/**
- * Verifies a compliance pack read through `source` (a read-only file or a buffer).
- *
- * @example
- * ```ts ignore
- * const result = await verifyPack(memoryBytes(zip), { operatorFingerprint: hex });
- * result.ok ? "PASS" : result.errors.map((e) => e.message);
- * ```
- */
-export async function verifyPack(
-  source: RandomAccessBytes,
-  options: PackVerifyOptions = {},
-): Promise<PackVerifyResult> {
-  const errors: VerifyIssue[] = [];
-  const notes: string[] = [];
-  const fail = (kind: string, message: string) => errors.push({ kind, message });
-  const stats: PackStats = {
+/** A verification's verdict so far: every phase adds its failures, notes and figures. */
+class Verdict {
+  readonly errors: VerifyIssue[] = [];
+  readonly notes: string[] = [];
+  readonly foreign: ForeignAttestationReport[] = [];
+  readonly stats: PackStats = {
     members: 0,
     entries: 0,
     agents: 0,
@@ -160,29 +152,77 @@ export async function verifyPack(
     pack_format_version: null,
     checkpoint: null,
   };
-  const foreignReports: ForeignAttestationReport[] = [];
-  const done = (): PackVerifyResult => ({
-    ok: errors.length === 0,
-    stats,
-    errors,
-    notes,
-    foreign: foreignReports,
-  });
 
-  // 1. Structure, before anything is inflated.
-  let directory: ZipMember[] | undefined;
-  {
-    const read = readZipDirectory(source, packZipLimits(options.limits ?? PACK_LIMITS));
-    for (const p of read.problems) fail(p.kind, p.message);
-    if (errors.length > 0) return done();
-    directory = read.members;
+  /** Records one failed check. */
+  readonly fail = (kind: string, message: string): void => {
+    this.errors.push({ kind, message });
+  };
+
+  /** The verdict. */
+  result(): PackVerifyResult {
+    const { errors, stats, notes, foreign } = this;
+    return { ok: errors.length === 0, stats, errors, notes, foreign };
   }
-  // Only what the later phases need is kept past phase 3: a 100 000-entry pack has as many
-  // members, and the gate needs the memory.
-  let members: Map<string, ZipMember> | undefined = new Map(directory.map((m) => [m.name, m]));
-  let signatureBytes = 0; // declared sizes, checked against the limits: the store's one buffer
-  stats.members = members.size;
-  for (const m of directory) {
+}
+
+/**
+ * Verifies a compliance pack read through `source` (a read-only file or a buffer), in five
+ * phases: the archive's structure, the signed manifest, the members against its input
+ * hashes, the lineage gate over the window, and the cross-checks between the log and what
+ * the manifest and CSV state about it.
+ *
+ * @example
+ * ```ts ignore
+ * const result = await verifyPack(memoryBytes(zip), { operatorFingerprint: hex });
+ * result.ok ? "PASS" : result.errors.map((e) => e.message);
+ * ```
+ */
+export async function verifyPack(
+  source: RandomAccessBytes,
+  options: PackVerifyOptions = {},
+): Promise<PackVerifyResult> {
+  const verdict = new Verdict();
+  let directory: PackDirectory | undefined = checkStructure(source, options, verdict);
+  if (directory === undefined) return verdict.result();
+  const sealed = await checkManifest(source, directory, options, verdict);
+  const contents = await checkMembers(source, directory, sealed, verdict);
+  // A million-entry pack has as many members: neither the directory nor the manifest's list
+  // of them is kept through the gate.
+  directory = undefined;
+  sealed.listed = undefined;
+  checkFleetMember(contents.fleet, sealed.manifest, verdict);
+  const window = await checkWindow(source, contents, sealed, options, verdict);
+  crossCheck(window, contents, sealed.manifest, verdict);
+  return verdict.result();
+}
+
+/** The archive's members as phase 1 found them. */
+interface PackDirectory {
+  /** Every member, in central-directory order. */
+  members: ZipMember[];
+  /** The members of fixed name (README, manifest, log …), by name. */
+  fixed: Map<string, ZipMember>;
+  /** Declared bytes of all signature members (the store's one buffer). */
+  signatureBytes: number;
+}
+
+/**
+ * Phase 1, before anything is inflated: the archive's structure (names, duplicates,
+ * encryption, sizes) and the member set (no unknown member, every fixed one present).
+ */
+function checkStructure(
+  source: RandomAccessBytes,
+  options: PackVerifyOptions,
+  verdict: Verdict,
+): PackDirectory | undefined {
+  const { fail, stats } = verdict;
+  const read = readZipDirectory(source, packZipLimits(options.limits ?? PACK_LIMITS));
+  for (const p of read.problems) fail(p.kind, p.message);
+  if (read.problems.length > 0) return undefined;
+  const fixed = new Map<string, ZipMember>();
+  let signatureBytes = 0;
+  stats.members = read.members.length;
+  for (const m of read.members) {
     const kind = packMemberKind(m.name);
     if (kind === undefined) {
       fail(
@@ -193,131 +233,196 @@ export async function verifyPack(
       stats.signatures++;
       signatureBytes += m.size;
     } else if (kind === "card") stats.cards++;
+    else if (FIXED_KINDS.has(kind)) fixed.set(m.name, m);
   }
   for (const name of Object.values(PACK_MEMBERS)) {
-    if (!members.has(name)) fail("missing member", `${name}: missing member`);
+    if (!fixed.has(name)) fail("missing member", `${name}: missing member`);
   }
+  return { members: read.members, fixed, signatureBytes };
+}
 
-  const readMember = (m: ZipMember): Uint8Array | undefined => {
-    try {
-      return readZipMember(source, m);
-    } catch (error) {
-      if (!(error instanceof ZipMemberError)) throw error;
-      fail("corrupt member", error.message);
-      return undefined;
-    }
-  };
-  const read = (name: string): Uint8Array | undefined => {
-    const m = members?.get(name);
-    return m === undefined ? undefined : readMember(m);
-  };
+const FIXED_KINDS: ReadonlySet<PackMemberKind> = new Set<PackMemberKind>([
+  ...(Object.keys(PACK_MEMBERS) as (keyof typeof PACK_MEMBERS)[]),
+  "checkpoint",
+  "inclusion",
+  "fleet",
+]);
 
-  // 2. The manifest, its output hash, the operator key and the signature.
+/** A member's whole bytes, or undefined after reporting why they cannot be read. */
+function readMember(
+  source: RandomAccessBytes,
+  m: ZipMember | undefined,
+  verdict: Verdict,
+): Uint8Array | undefined {
+  if (m === undefined) return undefined;
+  try {
+    return readZipMember(source, m);
+  } catch (error) {
+    if (!(error instanceof ZipMemberError)) throw error;
+    verdict.fail("corrupt member", error.message);
+    return undefined;
+  }
+}
+
+/** The manifest's facts besides its list of members. */
+type ManifestFacts = Omit<PackManifest, "input_hashes">;
+
+/** What phase 2 established about the signed manifest. */
+interface SealedManifest {
+  /** The manifest, when it parsed. */
+  manifest: ManifestFacts | undefined;
+  /** Its `input_hashes` (dropped once phase 3 has used them). */
+  listed: InputHashes | undefined;
+  /** The manifest's bytes could be read (whether or not they parsed). */
+  read: boolean;
+  /** `pack_format_version`, when the manifest parsed. */
+  version: number | null;
+  /** `operator.pub`, when it is a usable key. */
+  operatorKey: Uint8Array | undefined;
+}
+
+/**
+ * Phase 2: the manifest (canonical bytes, fields), its output hash, the checkpoint members its
+ * format version requires, the operator key and the manifest's signature, and the pinning.
+ */
+async function checkManifest(
+  source: RandomAccessBytes,
+  directory: PackDirectory,
+  options: PackVerifyOptions,
+  verdict: Verdict,
+): Promise<SealedManifest> {
+  const { fail, stats } = verdict;
   // ~16 MB for a 100 000-entry pack: inflated natively.
-  let manifestBytes: Uint8Array | undefined;
-  const manifestMember = members.get(PACK_MEMBERS.manifest);
-  if (manifestMember !== undefined) {
+  let bytes: Uint8Array | undefined;
+  const member = directory.fixed.get(PACK_MEMBERS.manifest);
+  if (member !== undefined) {
     try {
-      manifestBytes = await readZipMemberNative(source, manifestMember);
+      bytes = await readZipMemberNative(source, member);
     } catch (error) {
       if (!(error instanceof ZipMemberError)) throw error;
       fail("corrupt member", error.message);
     }
   }
-  let manifest: PackManifest | undefined;
-  if (manifestBytes !== undefined) {
-    const parsed = parsePackManifest(manifestBytes);
+  let manifest: ManifestFacts | undefined;
+  let listed: InputHashes | undefined;
+  if (bytes !== undefined) {
+    const parsed = parsePackManifest(bytes);
     if (!parsed.ok) {
       for (const p of parsed.problems) {
         fail("manifest invalid", `${PACK_MEMBERS.manifest}: manifest invalid: ${p}`);
       }
     } else {
-      manifest = parsed.manifest;
-      stats.org = manifest.org;
-      stats.period = manifest.period;
-      stats.built_at = manifest.built_at;
+      const { input_hashes, ...facts } = parsed.manifest;
+      manifest = facts;
+      listed = input_hashes;
+      stats.org = facts.org;
+      stats.period = facts.period;
+      stats.built_at = facts.built_at;
       const recomputed = parsed.recomputedOutputHash;
-      if (recomputed !== manifest.output_hash) {
+      if (recomputed !== facts.output_hash) {
         fail(
           "output hash mismatch",
-          `${PACK_MEMBERS.manifest}: output hash mismatch: output_hash says ${manifest.output_hash}, the manifest hashes to ${recomputed}`,
+          `${PACK_MEMBERS.manifest}: output hash mismatch: output_hash says ${facts.output_hash}, the manifest hashes to ${recomputed}`,
         );
       }
     }
   }
-  const manifestRead = manifestBytes !== undefined;
   // Format 3 carries the checkpoint members; format 2 has none.
   const version = manifest?.pack_format_version ?? null;
   stats.pack_format_version = version;
   for (const name of [PACK_CHECKPOINT_MEMBER, PACK_INCLUSION_MEMBER]) {
-    if (version === 3 && !members.has(name)) fail("missing member", `${name}: missing member`);
-    if (version === 2 && members.has(name)) {
+    const present = directory.fixed.has(name);
+    if (version === 3 && !present) fail("missing member", `${name}: missing member`);
+    if (version === 2 && present) {
       fail(
         "unexpected member",
         `${JSON.stringify(name)}: unexpected member (a format-2 pack carries no checkpoint)`,
       );
     }
   }
-  const packOperatorKey = checkOperator({
+  const operatorKey = checkOperator({
     manifest,
-    manifestBytes,
-    keyBytes: read(PACK_MEMBERS.operatorKey),
-    signatureBytes: read(PACK_MEMBERS.manifestSignature),
+    manifestBytes: bytes,
+    keyBytes: readMember(source, directory.fixed.get(PACK_MEMBERS.operatorKey), verdict),
+    signatureBytes: readMember(
+      source,
+      directory.fixed.get(PACK_MEMBERS.manifestSignature),
+      verdict,
+    ),
     options,
     stats,
     fail,
-    notes,
+    notes: verdict.notes,
   });
+  return { manifest, listed, read: bytes !== undefined, version, operatorKey };
+}
 
-  manifestBytes = undefined; // 16 MB for a 100 000-entry pack: not kept through the gate
+/** What phase 3 read out of the members for the later phases. */
+interface PackContents {
+  /** The signature members, for the gate. */
+  signatures: SignatureStore;
+  /** The agent cards, for the gate. */
+  cards: CardFile[];
+  /** Foreign attestations, for the gate. */
+  attestations: ForeignAttestationInput[];
+  /** `fleet-events.jsonl`, when present and readable. */
+  fleet: Uint8Array | undefined;
+  /** `checkpoint.json`, when present and readable. */
+  checkpoint: Uint8Array | undefined;
+  /** `inclusion-proof.json`, when present and readable. */
+  inclusion: Uint8Array | undefined;
+  /** SHA-256 hex of the CSV member as stored, when it could be read. */
+  csvHex: string | undefined;
+  /** The log member (hashed as it streams into the gate). */
+  log: ZipMember | undefined;
+  /** The hash the manifest lists for the log. */
+  logExpected: string | undefined;
+}
 
-  // 3. Input hashes: the manifest lists exactly the other members, each with its hash.
-  const listed = manifest?.input_hashes;
-  const hashOk = (name: string, hex: string) => {
-    const expected = listed?.get(name);
-    if (listed === undefined || expected === undefined) return;
+/**
+ * Phase 3: the manifest lists exactly the other members, and each member hashes to what it
+ * lists. Signatures, cards, attestations, attachment exports, the fleet events and the
+ * checkpoint members are read here, in archive order (sequential reads), for the later phases.
+ */
+async function checkMembers(
+  source: RandomAccessBytes,
+  directory: PackDirectory,
+  sealed: SealedManifest,
+  verdict: Verdict,
+): Promise<PackContents> {
+  const { fail, stats } = verdict;
+  const { members } = directory;
+  const listing = sealed.listed === undefined
+    ? undefined
+    : matchListing(members, sealed.listed, fail);
+  const hashOk = (i: number, hex: string) => {
+    if (listing === undefined || listing.isListed[i] === 0) return;
+    const expected = listing.expectedHash(i);
     if (expected !== `sha256:${hex}`) {
       fail(
         "input hash mismatch",
-        `${name}: input hash mismatch: the manifest says ${expected}, the member hashes to sha256:${hex}`,
+        `${
+          members[i].name
+        }: input hash mismatch: the manifest says ${expected}, the member hashes to sha256:${hex}`,
       );
     }
   };
-  const digestOk = (name: string, digest: Uint8Array) => {
-    const expected = listed?.get(name);
-    if (expected === undefined || hexDigestEquals(expected, digest)) return;
-    hashOk(name, digestText(digest).slice("sha256:".length));
+  const contents: PackContents = {
+    signatures: new SignatureStore(stats.signatures, directory.signatureBytes),
+    cards: [],
+    attestations: [],
+    fleet: undefined,
+    checkpoint: undefined,
+    inclusion: undefined,
+    csvHex: undefined,
+    log: directory.fixed.get(PACK_MEMBERS.log),
+    logExpected: undefined,
   };
-  if (listed !== undefined) {
-    for (const name of members.keys()) {
-      if (isManifestMember(name)) continue;
-      if (!listed.has(name)) {
-        fail(
-          "member not in manifest",
-          `${name}: member not in manifest (added after the manifest was signed)`,
-        );
-      }
-    }
-    for (const name of listed.keys()) {
-      if (isManifestMember(name)) {
-        fail("manifest invalid", `${PACK_MEMBERS.manifest}: manifest invalid: lists ${name}`);
-      } else if (!members.has(name)) {
-        fail("missing member", `${name}: missing member (listed in the manifest)`);
-      }
-    }
-  }
-  let csvHex: string | undefined;
-  let checkpointBytes: Uint8Array | undefined;
-  let inclusionBytes: Uint8Array | undefined;
-  let fleetBytes: Uint8Array | undefined;
-  const attestations: ForeignAttestationInput[] = [];
   // `--with-attachments`: each run's export, file name → bytes, checked after the loop.
   const attachmentRuns = new Map<string, Map<string, Uint8Array>>();
-  // Signatures and cards are read here, in archive order (sequential reads), for the gate.
-  const signatures = new SignatureStore(stats.signatures, signatureBytes);
-  const cards: CardFile[] = [];
   const digest = new Uint8Array(32);
-  for (const m of directory) {
+  for (let i = 0; i < members.length; i++) {
+    const m = members[i];
     const kind = packMemberKind(m.name);
     if (kind === "signature") {
       // A view the store copies from: one copy per signature, not two.
@@ -328,107 +433,206 @@ export async function verifyPack(
         if (!(error instanceof ZipMemberError)) throw error;
         fail("corrupt member", error.message);
       }
-      signatures.add(m.name, bytes);
+      contents.signatures.add(m.name, bytes);
       if (bytes === undefined) continue;
       // Pure JS: a native hash per member leaves ~30 MB of native objects for the next major
       // GC on 100 000 signatures (peak RSS that glibc keeps). Compared as bytes, no hex made.
       sha256IntoPure(bytes, digest);
-      digestOk(m.name, digest);
+      if (listing !== undefined && !listing.matches(i, digest)) {
+        hashOk(i, digestText(digest).slice("sha256:".length));
+      }
       continue;
     }
-    if (kind === "card") {
-      const bytes = readMember(m);
-      if (bytes === undefined) continue;
-      hashOk(m.name, sha256HexPure(bytes));
-      cards.push({ location: m.name, bytes });
+    if (kind === "log") {
+      if (listing?.isListed[i] === 1) contents.logExpected = listing.expectedHash(i);
       continue;
     }
-    if (kind === "attestation") {
+    if (kind === "manifest" || kind === "manifestSignature" || kind === undefined) continue;
+    if (kind === "readme" || kind === "instructions" || kind === "csv" || kind === "operatorKey") {
+      const h = sha256Stream();
+      try {
+        for await (const chunk of streamZipMember(source, m)) h.update(chunk);
+      } catch (error) {
+        if (!(error instanceof ZipMemberError)) throw error;
+        fail("corrupt member", error.message);
+        continue;
+      }
+      const hex = h.hexDigest();
+      if (kind === "csv") contents.csvHex = hex;
+      hashOk(i, hex);
+      continue;
+    }
+    const bytes = readMember(source, m, verdict);
+    if (bytes === undefined) continue;
+    hashOk(i, sha256HexPure(bytes));
+    if (kind === "card") contents.cards.push({ location: m.name, bytes });
+    else if (kind === "attestation") {
       const parts = attestationMemberParts(m.name);
-      const bytes = readMember(m);
-      if (bytes === undefined || parts === undefined) continue;
-      hashOk(m.name, sha256HexPure(bytes));
-      attestations.push(attestationInput(parts.entryHash, m.name, parts.hex, bytes));
-      continue;
-    }
-    if (kind === "attachment") {
+      if (parts !== undefined) {
+        contents.attestations.push(attestationInput(parts.entryHash, m.name, parts.hex, bytes));
+      }
+    } else if (kind === "attachment") {
       const parts = attachmentMemberParts(m.name);
-      const bytes = readMember(m);
-      if (bytes === undefined || parts === undefined) continue;
-      hashOk(m.name, sha256HexPure(bytes));
+      if (parts === undefined) continue;
       const files = attachmentRuns.get(parts.run) ?? new Map<string, Uint8Array>();
       files.set(parts.file, bytes);
       attachmentRuns.set(parts.run, files);
-      continue;
-    }
-    if (kind === "fleet") {
-      fleetBytes = readMember(m);
-      if (fleetBytes !== undefined) hashOk(m.name, sha256HexPure(fleetBytes));
-      continue;
-    }
-    if (kind === "checkpoint" || kind === "inclusion") {
-      const bytes = readMember(m);
-      if (bytes === undefined) continue;
-      hashOk(m.name, sha256HexPure(bytes));
-      if (kind === "checkpoint") checkpointBytes = bytes;
-      else inclusionBytes = bytes;
-      continue;
-    }
-    if (kind === "log" || kind === "manifest") continue;
-    if (kind === "manifestSignature" || kind === undefined) continue;
-    const h = sha256Stream();
-    try {
-      for await (const chunk of streamZipMember(source, m)) h.update(chunk);
-    } catch (error) {
-      if (!(error instanceof ZipMemberError)) throw error;
-      fail("corrupt member", error.message);
-      continue;
-    }
-    const hex = h.hexDigest();
-    if (kind === "csv") csvHex = hex;
-    hashOk(m.name, hex);
+    } else if (kind === "fleet") contents.fleet = bytes;
+    else if (kind === "checkpoint") contents.checkpoint = bytes;
+    else if (kind === "inclusion") contents.inclusion = bytes;
   }
-  checkAttachmentExports(attachmentRuns, fail, notes);
-  const logMember = members.get(PACK_MEMBERS.log);
-  const logExpected = listed?.get(PACK_MEMBERS.log);
-  listed?.clear();
-  members = undefined;
-  directory = undefined;
+  checkAttachmentExports(attachmentRuns, verdict.fail, verdict.notes);
+  return contents;
+}
 
-  // The window's fleet events: their form, period, order and the family's rules.
-  if (fleetBytes !== undefined) {
-    for (const p of checkPackFleetEvents(fleetBytes, manifest?.period)) {
-      fail("fleet events invalid", p);
+/** Which members the manifest lists, and the hash it lists for each. */
+interface Listing {
+  /** 1 when member i is listed. */
+  isListed: Uint8Array;
+  /** The listed hash of member i (`sha256:` hex). */
+  expectedHash(i: number): string;
+  /** True when member i's listed hash is `digest`. */
+  matches(i: number, digest: Uint8Array): boolean;
+}
+
+/**
+ * Matches the archive's members with the manifest's list in one merge of the two name orders
+ * (no lookup table of a million names): a member the list lacks, a listed name no member has,
+ * and the manifest or its signature listed are failures. Failures come in the order the
+ * checks always reported them: unlisted members in archive order, then the list's problems in
+ * its order.
+ */
+function matchListing(
+  members: readonly ZipMember[],
+  listed: InputHashes,
+  fail: (kind: string, message: string) => void,
+): Listing {
+  const n = members.length;
+  const expected = new Uint8Array(32 * n);
+  const isListed = new Uint8Array(n);
+  const unlisted: number[] = [];
+  const listProblems: VerifyIssue[] = [];
+  const listedOnly = (name: string) => {
+    if (isManifestMember(name)) {
+      listProblems.push({
+        kind: "manifest invalid",
+        message: `${PACK_MEMBERS.manifest}: manifest invalid: lists ${name}`,
+      });
+    } else {
+      listProblems.push({
+        kind: "missing member",
+        message: `${name}: missing member (listed in the manifest)`,
+      });
+    }
+  };
+  let j = 0;
+  let listedName = listed.count > 0 ? listed.name(0) : "";
+  for (const i of nameOrder(members)) {
+    const name = members[i].name;
+    while (j < listed.count && compareCodePoints(listedName, name) < 0) {
+      listedOnly(listedName);
+      listedName = ++j < listed.count ? listed.name(j) : "";
+    }
+    if (j < listed.count && listedName === name) {
+      if (isManifestMember(name)) listedOnly(name);
+      else {
+        isListed[i] = 1;
+        listed.digestInto(j, expected, 32 * i);
+      }
+      listedName = ++j < listed.count ? listed.name(j) : "";
+    } else if (!isManifestMember(name)) unlisted.push(i);
+  }
+  for (; j < listed.count; j++) listedOnly(listed.name(j));
+  for (const i of unlisted.sort((a, b) => a - b)) {
+    fail(
+      "member not in manifest",
+      `${members[i].name}: member not in manifest (added after the manifest was signed)`,
+    );
+  }
+  for (const p of listProblems) fail(p.kind, p.message);
+  return {
+    isListed,
+    expectedHash: (i) => digestText(expected, 32 * i),
+    matches: (i, digest) => {
+      for (let k = 0; k < 32; k++) if (expected[32 * i + k] !== digest[k]) return false;
+      return true;
+    },
+  };
+}
+
+/** Member indices in code point order of their names (archive order, unless a writer mixed it). */
+function nameOrder(members: readonly ZipMember[]): Iterable<number> {
+  const order = Array.from(members.keys());
+  for (let i = 1; i < members.length; i++) {
+    if (compareCodePoints(members[i - 1].name, members[i].name) > 0) {
+      return order.sort((a, b) => compareCodePoints(members[a].name, members[b].name));
     }
   }
+  return order;
+}
 
-  // 4. The lineage gate over the window, fed from the archive.
+/** The window's fleet events: their form, period, order and the family's rules. */
+function checkFleetMember(
+  fleet: Uint8Array | undefined,
+  manifest: ManifestFacts | undefined,
+  verdict: Verdict,
+): void {
+  if (fleet === undefined) return;
+  for (const p of checkPackFleetEvents(fleet, manifest?.period)) {
+    verdict.fail("fleet events invalid", p);
+  }
+}
+
+/** What phase 4 learnt from the window's log, for the cross-checks. */
+interface WindowFacts {
+  /** The gate's result, when the log could be read through. */
+  gate: GateResult | undefined;
+  /** The log's facts (Article 12 figures). */
+  facts: LogFacts;
+  /** External parents some window entry names. */
+  referenced: Set<string>;
+  /** The manifest's external parents. */
+  external: Set<string>;
+  /** SHA-256 hex of the CSV the log's entries make. */
+  csvHex: () => string;
+}
+
+/**
+ * Phase 4: the lineage gate over the window, fed from the archive with the pack's own
+ * signatures and cards; on the way, the log's hash, each entry against the period and the
+ * external parents, the rows of the CSV, the facts, and the leaves of the inclusion proof.
+ */
+async function checkWindow(
+  source: RandomAccessBytes,
+  contents: PackContents,
+  sealed: SealedManifest,
+  options: PackVerifyOptions,
+  verdict: Verdict,
+): Promise<WindowFacts> {
+  const { fail, notes, stats } = verdict;
+  const { manifest, version } = sealed;
   const window = manifest === undefined
     ? undefined
     : packWindow(manifest.period.since, manifest.period.until);
   const external = new Set(manifest?.external_parents ?? []);
-  if (manifest === undefined && manifestRead) {
+  if (manifest === undefined && sealed.read) {
     notes.push(
       "the manifest is unusable, so its external_parents are unknown: parents that precede the period are reported as dangling",
     );
   }
   const referenced = new Set<string>();
   const facts = new LogFactsCollector();
-  const csv = sha256Stream();
-  // Rows are hashed in batches: one encode per ~64 KiB instead of one per entry.
-  let csvPending = csvHeader();
-  const flushCsv = () => {
-    csv.update(new TextEncoder().encode(csvPending));
-    csvPending = "";
-  };
+  const csv = new CsvHash();
   const outside: string[] = [];
   // The window's line digests (entry hashes), for the inclusion proof of a format-3 pack.
-  const wantDigests = version === 3 && checkpointBytes !== undefined &&
-    inclusionBytes !== undefined;
-  let digests = new Uint8Array(wantDigests ? 32 * 1024 : 0);
-  let digestCount = 0;
+  const leaves = version === 3 && contents.checkpoint !== undefined &&
+      contents.inclusion !== undefined
+    ? new DigestList()
+    : undefined;
+  const { signatures } = contents;
   let logHex: string | undefined;
   let gate: GateResult | undefined;
+  const logMember = contents.log;
   if (logMember !== undefined) {
     const logHash = sha256Stream();
     const log = (async function* () {
@@ -442,26 +646,17 @@ export async function verifyPack(
         log,
         logName: PACK_MEMBERS.log,
         sidecarNames: "pack",
-        foreignAttestations: attestations,
+        foreignAttestations: contents.attestations,
         trustedIssuers: options.trustedIssuers,
-        cards,
+        cards: contents.cards,
         knownParents: external,
         // Asked for every line's hash; only entries (onEntry) make a member used.
         signatures: (hash) => signatures.get(hash),
         onEntry: (entry, hash) => {
           signatures.use(hash);
-          if (wantDigests) {
-            if (digests.length < (digestCount + 1) * 32) {
-              const grown = new Uint8Array(digests.length * 2);
-              grown.set(digests);
-              digests = grown;
-            }
-            digestInto(hash, digests, digestCount * 32);
-            digestCount++;
-          }
+          leaves?.add(hash);
           facts.add(entry);
-          csvPending += csvRow(entry);
-          if (csvPending.length > 65536) flushCsv();
+          csv.add(entry);
           for (const p of entry.parent_hashes) if (external.has(p)) referenced.add(p);
           if (external.has(hash)) {
             fail(
@@ -486,6 +681,7 @@ export async function verifyPack(
       fail("corrupt member", error.message);
     }
   }
+  const logExpected = contents.logExpected;
   if (logHex !== undefined && logExpected !== undefined && logExpected !== `sha256:${logHex}`) {
     fail(
       "input hash mismatch",
@@ -493,20 +689,20 @@ export async function verifyPack(
     );
   }
   if (gate !== undefined) {
-    foreignReports.push(...gate.foreign);
+    verdict.foreign.push(...gate.foreign);
     for (const issue of gate.issues) fail(issue.kind, issue.message);
     stats.entries = gate.entries;
     stats.artefacts = gate.artefacts;
   }
   for (const o of outside) fail("entry outside period", o);
-  if (gate !== undefined && wantDigests) {
+  if (gate !== undefined && leaves !== undefined) {
     if (gate.entries === gate.lines) {
       stats.checkpoint = checkPackCheckpoint({
-        document: checkpointBytes as Uint8Array,
-        inclusion: inclusionBytes as Uint8Array,
-        operatorPublicKey: packOperatorKey,
-        digests: digests.subarray(0, digestCount * 32),
-        count: digestCount,
+        document: contents.checkpoint as Uint8Array,
+        inclusion: contents.inclusion as Uint8Array,
+        operatorPublicKey: sealed.operatorKey,
+        digests: leaves.digests(),
+        count: leaves.count,
       }, fail) ?? null;
     } else {
       notes.push(
@@ -518,8 +714,22 @@ export async function verifyPack(
   }
   const logFacts = facts.facts();
   stats.agents = logFacts.agents.length;
+  return { gate, facts: logFacts, referenced, external, csvHex: () => csv.hexDigest() };
+}
 
-  // 5. Cross-checks between the log and what the manifest and CSV state about it.
+/**
+ * Phase 5: the log against what the manifest and the CSV state about it — entry count,
+ * external parents, the CSV's rows, the Article 12 figures — and no signature member without
+ * its entry.
+ */
+function crossCheck(
+  window: WindowFacts,
+  contents: PackContents,
+  manifest: ManifestFacts | undefined,
+  verdict: Verdict,
+): void {
+  const { fail, notes } = verdict;
+  const { gate } = window;
   if (gate !== undefined && manifest !== undefined) {
     if (manifest.entry_count !== gate.lines) {
       fail(
@@ -527,8 +737,8 @@ export async function verifyPack(
         `${PACK_MEMBERS.manifest}: entry count mismatch: entry_count is ${manifest.entry_count}, ${PACK_MEMBERS.log} has ${gate.lines} lines`,
       );
     }
-    for (const p of external) {
-      if (!referenced.has(p)) {
+    for (const p of window.external) {
+      if (!window.referenced.has(p)) {
         fail(
           "external parent invalid",
           `${PACK_MEMBERS.manifest}: external parent invalid: ${p} is named as a parent by no entry of the window`,
@@ -536,15 +746,15 @@ export async function verifyPack(
       }
     }
     if (gate.entries === gate.lines) {
-      flushCsv();
-      const csvExpected = csv.hexDigest();
-      if (csvHex !== undefined && csvHex !== csvExpected) {
+      const csvExpected = window.csvHex();
+      if (contents.csvHex !== undefined && contents.csvHex !== csvExpected) {
         fail(
           "CSV mismatch",
           `${PACK_MEMBERS.csv}: CSV mismatch: the rows are not exactly the entries of ${PACK_MEMBERS.log}`,
         );
       }
-      for (const path of article12Mismatches(manifest.article12, article12LogFigures(logFacts))) {
+      const figures = article12LogFigures(window.facts);
+      for (const path of article12Mismatches(manifest.article12, figures)) {
         fail(
           "article12 facts mismatch",
           `${PACK_MEMBERS.manifest}: article12 facts mismatch: ${path} differs from the figure recomputed from ${PACK_MEMBERS.log}`,
@@ -558,27 +768,54 @@ export async function verifyPack(
       );
     }
   }
-  for (const name of gate === undefined ? [] : signatures.unused()) {
+  for (const name of gate === undefined ? [] : contents.signatures.unused()) {
     fail(
       "orphan signature",
       `${name}: orphan signature: no entry of ${PACK_MEMBERS.log} has this hash`,
     );
   }
-  return done();
 }
 
-/** True when `expected` is `sha256:` + the lowercase hex of `digest` (no string is made). */
-function hexDigestEquals(expected: string, digest: Uint8Array): boolean {
-  if (expected.length !== 71 || !expected.startsWith("sha256:")) return false;
-  for (let i = 0; i < 32; i++) {
-    const hi = expected.charCodeAt(7 + 2 * i);
-    const lo = expected.charCodeAt(8 + 2 * i);
-    if (hi !== HEX_CODES[digest[i] >> 4] || lo !== HEX_CODES[digest[i] & 15]) return false;
+/** The SHA-256 of the CSV a window's entries make, rows hashed in batches of ~64 KiB. */
+class CsvHash {
+  #hash = sha256Stream();
+  #pending = csvHeader();
+
+  add(entry: LineageEntry): void {
+    this.#pending += csvRow(entry);
+    if (this.#pending.length > 65536) this.#flush();
   }
-  return true;
+
+  hexDigest(): string {
+    this.#flush();
+    return this.#hash.hexDigest();
+  }
+
+  #flush(): void {
+    this.#hash.update(new TextEncoder().encode(this.#pending));
+    this.#pending = "";
+  }
 }
 
-const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
+/** Entry digests in log order, packed 32 bytes each into one growing buffer. */
+class DigestList {
+  #bytes = new Uint8Array(32 * 1024);
+  count = 0;
+
+  add(hash: string): void {
+    if (this.#bytes.length < (this.count + 1) * 32) {
+      const grown = new Uint8Array(this.#bytes.length * 2);
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+    }
+    digestInto(hash, this.#bytes, this.count * 32);
+    this.count++;
+  }
+
+  digests(): Uint8Array {
+    return this.#bytes.subarray(0, this.count * 32);
+  }
+}
 
 /**
  * The pack's signature members, packed into one growing buffer with their offsets: a
@@ -653,7 +890,7 @@ class SignatureStore {
 }
 
 interface OperatorCheck {
-  manifest: PackManifest | undefined;
+  manifest: Omit<PackManifest, "input_hashes"> | undefined;
   manifestBytes: Uint8Array | undefined;
   keyBytes: Uint8Array | undefined;
   signatureBytes: Uint8Array | undefined;
