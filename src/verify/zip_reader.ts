@@ -228,102 +228,176 @@ function findEndOfCentralDirectory(source: RandomAccessBytes): number | undefine
  * ```
  */
 export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): ZipDirectory {
-  const problems: ZipProblem[] = [];
-  const fail = (kind: ZipProblemKind, message: string, member?: string): ZipDirectory => {
-    problems.push({ kind, message, member });
-    return { members: [], problems };
-  };
+  const located = locateCentralDirectory(source, limits);
+  if ("kind" in located) return { members: [], problems: [located] };
+  const parsed = parseCentralDirectory(source, located);
+  if ("kind" in parsed) return { members: [], problems: [parsed] };
+  const problems = checkEntries(parsed, limits);
+  if (problems.length === 0) problems.push(...checkDataRanges(parsed, located.offset));
+  return problems.length > 0 ? { members: [], problems } : { members: parsed.members, problems };
+}
+
+/** Where the central directory is and how many entries it holds, as the end records say. */
+interface DirectoryLocation {
+  /** Entries. */
+  count: number;
+  /** Offset of the directory. */
+  offset: number;
+  /** Its size in bytes. */
+  size: number;
+}
+
+function problem(kind: ZipProblemKind, message: string): ZipProblem {
+  return { kind, message };
+}
+
+/**
+ * Phase 1: the end record (and the ZIP64 end record and locator past 65 535 members), checked
+ * against the archive's size, the limits and each other: one disk, the directory ending where
+ * the end records start.
+ */
+function locateCentralDirectory(
+  source: RandomAccessBytes,
+  limits: ZipLimits,
+): DirectoryLocation | ZipProblem {
   if (source.size > limits.maxArchiveBytes) {
-    return fail(
+    return problem(
       "archive too large",
       `archive is ${source.size} bytes, over the ${limits.maxArchiveBytes}-byte limit`,
     );
   }
-  if (source.size < ZIP_END_LEN) return fail("unreadable archive", "not a ZIP archive (too short)");
+  if (source.size < ZIP_END_LEN) {
+    return problem("unreadable archive", "not a ZIP archive (too short)");
+  }
   const eocd = findEndOfCentralDirectory(source);
   if (eocd === undefined) {
-    return fail("unreadable archive", "not a ZIP archive (no end of central directory)");
+    return problem("unreadable archive", "not a ZIP archive (no end of central directory)");
   }
   const end = source.read(eocd, ZIP_END_LEN);
-  let disk = u16(end, 4);
-  let cdDisk = u16(end, 6);
-  let onDisk = u16(end, 8);
-  let count = u16(end, 10);
-  let cdSize = u32(end, 12);
-  let cdOffset = u32(end, 16);
-  // Where the central directory must end: the end record, or the ZIP64 end record.
-  let cdEnd = eocd;
+  let record = {
+    disk: u16(end, 4),
+    cdDisk: u16(end, 6),
+    onDisk: u16(end, 8),
+    count: u16(end, 10),
+    size: u32(end, 12),
+    offset: u32(end, 16),
+    // Where the central directory must end: the end record, or the ZIP64 end record.
+    end: eocd,
+  };
   const locator = eocd >= ZIP64_LOCATOR_LEN
     ? source.read(eocd - ZIP64_LOCATOR_LEN, ZIP64_LOCATOR_LEN)
     : new Uint8Array(0);
   if (locator.length === ZIP64_LOCATOR_LEN && u32(locator, 0) === ZIP64_LOCATOR_SIG) {
-    // ZIP64 end records are accepted for what packs need them for, more than 65 535
-    // members; sizes and offsets must still fit 32 bits (ZIP64 entries are refused).
-    const at = u64(locator, 8);
-    if (
-      u32(locator, 4) !== 0 || u32(locator, 16) !== 1 ||
-      at !== eocd - ZIP64_LOCATOR_LEN - ZIP64_END_LEN
-    ) {
-      return fail(
-        "unsupported zip feature",
-        "ZIP64 end record is not where a single-disk archive keeps it",
-      );
-    }
-    const z = source.read(at, ZIP64_END_LEN);
-    if (u32(z, 0) !== ZIP64_END_SIG || u64(z, 4) !== ZIP64_END_LEN - 12) {
-      return fail("unreadable archive", "damaged ZIP64 end record");
-    }
-    if (
-      (count !== 0xffff && count !== u64(z, 32) % 0x10000) ||
-      (cdSize !== 0xffffffff && cdSize !== u64(z, 40)) ||
-      (cdOffset !== 0xffffffff && cdOffset !== u64(z, 48))
-    ) {
-      return fail("unreadable archive", "the ZIP64 end record disagrees with the end record");
-    }
-    disk = u32(z, 16);
-    cdDisk = u32(z, 20);
-    onDisk = u64(z, 24);
-    count = u64(z, 32);
-    cdSize = u64(z, 40);
-    cdOffset = u64(z, 48);
-    cdEnd = at;
-  } else if (cdSize === 0xffffffff || cdOffset === 0xffffffff) {
-    return fail("unsupported zip feature", "ZIP64 sizes without a ZIP64 end record");
+    const zip64 = readZip64End(source, locator, eocd, record);
+    if ("kind" in zip64) return zip64;
+    record = zip64;
+  } else if (record.size === 0xffffffff || record.offset === 0xffffffff) {
+    return problem("unsupported zip feature", "ZIP64 sizes without a ZIP64 end record");
   }
-  if (disk !== 0 || cdDisk !== 0 || onDisk !== count) {
-    return fail("unsupported zip feature", "multi-disk archives are not accepted");
+  if (record.disk !== 0 || record.cdDisk !== 0 || record.onDisk !== record.count) {
+    return problem("unsupported zip feature", "multi-disk archives are not accepted");
   }
-  if (count > limits.maxMembers) {
-    return fail(
+  if (record.count > limits.maxMembers) {
+    return problem(
       "archive too large",
-      `archive has ${count} members, over the ${limits.maxMembers}-member limit`,
+      `archive has ${record.count} members, over the ${limits.maxMembers}-member limit`,
     );
   }
-  if (cdOffset + cdSize !== cdEnd) {
-    return fail(
+  if (record.offset + record.size !== record.end) {
+    return problem(
       "unreadable archive",
       "the central directory does not end where the end record says",
     );
   }
+  return { count: record.count, offset: record.offset, size: record.size };
+}
+
+/** The end record's fields (ZIP64 ones when there is a ZIP64 end record). */
+interface EndRecord {
+  disk: number;
+  cdDisk: number;
+  onDisk: number;
+  count: number;
+  size: number;
+  offset: number;
+  end: number;
+}
+
+/**
+ * The ZIP64 end record the locator points to. Accepted for what packs need it for, more than
+ * 65 535 members; sizes and offsets must still fit 32 bits (ZIP64 entries are refused).
+ */
+function readZip64End(
+  source: RandomAccessBytes,
+  locator: Uint8Array,
+  eocd: number,
+  record: EndRecord,
+): EndRecord | ZipProblem {
+  const at = u64(locator, 8);
+  if (
+    u32(locator, 4) !== 0 || u32(locator, 16) !== 1 ||
+    at !== eocd - ZIP64_LOCATOR_LEN - ZIP64_END_LEN
+  ) {
+    return problem(
+      "unsupported zip feature",
+      "ZIP64 end record is not where a single-disk archive keeps it",
+    );
+  }
+  const z = source.read(at, ZIP64_END_LEN);
+  if (u32(z, 0) !== ZIP64_END_SIG || u64(z, 4) !== ZIP64_END_LEN - 12) {
+    return problem("unreadable archive", "damaged ZIP64 end record");
+  }
+  if (
+    (record.count !== 0xffff && record.count !== u64(z, 32) % 0x10000) ||
+    (record.size !== 0xffffffff && record.size !== u64(z, 40)) ||
+    (record.offset !== 0xffffffff && record.offset !== u64(z, 48))
+  ) {
+    return problem("unreadable archive", "the ZIP64 end record disagrees with the end record");
+  }
+  return {
+    disk: u32(z, 16),
+    cdDisk: u32(z, 20),
+    onDisk: u64(z, 24),
+    count: u64(z, 32),
+    size: u64(z, 40),
+    offset: u64(z, 48),
+    end: at,
+  };
+}
+
+/** The directory's entries as parsed, before they are checked. */
+interface ParsedDirectory {
+  /** The entries (their `limit` is set by {@linkcode checkDataRanges}). */
+  members: ZipMember[];
+  /** Each entry's name length in bytes. */
+  nameLengths: Uint16Array;
+}
+
+/** Phase 2: the directory's entries, each within the directory and nothing after them. */
+function parseCentralDirectory(
+  source: RandomAccessBytes,
+  location: DirectoryLocation,
+): ParsedDirectory | ZipProblem {
+  const { count } = location;
   // A copy: the source may reuse its buffer on the next read.
-  const cd = source.read(cdOffset, cdSize).slice();
-  // Directory entries become the members themselves (limits are set below): a pack may have
+  const cd = source.read(location.offset, location.size).slice();
+  // Directory entries become the members themselves (limits are set later): a pack may have
   // millions of them, so no second object per entry.
-  const entries: ZipMember[] = [];
-  const nameLens = new Uint16Array(count);
+  const members: ZipMember[] = [];
+  const nameLengths = new Uint16Array(count);
   let at = 0;
   for (let i = 0; i < count; i++) {
     if (at + ZIP_CENTRAL_LEN > cd.length || u32(cd, at) !== ZIP_CENTRAL_SIG) {
-      return fail("unreadable archive", `central directory entry ${i + 1} is damaged`);
+      return problem("unreadable archive", `central directory entry ${i + 1} is damaged`);
     }
     const nameLen = u16(cd, at + 28);
     const extraLen = u16(cd, at + 30);
     const commentLen = u16(cd, at + 32);
     if (at + ZIP_CENTRAL_LEN + nameLen + extraLen + commentLen > cd.length) {
-      return fail("unreadable archive", `central directory entry ${i + 1} is truncated`);
+      return problem("unreadable archive", `central directory entry ${i + 1} is truncated`);
     }
-    nameLens[i] = nameLen;
-    entries.push({
+    nameLengths[i] = nameLen;
+    members.push({
       name: decodeName(cd.subarray(at + ZIP_CENTRAL_LEN, at + ZIP_CENTRAL_LEN + nameLen)),
       method: u16(cd, at + 10),
       flags: u16(cd, at + 8),
@@ -336,76 +410,78 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
     at += ZIP_CENTRAL_LEN + nameLen + extraLen + commentLen;
   }
   if (at !== cd.length) {
-    return fail("unreadable archive", "the central directory holds more than its entries");
+    return problem("unreadable archive", "the central directory holds more than its entries");
   }
+  return { members, nameLengths };
+}
 
+/**
+ * Phase 3: every entry on its own and all of them together — name length and safety, no two
+ * names equal ignoring case, no encryption, stored or deflated only, declared sizes within
+ * the limits, stored sizes consistent, the total within its limit.
+ */
+function checkEntries(directory: ParsedDirectory, limits: ZipLimits): ZipProblem[] {
+  const problems: ZipProblem[] = [];
+  const add = (kind: ZipProblemKind, member: string, message: string) =>
+    problems.push({ kind, member, message });
   const seen = new Map<string, string>();
   let total = 0;
-  for (const [i, e] of entries.entries()) {
+  directory.members.forEach((e, i) => {
     const shown = JSON.stringify(e.name);
-    if (nameLens[i] > limits.maxNameBytes) {
-      problems.push({
-        kind: "unsupported zip feature",
-        member: e.name,
-        message: `member name ${shown.slice(0, 80)}… is longer than ${limits.maxNameBytes} bytes`,
-      });
-      continue;
+    if (directory.nameLengths[i] > limits.maxNameBytes) {
+      add(
+        "unsupported zip feature",
+        e.name,
+        `member name ${shown.slice(0, 80)}… is longer than ${limits.maxNameBytes} bytes`,
+      );
+      return;
     }
     const slip = memberNameProblem(e.name);
     if (slip !== undefined) {
-      problems.push({
-        kind: "zip-slip member name",
-        member: e.name,
-        message: `${shown}: zip-slip member name (${slip}); refused`,
-      });
+      add("zip-slip member name", e.name, `${shown}: zip-slip member name (${slip}); refused`);
     }
     const folded = e.name.toLowerCase();
     const earlier = seen.get(folded);
     if (earlier !== undefined) {
-      problems.push({
-        kind: "duplicate member",
-        member: e.name,
-        message: earlier === e.name
+      add(
+        "duplicate member",
+        e.name,
+        earlier === e.name
           ? `${shown}: duplicate member (the name appears more than once)`
           : `${shown}: duplicate member (same name as ${JSON.stringify(earlier)} ignoring case)`,
-      });
+      );
     } else seen.set(folded, e.name);
     if (
       (e.flags & (ZIP_FLAG_ENCRYPTED | ZIP_FLAG_STRONG_ENCRYPTION)) !== 0 || e.method === METHOD_AES
     ) {
-      problems.push({
-        kind: "encrypted member",
-        member: e.name,
-        message: `${shown}: encrypted member; refused`,
-      });
-      continue;
+      add("encrypted member", e.name, `${shown}: encrypted member; refused`);
+      return;
     }
     if (e.method !== ZIP_METHOD_STORED && e.method !== ZIP_METHOD_DEFLATE) {
-      problems.push({
-        kind: "unsupported zip feature",
-        member: e.name,
-        message: `${shown}: compression method ${e.method} (only stored and deflate)`,
-      });
-      continue;
+      add(
+        "unsupported zip feature",
+        e.name,
+        `${shown}: compression method ${e.method} (only stored and deflate)`,
+      );
+      return;
     }
     const limit = limits.maxMemberBytes(e.name);
     if (e.size > limit) {
-      problems.push({
-        kind: "oversized member",
-        member: e.name,
-        message:
-          `${shown}: oversized member: declares ${e.size} bytes, over the ${limit}-byte limit`,
-      });
+      add(
+        "oversized member",
+        e.name,
+        `${shown}: oversized member: declares ${e.size} bytes, over the ${limit}-byte limit`,
+      );
     }
-    if (e.method === 0 && e.compressedSize !== e.size) {
-      problems.push({
-        kind: "corrupt member",
-        member: e.name,
-        message: `${shown}: stored member with different compressed and uncompressed sizes`,
-      });
+    if (e.method === ZIP_METHOD_STORED && e.compressedSize !== e.size) {
+      add(
+        "corrupt member",
+        e.name,
+        `${shown}: stored member with different compressed and uncompressed sizes`,
+      );
     }
     total += e.size;
-  }
+  });
   if (total > limits.maxTotalBytes) {
     problems.push({
       kind: "archive too large",
@@ -413,12 +489,18 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
         `members declare ${total} bytes in total, over the ${limits.maxTotalBytes}-byte limit`,
     });
   }
-  if (problems.length > 0) return { members: [], problems };
+  return problems;
+}
 
-  // Data ranges from the directory alone: each member's local header, name and data must end
-  // before the next member starts (overlapping members are how the densest zip bombs reuse
-  // one compressed stream). The local header itself is read, and checked against this limit,
-  // when the member is read.
+/**
+ * Phase 4: data ranges from the directory alone — each member's local header, name and data
+ * must end before the next member starts (overlapping members are how the densest zip bombs
+ * reuse one compressed stream); sets each member's `limit`. The local header itself is read,
+ * and checked against this limit, when the member is read.
+ */
+function checkDataRanges(directory: ParsedDirectory, cdOffset: number): ZipProblem[] {
+  const { members: entries, nameLengths } = directory;
+  const problems: ZipProblem[] = [];
   // Writers put the directory in archive order: sort only when it is not.
   const order = entries.map((_, i) => i);
   for (let i = 1; i < entries.length; i++) {
@@ -430,7 +512,7 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
   for (let k = 0; k < order.length; k++) {
     const e = entries[order[k]];
     const limit = k + 1 < order.length ? entries[order[k + 1]].localOffset : cdOffset;
-    const end = e.localOffset + ZIP_LOCAL_LEN + nameLens[order[k]] + e.compressedSize;
+    const end = e.localOffset + ZIP_LOCAL_LEN + nameLengths[order[k]] + e.compressedSize;
     if (end > limit) {
       const next = k + 1 < order.length ? entries[order[k + 1]].name : undefined;
       problems.push({
@@ -444,8 +526,7 @@ export function readZipDirectory(source: RandomAccessBytes, limits: ZipLimits): 
     }
     e.limit = limit;
   }
-  const members = entries;
-  return problems.length > 0 ? { members: [], problems } : { members, problems };
+  return problems;
 }
 
 /** True when `raw` is all ASCII and spells `name` (no string is made). */
