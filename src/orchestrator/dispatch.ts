@@ -13,6 +13,7 @@ import {
   type ResolvedCli,
   unenforcedNote,
 } from "../adapters/mod.ts";
+import { isStorageFailure } from "../errors/mod.ts";
 import { readAuditKey, resolveAuditKeyPath } from "../audit/mod.ts";
 import { agentDeadlineCapSeconds } from "../config/mod.ts";
 import { sessionLayout } from "../io/mod.ts";
@@ -139,9 +140,10 @@ export class Dispatcher {
       return await this.#start({ ...attempt, task: claimed });
     } catch (error) {
       await this.#deps.ctx.tokens.revoke(attempt.session).catch(() => {});
-      // A damaged CAS blob is the store's fault, not the task's: the run stops on it (the task
-      // keeps its claim, so the resume after 'bernstein cas repair' spawns it again).
-      if (isCasDamage(error)) throw error;
+      // A damaged CAS blob or failed storage (disk full, read-only .sdd: the agent may have
+      // filled the disk the moment it started) is not the task's fault: the run stops on it and
+      // the task keeps its claim, so the resume spawns it again.
+      if (isCasDamage(error) || isStorageFailure(error)) throw error;
       await this.#deps.retries.spawnFailed(claimed, attempt.session, error as Error);
       return undefined;
     }
@@ -269,15 +271,16 @@ export class Dispatcher {
     const execution = await executor.start(request);
     this.#used.add(a.session);
     let running: Task;
+    const file = this.#sessionFile(a, execution, attachments);
     try {
       running = await this.#markStarted(a, execution, variables.pins);
+      await saveSessionFile(ctx.sdd, file);
     } catch (error) {
-      // The claim went while the agent started: it must not run on unwatched.
+      // The claim went while the agent started, or its start could not be written down: it
+      // must not run on unwatched.
       void execution.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
       throw error;
     }
-    const file = this.#sessionFile(a, execution, attachments);
-    await saveSessionFile(ctx.sdd, file);
     const session: RunningSession = {
       session: a.session,
       task: running,

@@ -497,6 +497,30 @@ Deno.test("run loop: a store another orchestrator took over (namespace lock lost
   });
 });
 
+Deno.test("run loop: a disk that fills as its agent starts stops the run as storage-failed; the task keeps its claim, the agent is stopped", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(dir, [draft("fill")], () => ({ hang: true }));
+    // The agent filled the disk the moment it started: the orchestrator's next write fails.
+    const transition = h.store.transition.bind(h.store);
+    h.store.transition = (id, to, options) =>
+      to === "in_progress"
+        ? Promise.reject(
+          Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" }),
+        )
+        : transition(id, to, options);
+    const outcome = await drive(h, 1000);
+    assert.equal(outcome.end, "storage-failed");
+    assert.equal(
+      (await h.store.get("fill"))?.status,
+      "claimed",
+      "resumable: neither reopened nor failed",
+    );
+    assert.equal(h.executor.starts.length, 1, "no second spawn on a full disk");
+    assert.deepEqual(h.executor.terminated.map((t) => t.session), [h.executor.starts[0].session]);
+    assert.equal(h.audit.ofType("agent.spawn_failed").length, 0, "not taken for a failed spawn");
+  });
+});
+
 Deno.test("run loop: a namespace lock taken again after a blip is reported once; the run goes on", async () => {
   await withTempDir(async (dir) => {
     const h = await harness(dir, [draft("blip")], () => ({ files: { "b.txt": "b\n" } }));
