@@ -326,54 +326,10 @@ class Walk {
       this.tip = record.hmac;
       return;
     }
-    let expectedPrev = this.tip;
-    const issues: AuditIssue[] = [];
-    if (record.event_type === TORN_RECORD_EVENT && record.details.segment === segment.name) {
-      const mismatch = this.sealMatches(record, line);
-      if (mismatch === undefined) {
-        expectedPrev = this.lastValid;
-        const first = this.pending[0]?.line;
-        const last = this.pending.at(-1)?.line;
-        const offset = record.details.byte_offset as number;
-        const regionOffset = first?.offset ?? offset;
-        this.report.tears.push({
-          segment: segment.name,
-          first_line: first?.number ?? null,
-          last_line: last?.number ?? null,
-          region_offset: regionOffset,
-          byte_offset: offset,
-          torn_bytes: offset - regionOffset,
-          tear_class: typeof record.details.tear_class === "string"
-            ? record.details.tear_class
-            : null,
-          sealed_by_line: line.number,
-          bytes_lost: typeof record.details.bytes_lost === "number"
-            ? record.details.bytes_lost
-            : null,
-          acknowledged_tip: typeof record.details.acknowledged_tip === "string"
-            ? record.details.acknowledged_tip
-            : null,
-        });
-        this.resetPending();
-      } else {
-        issues.push({
-          ...at,
-          code: "audit.seal_mismatch",
-          message: `chain.torn_record does not match the torn bytes before it: ${mismatch}`,
-        });
-      }
-    }
+    const { expectedPrev, issues } = this.seal(segment, record, line, at);
     this.flushPending();
     if (record.prev_hmac !== expectedPrev) issues.push(this.prevIssue(at, expectedPrev, record));
-    if (!check.claimOk) {
-      issues.push({
-        ...at,
-        code: "audit.false_predecessor_claim",
-        message: `false predecessor claim: details.prev_chain_digest ${
-          String(record.details.prev_chain_digest).slice(0, 16)
-        }… is not prev_hmac ${record.prev_hmac.slice(0, 16)}…`,
-      });
-    }
+    if (!check.claimOk) issues.push(falseClaimIssue(at, record));
     issues.push(...newlineIssue);
     for (const i of issues) this.issue(i);
     if (issues.length === 0) {
@@ -385,6 +341,56 @@ class Walk {
     this.lastValid = record.hmac;
   }
 
+  /**
+   * A seal of this segment's torn tail, if `record` is one: when it matches the bytes it seals
+   * they are a recorded tear (not damage) and the seal links to the last valid record.
+   */
+  seal(
+    segment: SegmentEntry,
+    record: AuditRecord,
+    line: RawLine,
+    at: { segment: string; line: number },
+  ): { expectedPrev: string; issues: AuditIssue[] } {
+    if (record.event_type !== TORN_RECORD_EVENT || record.details.segment !== segment.name) {
+      return { expectedPrev: this.tip, issues: [] };
+    }
+    const mismatch = this.sealMatches(record, line);
+    if (mismatch !== undefined) {
+      return {
+        expectedPrev: this.tip,
+        issues: [{
+          ...at,
+          code: "audit.seal_mismatch",
+          message: `chain.torn_record does not match the torn bytes before it: ${mismatch}`,
+        }],
+      };
+    }
+    this.report.tears.push(this.tear(segment, record, line));
+    this.resetPending();
+    return { expectedPrev: this.lastValid, issues: [] };
+  }
+
+  /** The tear a matching seal records: the pending (torn) lines and what the seal says of them. */
+  tear(segment: SegmentEntry, record: AuditRecord, line: RawLine): AuditSealedTear {
+    const first = this.pending[0]?.line;
+    const last = this.pending.at(-1)?.line;
+    const d = record.details;
+    const offset = d.byte_offset as number;
+    const regionOffset = first?.offset ?? offset;
+    return {
+      segment: segment.name,
+      first_line: first?.number ?? null,
+      last_line: last?.number ?? null,
+      region_offset: regionOffset,
+      byte_offset: offset,
+      torn_bytes: offset - regionOffset,
+      tear_class: typeof d.tear_class === "string" ? d.tear_class : null,
+      sealed_by_line: line.number,
+      bytes_lost: typeof d.bytes_lost === "number" ? d.bytes_lost : null,
+      acknowledged_tip: typeof d.acknowledged_tip === "string" ? d.acknowledged_tip : null,
+    };
+  }
+
   prevIssue(at: { segment: string; line: number }, expected: string, record: AuditRecord) {
     return {
       ...at,
@@ -394,6 +400,17 @@ class Walk {
       }…)`,
     };
   }
+}
+
+/** A record whose claimed predecessor digest is not its prev_hmac. */
+function falseClaimIssue(at: { segment: string; line: number }, record: AuditRecord): AuditIssue {
+  return {
+    ...at,
+    code: "audit.false_predecessor_claim",
+    message: `false predecessor claim: details.prev_chain_digest ${
+      String(record.details.prev_chain_digest).slice(0, 16)
+    }… is not prev_hmac ${record.prev_hmac.slice(0, 16)}…`,
+  };
 }
 
 /**
