@@ -203,11 +203,53 @@ async function drain(
  */
 export function spawnProcess(argv: readonly string[], options: ProcessOptions = {}): ProcessHandle {
   if (argv.length === 0) throw new SpawnError("empty argv");
-  let child: Deno.ChildProcess;
   const viaSetsid = options.group === "setsid" ? setsid() : null;
-  const command = viaSetsid === null ? argv : [viaSetsid, "--", ...argv];
+  const child = startChild(argv, viaSetsid === null ? argv : [viaSetsid, "--", ...argv], {
+    ...options,
+    detached: viaSetsid === null,
+  });
+  const supervised = new SupervisedChild(child, options, viaSetsid !== null);
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    writer.write(options.stdin).then(() => writer.close()).catch(() => {
+      // The child closed stdin early (it exited or does not read it): not an error here.
+    });
+  }
+  const terminate = (graceMs?: number) => supervised.terminate(graceMs);
+  const deadline = options.timeoutMs === undefined ? undefined : setTimeout(() => {
+    supervised.timedOut = true;
+    terminate();
+  }, options.timeoutMs);
+  const onAbort = () => {
+    supervised.aborted = true;
+    terminate();
+  };
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  const limit = options.maxCaptureBytes ?? 16 * 1024 * 1024;
+  const done = (async (): Promise<ProcessResult> => {
+    const [stdout, stderr, s] = await Promise.all([
+      drain(child.stdout, limit, options.onStdout),
+      drain(child.stderr, limit, options.onStderr),
+      supervised.status,
+    ]);
+    clearTimeout(deadline);
+    supervised.clearKillTimer();
+    options.signal?.removeEventListener("abort", onAbort);
+    const { timedOut, aborted } = supervised;
+    return { code: s.code, signal: s.signal, stdout, stderr, timedOut, aborted };
+  })();
+  return { pid: child.pid, done, terminate };
+}
+
+/** Spawns `command` (argv, or argv behind setsid) with a cleared environment and piped output. */
+function startChild(
+  argv: readonly string[],
+  command: readonly string[],
+  options: ProcessOptions & { detached: boolean },
+): Deno.ChildProcess {
   try {
-    child = new Deno.Command(command[0], {
+    return new Deno.Command(command[0], {
       args: command.slice(1),
       cwd: options.cwd,
       env: options.env ?? {},
@@ -215,83 +257,78 @@ export function spawnProcess(argv: readonly string[], options: ProcessOptions = 
       stdin: options.stdin === undefined ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
-      detached: viaSetsid === null,
+      detached: options.detached,
     }).spawn();
   } catch (cause) {
     const reason = cause instanceof Deno.errors.NotFound ? "not found" : (cause as Error).message;
     throw new SpawnError(`cannot start ${argv[0]}: ${reason}`, { cause });
   }
-  const pid = child.pid;
-  const grace = options.killGraceMs ?? 2000;
-  let timedOut = false;
-  let aborted = false;
-  let exited = false;
-  let killTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * A started child and its process group: its exit (which kills what is left in the group),
+ * and how it is stopped — SIGTERM, a grace period, then SIGKILL; with `leaderLast` the members
+ * first and the leader (a sandbox's init) after them.
+ */
+class SupervisedChild {
+  /** Resolves when the child exited (the group's leftovers killed). */
+  readonly status: Promise<Deno.CommandStatus>;
+  /** The deadline stopped it. */
+  timedOut = false;
+  /** The caller's signal stopped it. */
+  aborted = false;
+  readonly #pid: number;
+  readonly #options: ProcessOptions;
+  readonly #setsid: boolean;
+  #exited = false;
+  #killTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(child: Deno.ChildProcess, options: ProcessOptions, viaSetsid: boolean) {
+    this.#pid = child.pid;
+    this.#options = options;
+    this.#setsid = viaSetsid;
+    this.status = child.status.then((s) => {
+      this.#exited = true;
+      // Descendants left in the group would hold the output pipes open and run unsupervised.
+      killGroup(this.#pid, "SIGKILL");
+      return s;
+    });
+  }
+
+  /** Stops the process group (see the class comment); resolves once it is done trying. */
+  async terminate(graceMs = this.#options.killGraceMs ?? 2000): Promise<void> {
+    if (this.#exited) return;
+    const pid = this.#pid;
+    if (this.#options.leaderLast) {
+      killMembers(pid, "SIGTERM");
+      await this.#exitOrAfter(graceMs);
+      if (this.#exited) return;
+      killMembers(pid, "SIGKILL");
+      await this.#exitOrAfter(LEADER_EXIT_MS);
+      if (!this.#exited) killGroup(pid, "SIGKILL");
+      return;
+    }
+    const stop = this.#setsid ? stopGroupOrChild : killGroup;
+    stop(pid, "SIGTERM");
+    await this.#exitOrAfter(graceMs);
+    if (!this.#exited) stop(pid, "SIGKILL");
+  }
+
+  /** Clears a pending kill wait (the process is done). */
+  clearKillTimer(): void {
+    clearTimeout(this.#killTimer);
+  }
 
   /** Resolves after `ms` or when the process exits, whichever is first. */
-  function exitOrAfter(ms: number): Promise<void> {
+  #exitOrAfter(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      killTimer = setTimeout(resolve, ms);
-      status.finally(() => {
-        clearTimeout(killTimer);
+      this.#killTimer = setTimeout(resolve, ms);
+      this.status.finally(() => {
+        clearTimeout(this.#killTimer);
         resolve();
       });
     });
   }
-
-  async function terminate(graceMs = grace): Promise<void> {
-    if (exited) return;
-    if (options.leaderLast) {
-      killMembers(pid, "SIGTERM");
-      await exitOrAfter(graceMs);
-      if (exited) return;
-      killMembers(pid, "SIGKILL");
-      await exitOrAfter(LEADER_EXIT_MS);
-      if (!exited) killGroup(pid, "SIGKILL");
-      return;
-    }
-    const stop = viaSetsid === null ? killGroup : stopGroupOrChild;
-    stop(pid, "SIGTERM");
-    await exitOrAfter(graceMs);
-    if (!exited) stop(pid, "SIGKILL");
-  }
-
-  const status = child.status.then((s) => {
-    exited = true;
-    // Descendants left in the group would hold the output pipes open and run unsupervised.
-    killGroup(pid, "SIGKILL");
-    return s;
-  });
-  if (options.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    writer.write(options.stdin).then(() => writer.close()).catch(() => {
-      // The child closed stdin early (it exited or does not read it): not an error here.
-    });
-  }
-  const deadline = options.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = true;
-    terminate();
-  }, options.timeoutMs);
-  const onAbort = () => {
-    aborted = true;
-    terminate();
-  };
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  if (options.signal?.aborted) onAbort();
-  const limit = options.maxCaptureBytes ?? 16 * 1024 * 1024;
-
-  const done = (async (): Promise<ProcessResult> => {
-    const [stdout, stderr, s] = await Promise.all([
-      drain(child.stdout, limit, options.onStdout),
-      drain(child.stderr, limit, options.onStderr),
-      status,
-    ]);
-    clearTimeout(deadline);
-    clearTimeout(killTimer);
-    options.signal?.removeEventListener("abort", onAbort);
-    return { code: s.code, signal: s.signal, stdout, stderr, timedOut, aborted };
-  })();
-  return { pid, done, terminate };
 }
 
 /** Runs a process to completion; see {@linkcode spawnProcess}. */
