@@ -283,7 +283,7 @@ export async function writeCheckpoint(
   options: WriteCheckpointOptions,
 ): Promise<CheckpointWriteResult> {
   const { dir, files } = options;
-  const paths = {
+  const paths: CheckpointPaths = {
     checkpoints: join(dir, CHECKPOINT_FILES.checkpoints),
     leaves: join(dir, CHECKPOINT_FILES.leaves),
     state: join(dir, CHECKPOINT_FILES.state),
@@ -293,27 +293,7 @@ export async function writeCheckpoint(
     options,
     CHECKPOINT_FILES.checkpoints,
   );
-  const size = latest?.checkpoint.size ?? 0;
-  let frontier = new MerkleFrontier();
-  let position: LogPosition = { file: 0, offset: 0 };
-  if (latest !== undefined) {
-    const lastLeaf = size === 0 ? undefined : await readRange(paths.leaves, (size - 1) * 32, 32)
-      .catch(() => undefined);
-    const hinted = await hintedEnd(
-      await readHint(paths.state),
-      latest.checkpoint,
-      files,
-      lastLeaf?.length === 32 ? lastLeaf : undefined,
-    );
-    if (hinted !== undefined) {
-      frontier = hinted.frontier;
-      position = hinted.position;
-    } else {
-      const leaves = (await readFileIfExists(paths.leaves)) ?? new Uint8Array(0);
-      frontier = committedFrontier(leaves, latest.checkpoint, CHECKPOINT_FILES.leaves);
-      position = await findEnd(files, leaves, size, files[0]?.name ?? options.log);
-    }
-  }
+  const { frontier, position } = await resumePoint(latest?.checkpoint, paths, options);
   const fresh: Uint8Array[] = [];
   let lastLineBytes = 0;
   const leaf = new Uint8Array(MERKLE_HASH_BYTES);
@@ -332,7 +312,78 @@ export async function writeCheckpoint(
       end: { file: files[position.file]?.name ?? "", offset: position.offset },
     };
   }
-  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  const size = latest?.checkpoint.size ?? 0;
+  const endFile = files[end.file]?.name ?? "";
+  const checkpoint = await commitCheckpoint(paths, options, {
+    size,
+    fresh,
+    frontier,
+    end: { file: endFile, offset: end.offset },
+    lastLineBytes,
+  });
+  return {
+    checkpoint,
+    created: true,
+    line: (latest?.line ?? 0) + 1,
+    end: { file: endFile, offset: end.offset },
+  };
+}
+
+/** The three checkpoint files of a log folder. */
+interface CheckpointPaths {
+  checkpoints: string;
+  leaves: string;
+  state: string;
+}
+
+/**
+ * Where hashing resumes after the latest checkpoint: its Merkle frontier and the log position
+ * of its last line — from the state file's hint when it still matches, else recomputed from
+ * the committed leaves. Nothing checkpointed yet: an empty tree at the log's start.
+ */
+async function resumePoint(
+  latest: SignedCheckpoint | undefined,
+  paths: CheckpointPaths,
+  options: WriteCheckpointOptions,
+): Promise<{ frontier: MerkleFrontier; position: LogPosition }> {
+  if (latest === undefined) {
+    return { frontier: new MerkleFrontier(), position: { file: 0, offset: 0 } };
+  }
+  const { files } = options;
+  const size = latest.size;
+  const lastLeaf = size === 0 ? undefined : await readRange(paths.leaves, (size - 1) * 32, 32)
+    .catch(() => undefined);
+  const hinted = await hintedEnd(
+    await readHint(paths.state),
+    latest,
+    files,
+    lastLeaf?.length === 32 ? lastLeaf : undefined,
+  );
+  if (hinted !== undefined) return hinted;
+  const leaves = (await readFileIfExists(paths.leaves)) ?? new Uint8Array(0);
+  return {
+    frontier: committedFrontier(leaves, latest, CHECKPOINT_FILES.leaves),
+    position: await findEnd(files, leaves, size, files[0]?.name ?? options.log),
+  };
+}
+
+/**
+ * Commits the new lines: their leaf hashes appended (uncommitted leaves of a crash dropped
+ * first), the signed checkpoint line appended, then the state file (the next run's hint).
+ */
+async function commitCheckpoint(
+  paths: CheckpointPaths,
+  options: WriteCheckpointOptions,
+  added: {
+    size: number;
+    fresh: readonly Uint8Array[];
+    frontier: MerkleFrontier;
+    end: { file: string; offset: number };
+    lastLineBytes: number;
+  },
+): Promise<SignedCheckpoint> {
+  const { size, fresh, frontier, end } = added;
+  await Deno.mkdir(options.dir, { recursive: true, mode: 0o700 });
   // Leaves past the latest checkpoint were never committed (a crash before its line): dropped.
   await truncateTo(paths.leaves, size * MERKLE_HASH_BYTES);
   const digests = new Uint8Array(fresh.length * MERKLE_HASH_BYTES);
@@ -349,7 +400,6 @@ export async function writeCheckpoint(
   withNewline.set(line);
   withNewline[line.length] = 0x0a;
   await appendDurable(paths.checkpoints, withNewline, { mode: 0o644 });
-  const endFile = files[end.file]?.name ?? "";
   await writeFileAtomic(
     paths.state,
     canonicalBytes({
@@ -357,18 +407,13 @@ export async function writeCheckpoint(
       size: checkpoint.size,
       root: checkpoint.root,
       frontier: frontier.hashes().map(toHex),
-      file: endFile,
+      file: end.file,
       offset: end.offset,
-      last_line_bytes: fresh.length > 0 ? lastLineBytes : 0,
+      last_line_bytes: fresh.length > 0 ? added.lastLineBytes : 0,
     }, "canon"),
     { mode: 0o644 },
   );
-  return {
-    checkpoint,
-    created: true,
-    line: (latest?.line ?? 0) + 1,
-    end: { file: endFile, offset: end.offset },
-  };
+  return checkpoint;
 }
 
 async function truncateTo(path: string, length: number): Promise<void> {
