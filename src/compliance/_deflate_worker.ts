@@ -11,7 +11,13 @@ interface WorkerScope {
   postMessage(message: unknown, transfer?: Transferable[]): void;
 }
 
-const scope = globalThis as unknown as WorkerScope;
+function isWorkerScope(g: unknown): g is WorkerScope {
+  return typeof g === "object" && g !== null && "postMessage" in g &&
+    typeof g.postMessage === "function";
+}
+
+const scope: unknown = globalThis;
+if (!isWorkerScope(scope)) throw new Error("the deflate worker runs only as a worker");
 const compressors = new Map<string, MemberCompressor>();
 
 function compressor(name: string): MemberCompressor {
