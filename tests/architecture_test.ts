@@ -240,13 +240,14 @@ function handBuiltSddPaths(file: string, text: string): string[] {
   const runsOrWorktrees = /join\([^)]*["'](runs|worktrees)["']\s*,/;
   const sddThenName = /join\(\s*[\w.#]*[sS]dd\w*\s*,\s*["'`]/;
   const dotSdd = /join\([^)]*["']\.sdd["']/;
+  const sddTemplate = /\$\{[\w.#]*[sS]dd\}\//;
   const tagParsed = /[rR]unId\.split\(["']-["']\)/;
   const problems: string[] = [];
   text.split("\n").forEach((line, i) => {
     const code = line.replace(/^\s*(\*|\/\/).*$/, "");
     if (
       (runsOrWorktrees.test(code) && !/gitDir/.test(code)) || sddThenName.test(code) ||
-      dotSdd.test(code)
+      dotSdd.test(code) || sddTemplate.test(code)
     ) {
       problems.push(`${file}:${i + 1}: hand-built .sdd path: ${line.trim()}`);
     }
@@ -272,6 +273,7 @@ Deno.test("the .sdd path check catches each way of building one by hand", () => 
     'const s = join(this.#sdd, "keys", "agents");',
     'const r = join(root, ".sdd");',
     'const w = join(sdd, "worktrees", session);',
+    "const k = `${places.sdd}/keys`;",
     'const tag = runId.split("-").pop();',
   ];
   for (const line of bad) {

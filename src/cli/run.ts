@@ -330,10 +330,10 @@ async function runTasks(ctx: CommandContext, sdd: string, runId: string) {
   const io = await import("../io/mod.ts");
   const loaded = await loadConfig({ cwd: ctx.cwd, env: ctx.env }).catch(() => undefined);
   const config = loaded?.config;
-  const runtimeDir = `${sdd}/runtime`;
+  const runtimeDir = io.runtimeDir(sdd);
   if (config === undefined || config.storage.backend === "memory") {
     const tasks = await import("../tasks/mod.ts");
-    const log = await tasks.readTaskLog(`${runtimeDir}/tasks.jsonl`).catch(() => undefined);
+    const log = await tasks.readTaskLog(io.runtimePath(sdd, "tasks")).catch(() => undefined);
     return log ? [...log.tasks.values()] : [];
   }
   return await listRunTasks({

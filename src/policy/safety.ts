@@ -3,8 +3,9 @@
 // (in the worktree and the agent's home) and key files. SAFETY: secrets (reading key and
 // token files, or a call that carries a private key, a provider token or one of the run's
 // own tokens) and the integrity guards an `ask` stands on.
-import { dirname, isAbsolute, relative } from "node:path";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import { AGENT_CONFIG_PATHS, MCP_CONFIG_FILES, POLICY_DIR } from "../config/mod.ts";
+import { runtimeDir, sddFolder } from "../io/mod.ts";
 import type { IntegrityGuard } from "./contract.ts";
 import { analyseShell, type ShellWord } from "./shell.ts";
 import {
@@ -85,9 +86,9 @@ function label(p: string, places: ProtectedPlaces): string {
 
 /** Why a path is a secret, or undefined. */
 export function secretPath(p: string, places: ProtectedPlaces): string | undefined {
-  if (within(p, places.sdd && `${places.sdd}/keys`)) return "bernstein's private keys";
-  if (within(p, places.sdd && `${places.sdd}/runtime/tokens`)) return "agent tokens";
-  if (places.sdd && p === `${places.sdd}/runtime/auth.token`) return "the operator token";
+  if (within(p, places.sdd && sddFolder(places.sdd, "keys"))) return "bernstein's private keys";
+  if (within(p, places.sdd && join(runtimeDir(places.sdd), "tokens"))) return "agent tokens";
+  if (places.sdd && p === join(runtimeDir(places.sdd), "auth.token")) return "the operator token";
   for (const f of places.secretFiles ?? []) if (within(p, f)) return "a key file";
   for (const d of USER_SECRETS) {
     if (places.userHome !== undefined && within(p, `${places.userHome}/${d}`)) {
