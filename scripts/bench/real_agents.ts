@@ -1,5 +1,5 @@
 // Wall time of a real `bernstein run` per installed pinned agent CLI: the two-step plan of
-// tests/e2e/real_agents_test.ts (both steps by that CLI, in parallel) against the local model
+// tests/e2e/real_agents/ (both steps by that CLI, in parallel) against the local model
 // server — CLI start-up, two model turns per agent, the merges, lineage and audit. A CLI that
 // is not installed is reported as skipped on stderr, with no figure.
 import { startEgressSentinel, startModelServer } from "../../tests/e2e/model_servers/mod.ts";

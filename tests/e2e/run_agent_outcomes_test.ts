@@ -1,5 +1,5 @@
 // What `bernstein run` records about each agent attempt, with the deterministic scripted agent
-// (so it holds where no real CLI is installed; tests/e2e/real_agents_test.ts does the same with
+// (so it holds where no real CLI is installed; tests/e2e/real_agents/ does the same with
 // the real ones): the turns and tokens it reported in the ledger and the summary, failures named
 // `rate-limited` (retried after the cooldown) and `max-turns`, and `adapters.<name>` settings
 // reaching the spawn.

@@ -6,13 +6,14 @@
 // tokens, cost) reaches the task, the run summary and the ledger. Then one plan with a step per
 // installed CLI. No agent reaches any host but 127.0.0.1: every CLI gets the egress sentinel as
 // its proxy, and the test fails on any request the sentinel or the model server did not expect.
-// A CLI that is not installed makes its tests ignored with the reason in the name.
+// A CLI that is not installed makes its tests ignored with the reason in the name. One file per
+// CLI (and one for the mixed plan) defines its tests from here, so they run in parallel.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { getAdapter, parseOutput } from "../../src/adapters/mod.ts";
-import { probeSandbox } from "../../src/sandbox/mod.ts";
-import { withTempDir } from "../_helpers/temp.ts";
-import { git } from "../_helpers/temp.ts";
+import { getAdapter, parseOutput } from "../../../src/adapters/mod.ts";
+import { probeSandbox } from "../../../src/sandbox/mod.ts";
+import { withTempDir } from "../../_helpers/temp.ts";
+import { git } from "../../_helpers/temp.ts";
 import {
   auditEvents,
   bernsteinIn,
@@ -28,7 +29,7 @@ import {
   skipReason,
   type StepSpec,
   taskRecords,
-} from "./_real_run.ts";
+} from "../_real_run.ts";
 import {
   CALL_USAGE,
   type EgressSentinel,
@@ -36,7 +37,7 @@ import {
   startEgressSentinel,
   startModelServer,
   TEXT_USAGE,
-} from "./model_servers/mod.ts";
+} from "../model_servers/mod.ts";
 
 /** Runs `fn` with a fresh model server and sentinel, closing both afterwards. */
 async function withServers<T>(
@@ -242,7 +243,8 @@ async function assertTwoStepRun(
   }
 }
 
-for (const cli of REAL_CLIS) {
+/** Defines the two-step test of one CLI (ignored with the reason when it is not installed). */
+export function defineTwoStepTest(cli: RealCli): void {
   Deno.test({
     name: `real ${cli.name} ${cli.pin.version}: a two-step plan runs in parallel, merges the ` +
       `files it wrote, lineage signed by the agent, gate and audit pass${skipReason(cli)}`,
@@ -268,54 +270,57 @@ for (const cli of REAL_CLIS) {
   });
 }
 
-const installed = REAL_CLIS.filter((c) => c.exe !== undefined);
 const ROLES = ["backend", "frontend", "qa", "docs", "security"];
 
-Deno.test({
-  name: `real: one plan with a step per installed CLI (${
-    installed.map((c) => c.name).join(", ") || "none"
-  }) runs them side by side and merges every file${
-    installed.length < 2
-      ? " [skipped: fewer than two pinned agent CLIs installed; run scripts/install_agent_clis.ts]"
-      : ""
-  }`,
-  ignore: installed.length < 2,
-  async fn() {
-    await withServers(async (server, sentinel, dir) => {
-      const steps = installed.map((c, i) => step(c.name, i + 1, `by-${c.name}`, ROLES[i]));
-      const run = await runReal(dir, {
-        steps,
-        server,
-        sentinel,
-        tuning: { extra: { max_agents: steps.length } },
+/** Defines the test of one plan with a step per installed CLI. */
+export function defineMixedTest(): void {
+  const installed = REAL_CLIS.filter((c) => c.exe !== undefined);
+  Deno.test({
+    name: `real: one plan with a step per installed CLI (${
+      installed.map((c) => c.name).join(", ") || "none"
+    }) runs them side by side and merges every file${
+      installed.length < 2
+        ? " [skipped: fewer than two pinned agent CLIs installed; run scripts/install_agent_clis.ts]"
+        : ""
+    }`,
+    ignore: installed.length < 2,
+    async fn() {
+      await withServers(async (server, sentinel, dir) => {
+        const steps = installed.map((c, i) => step(c.name, i + 1, `by-${c.name}`, ROLES[i]));
+        const run = await runReal(dir, {
+          steps,
+          server,
+          sentinel,
+          tuning: { extra: { max_agents: steps.length } },
+        });
+        console.log(`real mixed (${installed.map((c) => c.name).join(", ")}): ${run.seconds}s`);
+        assertCleanRun(run, server, sentinel);
+        assertEndpointKey(server);
+        const spawnTick = JSON.parse(
+          await Deno.readTextFile(
+            join(run.root, ".sdd", "runs", String(run.summary?.run_id), "decisions.json"),
+          ),
+        )[0].decisions.filter((d: { kind: string }) => d.kind === "spawn");
+        assert.equal(spawnTick.length, steps.length, "every step started in the first tick");
+        for (const [i, c] of installed.entries()) {
+          const name = `by-${c.name}`;
+          assert.equal(
+            await git(run.root, "show", `HEAD:${name}.txt`),
+            `${name} written by ${c.name} in step ${i + 1}\n`,
+          );
+          const chain = JSON.parse(
+            (await bernsteinIn(run, ["lineage", "chain", `${name}.txt`, "--json"])).stdout,
+          );
+          assert.equal(
+            chain.entries[0].agent_id,
+            `${c.name}:1.${i + 1}-write-${name}-a1-${runTag(run)}`,
+          );
+        }
+        const apis = new Set(server.turns().map((r) => r.api));
+        assert.deepEqual(apis, new Set(installed.map((c) => c.api)));
+        assert.equal((await bernsteinIn(run, ["lineage", "gate"])).code, 0);
+        assert.equal((await bernsteinIn(run, ["audit", "verify"])).code, 0);
       });
-      console.log(`real mixed (${installed.map((c) => c.name).join(", ")}): ${run.seconds}s`);
-      assertCleanRun(run, server, sentinel);
-      assertEndpointKey(server);
-      const spawnTick = JSON.parse(
-        await Deno.readTextFile(
-          join(run.root, ".sdd", "runs", String(run.summary?.run_id), "decisions.json"),
-        ),
-      )[0].decisions.filter((d: { kind: string }) => d.kind === "spawn");
-      assert.equal(spawnTick.length, steps.length, "every step started in the first tick");
-      for (const [i, c] of installed.entries()) {
-        const name = `by-${c.name}`;
-        assert.equal(
-          await git(run.root, "show", `HEAD:${name}.txt`),
-          `${name} written by ${c.name} in step ${i + 1}\n`,
-        );
-        const chain = JSON.parse(
-          (await bernsteinIn(run, ["lineage", "chain", `${name}.txt`, "--json"])).stdout,
-        );
-        assert.equal(
-          chain.entries[0].agent_id,
-          `${c.name}:1.${i + 1}-write-${name}-a1-${runTag(run)}`,
-        );
-      }
-      const apis = new Set(server.turns().map((r) => r.api));
-      assert.deepEqual(apis, new Set(installed.map((c) => c.api)));
-      assert.equal((await bernsteinIn(run, ["lineage", "gate"])).code, 0);
-      assert.equal((await bernsteinIn(run, ["audit", "verify"])).code, 0);
-    });
-  },
-});
+    },
+  });
+}
