@@ -133,12 +133,12 @@ export type TickDecision =
  */
 export function scheduleTick(input: TickInput): TickDecision[] {
   const byId = new Map(input.tasks.map((t) => [t.id, t]));
-  const decisions: TickDecision[] = [];
   const pending = new Set(input.failurePending ?? []);
   const deadEnd = (t: SchedulableTask | undefined) =>
     t === undefined || (DEAD_END.has(t.status) && !(t.status === "failed" && pending.has(t.id)));
   const ended = (t: SchedulableTask | undefined) =>
     t === undefined || t.status === DEPENDENCY_SATISFIED || deadEnd(t);
+  const decisions: TickDecision[] = [];
   for (const task of input.tasks) {
     if (task.status !== "planned" || task.condition_on === undefined) continue;
     if (task.condition_on.every((id) => ended(byId.get(id)))) {
@@ -149,67 +149,102 @@ export function scheduleTick(input: TickInput): TickDecision[] {
   const busy = new Set(input.running);
   const open = input.tasks.filter((t) => t.status === "open" && !busy.has(t.id))
     .sort(compareClaimOrder);
-  const busyFiles: (readonly string[])[] = input.running.map((id) =>
-    byId.get(id)?.owned_files ?? []
-  );
-  let capacity = input.maxAgents - input.running.length;
-  // Agents of each capped cell: its running tasks, then those chosen this tick.
-  const inCell = new Map<string, number>();
-  for (const id of input.running) {
-    const cell = cellOfRole(input.cells, byId.get(id)?.role ?? "");
-    if (cell !== undefined) inCell.set(cell.name, (inCell.get(cell.name) ?? 0) + 1);
-  }
+  const budget = new SpawnBudget(input, byId);
   for (const task of open) {
-    const deps = task.depends_on.map((id) => ({ id, task: byId.get(id) }));
-    const dead = deps.find((d) => deadEnd(d.task) && !d.task?.skipped);
-    const skipped = deps.find((d) => d.task?.skipped);
-    if (!dead && skipped) {
-      decisions.push({
-        kind: "skip_dependent",
-        taskId: task.id,
-        reason: `dependency ${skipped.id} was skipped`,
-      });
+    const verdict = dependencyVerdict(task, byId, deadEnd);
+    if (verdict === "waiting") continue;
+    if (verdict !== "ready") {
+      decisions.push(verdict);
       continue;
     }
-    if (dead) {
-      decisions.push({
-        kind: "fail_dependent",
-        taskId: task.id,
-        reason: dead.task === undefined
-          ? `dependency ${dead.id} does not exist`
-          : `dependency ${dead.id} ended ${dead.task.status}`,
-      });
-      continue;
+    const reason = (input.notBefore.get(task.id) ?? 0) > input.nowMs
+      ? "backoff"
+      : budget.refusal(task);
+    if (reason !== undefined) decisions.push({ kind: "defer", taskId: task.id, reason });
+    else {
+      decisions.push({ kind: "spawn", taskId: task.id });
+      budget.take(task);
     }
-    if (!deps.every((d) => d.task !== undefined && d.task.status === DEPENDENCY_SATISFIED)) {
-      continue;
-    }
-    if ((input.notBefore.get(task.id) ?? 0) > input.nowMs) {
-      decisions.push({ kind: "defer", taskId: task.id, reason: "backoff" });
-      continue;
-    }
-    if (capacity <= 0) {
-      decisions.push({ kind: "defer", taskId: task.id, reason: "capacity" });
-      continue;
-    }
-    const cell = cellOfRole(input.cells, task.role);
-    if (cell?.max_agents !== undefined && (inCell.get(cell.name) ?? 0) >= cell.max_agents) {
-      decisions.push({ kind: "defer", taskId: task.id, reason: "cell_capacity" });
-      continue;
+  }
+  return decisions;
+}
+
+/**
+ * Whether an open task's dependencies let it run: `ready` (all merged), `waiting` (some still
+ * running), or the decision to skip it (a dependency was skipped) or fail it (one dead-ended).
+ */
+function dependencyVerdict(
+  task: SchedulableTask,
+  byId: ReadonlyMap<string, SchedulableTask>,
+  deadEnd: (t: SchedulableTask | undefined) => boolean,
+): TickDecision | "ready" | "waiting" {
+  const deps = task.depends_on.map((id) => ({ id, task: byId.get(id) }));
+  const dead = deps.find((d) => deadEnd(d.task) && !d.task?.skipped);
+  const skipped = deps.find((d) => d.task?.skipped);
+  if (!dead && skipped) {
+    return {
+      kind: "skip_dependent",
+      taskId: task.id,
+      reason: `dependency ${skipped.id} was skipped`,
+    };
+  }
+  if (dead) {
+    return {
+      kind: "fail_dependent",
+      taskId: task.id,
+      reason: dead.task === undefined
+        ? `dependency ${dead.id} does not exist`
+        : `dependency ${dead.id} ended ${dead.task.status}`,
+    };
+  }
+  const merged = deps.every((d) => d.task !== undefined && d.task.status === DEPENDENCY_SATISFIED);
+  return merged ? "ready" : "waiting";
+}
+
+/**
+ * What a tick may still spawn: free agent slots, agents per capped cell, and the owned files
+ * of running tasks and of those chosen this tick.
+ */
+class SpawnBudget {
+  readonly #cells: readonly CellCap[] | undefined;
+  readonly #busyFiles: (readonly string[])[];
+  readonly #inCell = new Map<string, number>();
+  #capacity: number;
+
+  constructor(input: TickInput, byId: ReadonlyMap<string, SchedulableTask>) {
+    this.#cells = input.cells;
+    this.#capacity = input.maxAgents - input.running.length;
+    this.#busyFiles = input.running.map((id) => byId.get(id)?.owned_files ?? []);
+    for (const id of input.running) this.#count(byId.get(id)?.role ?? "");
+  }
+
+  /** Why `task` cannot start now (no slot, its cell is full, its files are busy), if it cannot. */
+  refusal(task: SchedulableTask): "capacity" | "cell_capacity" | "owned_files" | undefined {
+    if (this.#capacity <= 0) return "capacity";
+    const cell = cellOfRole(this.#cells, task.role);
+    if (cell?.max_agents !== undefined && (this.#inCell.get(cell.name) ?? 0) >= cell.max_agents) {
+      return "cell_capacity";
     }
     if (
       task.owned_files.length > 0 &&
-      busyFiles.some((files) => ownedFilesOverlap(task.owned_files, files))
+      this.#busyFiles.some((files) => ownedFilesOverlap(task.owned_files, files))
     ) {
-      decisions.push({ kind: "defer", taskId: task.id, reason: "owned_files" });
-      continue;
+      return "owned_files";
     }
-    decisions.push({ kind: "spawn", taskId: task.id });
-    busyFiles.push(task.owned_files);
-    capacity--;
-    if (cell !== undefined) inCell.set(cell.name, (inCell.get(cell.name) ?? 0) + 1);
+    return undefined;
   }
-  return decisions;
+
+  /** Counts `task` as started: a slot, its cell, its files. */
+  take(task: SchedulableTask): void {
+    this.#busyFiles.push(task.owned_files);
+    this.#capacity--;
+    this.#count(task.role);
+  }
+
+  #count(role: string): void {
+    const cell = cellOfRole(this.#cells, role);
+    if (cell !== undefined) this.#inCell.set(cell.name, (this.#inCell.get(cell.name) ?? 0) + 1);
+  }
 }
 
 /** Spawn backoff after `failures` consecutive failures: base · 2^(failures-1), capped. */
