@@ -152,7 +152,7 @@ Deno.test("both binaries carry the runtime V8 flags the benchmarks measured", as
   }
 });
 
-Deno.test("each binary embeds the modules it loads lazily: the CLI and the gate worker", async () => {
+Deno.test("each binary embeds the modules it loads lazily: the CLI, the gate and deflate workers", async () => {
   const { dir } = await sharedBuild();
   const embeds = async (name: string, text: string) => {
     const bytes = await Deno.readFile(join(dir, LINUX, name));
@@ -163,9 +163,10 @@ Deno.test("each binary embeds the modules it loads lazily: the CLI and the gate 
     return false;
   };
   // A string only src/cli/demo.ts holds (main.ts imports the CLI by a computed specifier),
-  // and one only the gate worker holds (started by URL).
+  // and one only each worker holds (started by URL): the gate's, and the pack builder's deflate.
   strictEqual(await embeds("bernstein", "demo complete:"), true);
   strictEqual(await embeds("bernstein", "gate worker used before init"), true);
+  strictEqual(await embeds("bernstein", "the deflate worker runs only as a worker"), true);
   strictEqual(await embeds("bernstein-verify", "gate worker used before init"), true);
   strictEqual(
     await embeds("bernstein-verify", "demo complete:"),
