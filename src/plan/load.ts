@@ -142,7 +142,16 @@ function readStages(
   raw: Record<string, unknown>,
   options: PlanLoadOptions,
 ): RawStage[] {
-  const value = raw.stages;
+  const stages: RawStage[] = [];
+  stageList(reader, raw.stages).forEach((item, i) => {
+    const stage = readStage(reader, item, i, options);
+    if (stage !== undefined) stages.push(stage);
+  });
+  return stages;
+}
+
+/** The `stages:` list (empty, with a problem, when it is missing, not a list or empty). */
+function stageList(reader: FieldReader, value: unknown): readonly unknown[] {
   if (value === undefined || value === null) {
     reader.problem(["stages"], "plan.missing_field", "'stages' is required", {
       hint: "a plan is 'stages:' — a list of {name, depends_on, steps}",
@@ -159,64 +168,78 @@ function readStages(
   }
   if (value.length === 0) {
     reader.problem(["stages"], "plan.invalid_value", "a plan needs at least one stage");
+  }
+  return value;
+}
+
+/** One stage: its name, dependencies and steps (undefined when it is not a mapping). */
+function readStage(
+  reader: FieldReader,
+  item: unknown,
+  i: number,
+  options: PlanLoadOptions,
+): RawStage | undefined {
+  const path: FieldPath = ["stages", i];
+  const obj = reader.mapping(
+    item,
+    path,
+    STAGE_KEYS,
+    STAGE_KEY_ALIASES,
+    "a stage {name, depends_on, steps}",
+  );
+  if (obj === undefined) return undefined;
+  const name = reader.string(obj, "name", path, { required: true });
+  const entries = readDependencies(reader, obj, path, "stage");
+  return {
+    index: i,
+    name,
+    depends: entries.filter((d) => d.condition === undefined).map((d) => d.ref),
+    conditional: entries.find((d) => d.condition !== undefined),
+    entries,
+    steps: readStageSteps(reader, obj.steps, path, options),
+  };
+}
+
+/** A stage's steps (empty, with a problem, when they are missing, not a list or empty). */
+function readStageSteps(
+  reader: FieldReader,
+  steps: unknown,
+  path: FieldPath,
+  options: PlanLoadOptions,
+): RawStep[] {
+  if (steps === undefined || steps === null) {
+    reader.problem(
+      [...path, "steps"],
+      "plan.missing_field",
+      "'steps' is required (a stage needs at least one step)",
+    );
     return [];
   }
-  const stages: RawStage[] = [];
-  value.forEach((item, i) => {
-    const path: FieldPath = ["stages", i];
-    const obj = reader.mapping(
-      item,
-      path,
-      STAGE_KEYS,
-      STAGE_KEY_ALIASES,
-      "a stage {name, depends_on, steps}",
+  if (!Array.isArray(steps)) {
+    reader.problem([...path, "steps"], "plan.invalid_type", "must be a list of steps");
+    return [];
+  }
+  if (steps.length === 0) {
+    reader.problem([...path, "steps"], "plan.invalid_value", "a stage needs at least one step");
+    return [];
+  }
+  const out: RawStep[] = [];
+  steps.forEach((s, j) => {
+    const stepPath: FieldPath = [...path, "steps", j];
+    const stepObj = reader.mapping(
+      s,
+      stepPath,
+      PLAN_STEP_KEYS,
+      STEP_KEY_ALIASES,
+      "a step {title, …}",
     );
-    if (obj === undefined) return;
-    const name = reader.string(obj, "name", path, { required: true });
-    const entries = readDependencies(reader, obj, path, "stage");
-    const stage: RawStage = {
-      index: i,
-      name,
-      depends: entries.filter((d) => d.condition === undefined).map((d) => d.ref),
-      conditional: entries.find((d) => d.condition !== undefined),
-      entries,
-      steps: [],
-    };
-    stages.push(stage);
-    const steps = obj.steps;
-    if (steps === undefined || steps === null) {
-      reader.problem(
-        [...path, "steps"],
-        "plan.missing_field",
-        "'steps' is required (a stage needs at least one step)",
-      );
-      return;
-    }
-    if (!Array.isArray(steps)) {
-      reader.problem([...path, "steps"], "plan.invalid_type", "must be a list of steps");
-      return;
-    }
-    if (steps.length === 0) {
-      reader.problem([...path, "steps"], "plan.invalid_value", "a stage needs at least one step");
-      return;
-    }
-    steps.forEach((s, j) => {
-      const stepPath: FieldPath = [...path, "steps", j];
-      const stepObj = reader.mapping(
-        s,
-        stepPath,
-        PLAN_STEP_KEYS,
-        STEP_KEY_ALIASES,
-        "a step {title, …}",
-      );
-      if (stepObj === undefined) return;
-      const fields = readStepFields(reader, stepObj, stepPath);
-      checkCli(reader, fields?.cli, [...stepPath, "cli"], options.knownClis);
-      const deps = readDependencies(reader, stepObj, stepPath, "step");
-      stage.steps.push({ index: j, fields, path: stepPath, deps });
-    });
+    if (stepObj === undefined) return;
+    const fields = readStepFields(reader, stepObj, stepPath);
+    checkCli(reader, fields?.cli, [...stepPath, "cli"], options.knownClis);
+    const deps = readDependencies(reader, stepObj, stepPath, "step");
+    out.push({ index: j, fields, path: stepPath, deps });
   });
-  return stages;
+  return out;
 }
 
 function checkStageGraph(reader: FieldReader, stages: readonly RawStage[]): void {
