@@ -5,24 +5,24 @@
 // one-step plan attaching a PNG, against the project's model server: the bytes the API received
 // hash to the digest the run attested (audit event, CAS, lineage), the prompt text carries no
 // base64, the copy never reaches the merge, and no agent reaches any host but 127.0.0.1.
+// One file per CLI defines that CLI's tests from here, so they run in parallel.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { toBase64 } from "../../src/canonical/mod.ts";
-import { sha256Hex } from "../../src/crypto/mod.ts";
-import { probeSandbox } from "../../src/sandbox/mod.ts";
-import { makePdf } from "../_helpers/pdf.ts";
-import { makePng } from "../_helpers/png.ts";
-import { git, withTempDir } from "../_helpers/temp.ts";
+import { toBase64 } from "../../../src/canonical/mod.ts";
+import { sha256Hex } from "../../../src/crypto/mod.ts";
+import { probeSandbox } from "../../../src/sandbox/mod.ts";
+import { makePdf } from "../../_helpers/pdf.ts";
+import { makePng } from "../../_helpers/png.ts";
+import { git, withTempDir } from "../../_helpers/temp.ts";
 import {
   auditEvents,
   bernsteinIn,
-  REAL_CLIS,
   type RealCli,
   runReal,
   runTag,
   skipReason,
-} from "./_real_run.ts";
-import { startEgressSentinel, startModelServer } from "./model_servers/mod.ts";
+} from "../_real_run.ts";
+import { startEgressSentinel, startModelServer } from "../model_servers/mod.ts";
 
 /** The API each multimodal CLI must deliver the image through. */
 const CHANNELS: Readonly<Record<string, { via: string; delivery: string }>> = {
@@ -148,54 +148,55 @@ async function imageRun(cli: RealCli, file: Attached): Promise<void> {
   });
 }
 
-for (const cli of REAL_CLIS.filter((c) => c.name in CHANNELS)) {
-  Deno.test({
-    name: `real ${cli.name} ${cli.pin.version}: an attached PNG reaches the API as an image ` +
-      `(${CHANNELS[cli.name].via}), its bytes hash to the attested digest${skipReason(cli)}`,
-    ignore: cli.exe === undefined,
-    fn: async () =>
-      imageRun(cli, {
-        path: "shots/screen.png",
-        bytes: await makePng(96, 64, cli.name.length),
-        mime: "image/png",
-        via: Object.fromEntries(Object.entries(CHANNELS).map(([n, c]) => [n, c.via])),
-      }),
-  });
-}
-
 /** How each CLI with a document channel must deliver a PDF. */
 const PDF_VIA: Readonly<Record<string, string>> = { claude: "document", gemini: "inlineData" };
 
-for (const cli of REAL_CLIS.filter((c) => c.name in PDF_VIA)) {
-  Deno.test({
-    name: `real ${cli.name} ${cli.pin.version}: an attached PDF reaches the API as a document ` +
-      `(${PDF_VIA[cli.name]}), its bytes hash to the attested digest${skipReason(cli)}`,
-    ignore: cli.exe === undefined,
-    fn: () =>
-      imageRun(cli, {
-        path: "shots/spec.pdf",
-        bytes: makePdf(`The ${cli.name} spec: totals are rounded half to even.`),
-        mime: "application/pdf",
-        via: PDF_VIA,
-      }),
-  });
-}
-
-/** Images held by value in the plan travel the same channel as files (one per channel kind). */
-for (const cli of REAL_CLIS.filter((c) => c.name === "claude" || c.name === "gemini")) {
-  Deno.test({
-    name: `real ${cli.name} ${cli.pin.version}: an image held by value in the plan reaches the ` +
-      `API as an image (${CHANNELS[cli.name].via}), its bytes hash to the attested digest${
-        skipReason(cli)
-      }`,
-    ignore: cli.exe === undefined,
-    fn: async () =>
-      imageRun(cli, {
-        path: "held/screen.png",
-        bytes: await makePng(80, 48, cli.name.length + 7),
-        mime: "image/png",
-        via: Object.fromEntries(Object.entries(CHANNELS).map(([n, c]) => [n, c.via])),
-        held: true,
-      }),
-  });
+/** Defines the attachment tests of one CLI (ignored with the reason when it is not installed). */
+export function defineImageTests(cli: RealCli): void {
+  if (cli.name in CHANNELS) {
+    Deno.test({
+      name: `real ${cli.name} ${cli.pin.version}: an attached PNG reaches the API as an image ` +
+        `(${CHANNELS[cli.name].via}), its bytes hash to the attested digest${skipReason(cli)}`,
+      ignore: cli.exe === undefined,
+      fn: async () =>
+        imageRun(cli, {
+          path: "shots/screen.png",
+          bytes: await makePng(96, 64, cli.name.length),
+          mime: "image/png",
+          via: Object.fromEntries(Object.entries(CHANNELS).map(([n, c]) => [n, c.via])),
+        }),
+    });
+  }
+  if (cli.name in PDF_VIA) {
+    Deno.test({
+      name: `real ${cli.name} ${cli.pin.version}: an attached PDF reaches the API as a document ` +
+        `(${PDF_VIA[cli.name]}), its bytes hash to the attested digest${skipReason(cli)}`,
+      ignore: cli.exe === undefined,
+      fn: () =>
+        imageRun(cli, {
+          path: "shots/spec.pdf",
+          bytes: makePdf(`The ${cli.name} spec: totals are rounded half to even.`),
+          mime: "application/pdf",
+          via: PDF_VIA,
+        }),
+    });
+  }
+  // Images held by value in the plan travel the same channel as files (one per channel kind).
+  if (cli.name === "claude" || cli.name === "gemini") {
+    Deno.test({
+      name: `real ${cli.name} ${cli.pin.version}: an image held by value in the plan reaches the ` +
+        `API as an image (${CHANNELS[cli.name].via}), its bytes hash to the attested digest${
+          skipReason(cli)
+        }`,
+      ignore: cli.exe === undefined,
+      fn: async () =>
+        imageRun(cli, {
+          path: "held/screen.png",
+          bytes: await makePng(80, 48, cli.name.length + 7),
+          mime: "image/png",
+          via: Object.fromEntries(Object.entries(CHANNELS).map(([n, c]) => [n, c.via])),
+          held: true,
+        }),
+    });
+  }
 }

@@ -1,0 +1,5 @@
+// Attachments through real opencode's own channel (see _images.ts); one file per CLI.
+import { REAL_CLIS } from "../_real_run.ts";
+import { defineImageTests } from "./_images.ts";
+
+defineImageTests(REAL_CLIS.find((c) => c.name === "opencode") ?? REAL_CLIS[0]);
