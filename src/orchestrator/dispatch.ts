@@ -140,10 +140,11 @@ export class Dispatcher {
       return await this.#start({ ...attempt, task: claimed });
     } catch (error) {
       await this.#deps.ctx.tokens.revoke(attempt.session).catch(() => {});
-      // A damaged CAS blob or failed storage (disk full, read-only .sdd: the agent may have
-      // filled the disk the moment it started) is not the task's fault: the run stops on it and
-      // the task keeps its claim, so the resume spawns it again.
-      if (isCasDamage(error) || isStorageFailure(error)) throw error;
+      // A damaged CAS blob or failed storage (disk full, read-only `.sdd`: an agent may fill
+      // the disk the moment it starts) is not the task's fault: the run stops on it, and the
+      // task keeps its claim, so the resume (after 'bernstein cas repair', or once space is
+      // freed) spawns it again. Taken for a failed spawn, the task would go back to open.
+      if (stopsTheRun(error)) throw error;
       await this.#deps.retries.spawnFailed(claimed, attempt.session, error as Error);
       return undefined;
     }
@@ -239,6 +240,7 @@ export class Dispatcher {
         reason: `spawn ${a.session}`,
       });
     } catch (error) {
+      if (isStorageFailure(error)) throw error;
       await recorder.warn(`claim of ${a.task.id} refused: ${(error as Error).message}`);
       return undefined;
     }
@@ -270,18 +272,37 @@ export class Dispatcher {
     };
     const execution = await executor.start(request);
     this.#used.add(a.session);
-    let running: Task;
-    const file = this.#sessionFile(a, execution, attachments);
+    let session: RunningSession;
     try {
-      running = await this.#markStarted(a, execution, variables.pins);
-      await saveSessionFile(ctx.sdd, file);
+      session = await this.#recordStarted(a, execution, variables.pins, attachments);
     } catch (error) {
-      // The claim went while the agent started, or its start could not be written down: it
-      // must not run on unwatched.
-      void execution.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
+      // The claim went while the agent started, or its start could not be written down (the
+      // agent may have filled the disk already): it must not run on unwatched. It is not in
+      // the session table, so it is stopped here, once, and nothing else stops it again.
+      await this.#abortStarted(a, execution, error as Error);
       throw error;
     }
-    const session: RunningSession = {
+    sessions.add(session);
+    retries.spawned(a.task.id);
+    return session;
+  }
+
+  /**
+   * The writes that make a started agent a live session: its task in progress, its session
+   * file, `agent.spawned`. The session joins the table only once all of them are done.
+   */
+  async #recordStarted(
+    a: Attempt,
+    execution: Execution,
+    pins: VariablePinJson[] | undefined,
+    attachments: SpawnAttachments | undefined,
+  ): Promise<RunningSession> {
+    const { ctx } = this.#deps;
+    const running = await this.#markStarted(a, execution, pins);
+    const file = this.#sessionFile(a, execution, attachments);
+    await saveSessionFile(ctx.sdd, file);
+    await this.#recordSpawn(a, execution, file);
+    return {
       session: a.session,
       task: running,
       execution,
@@ -295,10 +316,26 @@ export class Dispatcher {
       state: "running",
       ...this.#watchdogTimeout(a),
     };
-    sessions.add(session);
-    retries.spawned(a.task.id);
-    await this.#recordSpawn(a, execution, file);
-    return session;
+  }
+
+  /**
+   * Stops an agent whose start could not be recorded, and says so (`agent.start_aborted`; on
+   * a full disk the audit log keeps the record for the resume). Waits for its exit, so a run
+   * that stops on this failure does not leave it running.
+   */
+  async #abortStarted(a: Attempt, execution: Execution, error: Error): Promise<void> {
+    const { ctx, recorder } = this.#deps;
+    const stopped = execution.terminate(ctx.config.tuning.agent.kill_grace_s * 1000)
+      .catch(() => {});
+    await recorder.record({
+      kind: "agent.start_aborted",
+      taskId: a.task.id,
+      session: a.session,
+      pid: execution.pid,
+      reason: error.message.split("\n")[0],
+    }).catch(() => {});
+    await stopped;
+    execution.release?.();
   }
 
   /**
@@ -496,4 +533,9 @@ export class Dispatcher {
       isolation: execution.isolation ?? REMOTE_ISOLATION,
     });
   }
+}
+
+/** Failures that stop the run instead of failing one spawn: storage, a damaged CAS blob. */
+function stopsTheRun(error: unknown): boolean {
+  return isStorageFailure(error) || isCasDamage(error);
 }

@@ -38,6 +38,8 @@ export class Liveness {
   readonly #deps: LivenessDeps;
   /** Sessions reported idle, until their output moves again. */
   readonly #idle = new Set<string>();
+  /** Sessions stopped for stalling (each is stopped once). */
+  readonly #stalled = new WeakSet<RunningSession>();
   /** The store could not say whether this run still holds it (warned once per outage). */
   #ownershipUnknown = false;
 
@@ -93,14 +95,19 @@ export class Liveness {
   }
 
   async #stop(s: RunningSession, silentMs: number): Promise<void> {
+    // Once: the agent stays silent while it dies (up to the kill grace), and every tick in
+    // between would report and signal it again.
+    if (this.#stalled.has(s)) return;
+    this.#stalled.add(s);
     const { ctx, recorder } = this.#deps;
+    // Signalled first: a record the disk refuses must not leave it running.
+    void s.execution?.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
     await recorder.record({
       kind: "agent.stalled",
       taskId: s.task.id,
       session: s.session,
       silentS: Math.round(silentMs / 1000),
     });
-    void s.execution?.terminate(ctx.config.tuning.agent.kill_grace_s * 1000);
   }
 
   /**

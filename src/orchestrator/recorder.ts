@@ -93,6 +93,7 @@ export type RunFact =
   | { kind: "agent.idle"; taskId: string; session: string; idleS: number }
   | { kind: "agent.deadline_extended"; taskId: string; session: string; fromS: number; toS: number }
   | { kind: "agent.leftover_ended"; taskId: string; session: string; pid: number }
+  | { kind: "agent.start_aborted"; taskId: string; session: string; pid: number; reason: string }
   | {
     kind: "claim.expired";
     taskId: string;
@@ -486,6 +487,18 @@ function agentRecords(fact: RunFact): FactRecords | undefined {
 /** The records of what the watchdogs saw: leftover agents, deadlines, idle and stalled agents, claims. */
 function agentWatchRecords(fact: RunFact): FactRecords | undefined {
   switch (fact.kind) {
+    case "agent.start_aborted":
+      return {
+        audit: orchestratorEvent("agent.start_aborted", "agent", fact.session, {
+          task_id: fact.taskId,
+          pid: fact.pid,
+          reason: fact.reason,
+        }),
+        progress: warning(
+          `${fact.taskId}: agent ${fact.session} (pid ${fact.pid}) started but its start could ` +
+            `not be recorded (${fact.reason}); stopping it`,
+        ),
+      };
     case "agent.leftover_ended":
       return {
         audit: orchestratorEvent("agent.leftover_ended", "agent", fact.session, {

@@ -133,13 +133,21 @@ Deno.test({
       assert.equal((await read("rc1")).trim(), "1", context);
       assert.match(await read("run1.err"), /^error\[run\.storage_failed\]: /m, context);
       assert.doesNotMatch(await read("run1.err"), /error\[internal\]/, context);
-      // The task it was working on stays resumable: not failed, not closed.
+      // The task it was working on stays resumable: not failed, not closed. Which of the three
+      // depends on when the disk filled (before the orchestrator wrote in_progress: claimed;
+      // after the agent reported: done). Never open: the agent fills the disk only after its
+      // task was claimed, and a full disk while the agent starts stops the run, it is not a
+      // failed spawn (which would reopen the task and leave the agent running unwatched).
       const task = lastTask(await read("tasks1.jsonl"), "1.1-fill-the-disk");
       assert.ok(task !== undefined, context);
       assert.ok(
         ["claimed", "in_progress", "done"].includes(String(task.status)),
         `task ended ${task.status}\n${context}`,
       );
+      const run1 = await read("run1.out");
+      assert.doesNotMatch(run1, /spawn failed/, context);
+      // Its agent is stopped once at most: by the halt, or when its start could not be recorded.
+      assert.ok((run1.match(/stalled \(no output/g) ?? []).length <= 1, context);
       // Space came back: the resume finished the run.
       assert.equal((await read("rc2")).trim(), "0", context);
       const events = (await read("run2.out")).trim().split("\n").filter((l) => l.startsWith("{"))

@@ -51,6 +51,8 @@ interface AgentScript {
    * start (claimed → in_progress → done, as the server's /complete does for a fast agent).
    */
   reportsBeforeStartRecorded?: boolean;
+  /** Asked to stop, it takes this long (fake time) to die: it stays silent meanwhile. */
+  diesAfterMs?: number;
 }
 
 function result(ok: boolean, error: string | null, code = ok ? 0 : 1): AgentResult {
@@ -155,10 +157,10 @@ class FakeExecutor implements Executor {
       isolation: { isolation: "none" },
       lastOutputMs: () => startedMs,
       lastText: () => "",
-      terminate: (_graceMs: number) => {
+      terminate: async (_graceMs: number) => {
         this.terminated.push({ session: request.session, atMs: clock.nowMs() });
+        if (script.diesAfterMs !== undefined) await clock.sleep(script.diesAfterMs);
         finish({ result: result(false, "terminated", 143), timedOut: false, signal: "SIGTERM" });
-        return Promise.resolve();
       },
       exit,
     };
@@ -369,6 +371,69 @@ Deno.test("run loop: an agent silent past the stall threshold is stopped and its
   });
 });
 
+Deno.test("run loop: a stalled agent slow to die is stopped and reported once", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(
+      dir,
+      [draft("quiet")],
+      () => ({ hang: true, diesAfterMs: 10_000 }),
+      (config) => (config.tuning.agent.stall_threshold_s = 30),
+    );
+    await drive(h, 1000);
+    // Ten ticks pass while it dies, each seeing it still silent.
+    assert.equal(h.executor.terminated.length, 1);
+    assert.equal(h.audit.ofType("agent.stalled").length, 1);
+    assert.equal((await h.store.get("quiet"))?.status, "failed");
+  });
+});
+
+const diskFull = () => new Error("No space left on device (os error 28): write '.sdd/x'");
+
+/**
+ * The disk fills the moment an agent starts (it filled it): each write the orchestrator makes
+ * after the start fails in turn. Whichever it is, the run stops as storage-failed, the started
+ * agent is stopped once (and that is recorded), nothing spawns it again, and its task keeps a
+ * resumable state: claimed when the in_progress write failed, in_progress after it.
+ */
+for (
+  const [what, status, fail] of [
+    ["the in_progress transition", "claimed", (h: Harness) => {
+      const transition = h.store.transition.bind(h.store);
+      h.store.transition = (id, to, options) =>
+        to === "in_progress" ? Promise.reject(diskFull()) : transition(id, to, options);
+    }],
+    ["the agent.spawned record", "in_progress", (h: Harness) => {
+      const append = h.audit.append.bind(h.audit);
+      h.audit.append = (event, options) =>
+        event.event_type === "agent.spawned" ? Promise.reject(diskFull()) : append(event, options);
+    }],
+  ] as const
+) {
+  Deno.test(`run loop: a disk that fills as its agent starts (${what}) stops the run; the agent is stopped once, the task stays ${status}`, async () => {
+    await withTempDir(async (dir) => {
+      const h = await harness(dir, [draft("fill")], () => ({ hang: true }));
+      fail(h);
+      const outcome = await drive(h, 1000);
+      assert.equal(outcome.end, "storage-failed");
+      assert.match(outcome.reason ?? "", /No space left on device/);
+      assert.equal(
+        (await h.store.get("fill"))?.status,
+        status,
+        "resumable: not reopened, not failed",
+      );
+      assert.equal(h.executor.starts.length, 1, "not spawned again on a full disk");
+      const session = h.executor.starts[0].session;
+      assert.deepEqual(h.executor.terminated.map((t) => t.session), [session], "stopped once");
+      const aborted = h.audit.ofType("agent.start_aborted");
+      assert.equal(aborted.length, 1);
+      assert.equal(aborted[0].resource_id, session);
+      assert.match(String(aborted[0].details.reason), /No space left on device/);
+      assert.equal(h.audit.ofType("agent.spawn_failed").length, 0, "not a failed spawn");
+      assert.equal(h.audit.ofType("agent.stalled").length, 0);
+    });
+  });
+}
+
 Deno.test("run loop: tasks stuck behind a blocked one end in the zero-terminal backstop", async () => {
   await withTempDir(async (dir) => {
     const h = await harness(
@@ -494,30 +559,6 @@ Deno.test("run loop: a store another orchestrator took over (namespace lock lost
     assert.match(outcome.reason, /another orchestrator holds it now \(run other-run on host-b/);
     assert.deepEqual(h.executor.terminated.map((t) => t.session), [h.executor.starts[0].session]);
     assert.equal(h.executor.starts.length, 1, "nothing started after the loss");
-  });
-});
-
-Deno.test("run loop: a disk that fills as its agent starts stops the run as storage-failed; the task keeps its claim, the agent is stopped", async () => {
-  await withTempDir(async (dir) => {
-    const h = await harness(dir, [draft("fill")], () => ({ hang: true }));
-    // The agent filled the disk the moment it started: the orchestrator's next write fails.
-    const transition = h.store.transition.bind(h.store);
-    h.store.transition = (id, to, options) =>
-      to === "in_progress"
-        ? Promise.reject(
-          Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" }),
-        )
-        : transition(id, to, options);
-    const outcome = await drive(h, 1000);
-    assert.equal(outcome.end, "storage-failed");
-    assert.equal(
-      (await h.store.get("fill"))?.status,
-      "claimed",
-      "resumable: neither reopened nor failed",
-    );
-    assert.equal(h.executor.starts.length, 1, "no second spawn on a full disk");
-    assert.deepEqual(h.executor.terminated.map((t) => t.session), [h.executor.starts[0].session]);
-    assert.equal(h.audit.ofType("agent.spawn_failed").length, 0, "not taken for a failed spawn");
   });
 });
 
