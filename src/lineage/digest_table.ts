@@ -128,6 +128,18 @@ export class DigestTable {
     return this.#used[this.#slot(this.#scratch)] === 1;
   }
 
+  /**
+   * Every key with its value, in table order (not insertion order): the key's 32 bytes are at
+   * `at` in `digests`, valid until the next {@linkcode DigestTable.set}.
+   */
+  *entries(): Generator<{ digests: Uint8Array; at: number; value: number }> {
+    for (let i = 0; i < this.#used.length; i++) {
+      if (this.#used[i] === 1) {
+        yield { digests: this.#keys, at: i * DIGEST_BYTES, value: this.#values[i] };
+      }
+    }
+  }
+
   /** Sets `hash` to `value`; returns false (and stores nothing) for a malformed key. */
   set(hash: string, value: number): boolean {
     if (this.#size + 1 > this.#used.length * MAX_LOAD) this.#grow();

@@ -827,7 +827,6 @@ class SignatureStore {
   // Keyed by entry digest (members are `signatures/<entry-hex>.jws`): 100 000 signatures
   // index in ~6 MB instead of ~25 MB for a map of member names.
   #index: DigestTable;
-  #digests: Uint8Array;
   #count = 0;
   #offsets: Uint32Array;
   #lengths: Int32Array; // -1: the member could not be read
@@ -840,7 +839,6 @@ class SignatureStore {
     const n = Math.max(1, expected);
     this.#bytes = new Uint8Array(bytes);
     this.#index = new DigestTable(n);
-    this.#digests = new Uint8Array(n * 32);
     this.#offsets = new Uint32Array(n);
     this.#lengths = new Int32Array(n);
     this.#used = new Uint8Array(n);
@@ -850,8 +848,7 @@ class SignatureStore {
     const i = this.#count;
     if (i >= this.#offsets.length) return; // cannot happen: `expected` counted every member
     const hash = signatureMemberHash(name);
-    if (hash === undefined || !digestInto(hash, this.#digests, i * 32)) return;
-    if (!this.#index.set(hash, i)) return;
+    if (hash === undefined || !this.#index.set(hash, i)) return;
     this.#count++;
     if (bytes === undefined) {
       this.#lengths[i] = -1;
@@ -882,11 +879,16 @@ class SignatureStore {
     if (i !== undefined) this.#used[i] = 1;
   }
 
-  /** Names of members no entry of the log has. */
+  /** Names of members no entry of the log has, in archive order. */
   *unused(): Generator<string> {
-    for (let i = 0; i < this.#count; i++) {
-      if (this.#used[i] === 0) yield signatureMemberName(digestText(this.#digests, i * 32));
+    // The index holds each member's digest: no second copy of a million of them.
+    const orphans: { i: number; name: string }[] = [];
+    for (const e of this.#index.entries()) {
+      if (this.#used[e.value] === 0) {
+        orphans.push({ i: e.value, name: signatureMemberName(digestText(e.digests, e.at)) });
+      }
     }
+    yield* orphans.sort((a, b) => a.i - b.i).map((o) => o.name);
   }
 }
 

@@ -248,3 +248,18 @@ Deno.test("in a pack, problems name pack members, never .sdd paths", async () =>
   ok(issue.message.includes(`no signature member ${member}`), issue.message);
   ok(r.errors.every((e) => !/signatures\/[0-9a-f]{2}\/[0-9a-f]{64}\//.test(e.message)));
 });
+
+Deno.test("orphan signatures are reported once each, in archive order", async () => {
+  const members = new Map(built.members);
+  const signature = [...members].find(([n]) => n.startsWith("signatures/"))?.[1] as Uint8Array;
+  // Hashes whose table slots fall in another order than their names.
+  const names = ["80", "7f", "01"].map((b) => `signatures/${b.repeat(32)}.jws`);
+  for (const name of names) members.set(name, signature);
+  const r = await verifyPack(memoryBytes(reseal(members)), {
+    operatorFingerprint: operatorFingerprint(op.publicKey),
+  });
+  deepStrictEqual(
+    r.errors.filter((e) => e.kind === "orphan signature").map((e) => e.message.split(":")[0]),
+    [...names].sort(),
+  );
+});
