@@ -134,57 +134,12 @@ export function decideSignal(
       if (p.kind === "refused") return { met: false, reason: `${what} refused: ${p.reason}` };
       return { met: true, reason: `${what} exists (${p.kind})` };
     }
-    case "glob_exists": {
+    case "glob_exists":
       if (observation.kind !== "glob") break;
-      const g = observation.probe;
-      if (g.invalid !== undefined) return { met: false, reason: `${what} refused: ${g.invalid}` };
-      if (g.matches.length > 0) {
-        const n = g.matches.length;
-        return {
-          met: true,
-          reason: `${what} matches ${n} path${n === 1 ? "" : "s"} (first: ${g.matches[0]})`,
-        };
-      }
-      const notes = [
-        g.refused.length > 0 ? `${g.refused.length} match(es) refused: ${g.refused[0]}` : "",
-        g.truncated ? "the search stopped at its entry limit" : "",
-      ].filter(Boolean);
-      return {
-        met: false,
-        reason: `${what} matches nothing${notes.length ? ` (${notes.join("; ")})` : ""}`,
-      };
-    }
-    case "file_contains": {
+      return decideGlob(what, observation.probe);
+    case "file_contains":
       if (observation.kind !== "read") break;
-      const r = observation.probe;
-      if (!r.ok) {
-        return {
-          met: false,
-          reason: r.missing ? `${what} does not exist` : `${what} cannot be read: ${r.reason}`,
-        };
-      }
-      const cut = r.truncated ? " (only the start of the file was searched)" : "";
-      if ("contains" in signal) {
-        return r.text.includes(signal.contains)
-          ? { met: true, reason: `${what} contains ${JSON.stringify(signal.contains)}` }
-          : {
-            met: false,
-            reason: `${what} does not contain ${JSON.stringify(signal.contains)}${cut}`,
-          };
-      }
-      let re: RegExp;
-      try {
-        re = new RegExp(signal.regex, "mu");
-      } catch (error) {
-        return {
-          met: false,
-          reason: `invalid regex /${signal.regex}/: ${(error as Error).message}`,
-        };
-      }
-      return re.test(r.text)
-        ? { met: true, reason: `${what} matches /${signal.regex}/` }
-        : { met: false, reason: `${what} does not match /${signal.regex}/${cut}` };
-    }
+      return decideFileContains(what, signal, observation.probe);
     case "test_passes": {
       if (observation.kind !== "run") break;
       const c = observation.probe;
@@ -202,6 +157,63 @@ export function decideSignal(
     reason:
       `${what}: internal error: a ${observation.kind} observation cannot decide a ${signal.kind} signal`,
   };
+}
+
+type Decision = { met: boolean; reason: string };
+
+/** A `glob_exists` signal from the matches found. */
+function decideGlob(what: string, g: GlobProbe): Decision {
+  if (g.invalid !== undefined) return { met: false, reason: `${what} refused: ${g.invalid}` };
+  if (g.matches.length > 0) {
+    const n = g.matches.length;
+    return {
+      met: true,
+      reason: `${what} matches ${n} path${n === 1 ? "" : "s"} (first: ${g.matches[0]})`,
+    };
+  }
+  const notes = [
+    g.refused.length > 0 ? `${g.refused.length} match(es) refused: ${g.refused[0]}` : "",
+    g.truncated ? "the search stopped at its entry limit" : "",
+  ].filter(Boolean);
+  return {
+    met: false,
+    reason: `${what} matches nothing${notes.length ? ` (${notes.join("; ")})` : ""}`,
+  };
+}
+
+/** A `file_contains` signal from the file read (substring, or regex with `m` and `u`). */
+function decideFileContains(
+  what: string,
+  signal: Extract<CompletionSignal, { kind: "file_contains" }>,
+  r: Extract<SignalObservation, { kind: "read" }>["probe"],
+): Decision {
+  if (!r.ok) {
+    return {
+      met: false,
+      reason: r.missing ? `${what} does not exist` : `${what} cannot be read: ${r.reason}`,
+    };
+  }
+  const cut = r.truncated ? " (only the start of the file was searched)" : "";
+  if ("contains" in signal) {
+    return r.text.includes(signal.contains)
+      ? { met: true, reason: `${what} contains ${JSON.stringify(signal.contains)}` }
+      : {
+        met: false,
+        reason: `${what} does not contain ${JSON.stringify(signal.contains)}${cut}`,
+      };
+  }
+  let re: RegExp;
+  try {
+    re = new RegExp(signal.regex, "mu");
+  } catch (error) {
+    return {
+      met: false,
+      reason: `invalid regex /${signal.regex}/: ${(error as Error).message}`,
+    };
+  }
+  return re.test(r.text)
+    ? { met: true, reason: `${what} matches /${signal.regex}/` }
+    : { met: false, reason: `${what} does not match /${signal.regex}/${cut}` };
 }
 
 /** Options of {@linkcode evaluateCompletionSignals}. */
