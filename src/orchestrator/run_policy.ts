@@ -11,6 +11,7 @@ import { resolveAuditKeyPath } from "../audit/mod.ts";
 import type { Config } from "../config/mod.ts";
 import type { Clock, EnvReader, Random } from "../io/mod.ts";
 import { loadPolicy, type PolicyRecord, PolicyService, type RuleProblem } from "../policy/mod.ts";
+import { operatorTokenPath } from "../server/mod.ts";
 import { sessionPaths } from "./agent_session.ts";
 import type { RunFact } from "./recorder.ts";
 
@@ -83,13 +84,17 @@ export class RunPolicy {
     const tuning = options.config.tuning.policy;
     const policy = await loadPolicy(options.root, { maxBytes: tuning.max_rule_file_bytes });
     const userHome = options.env.get("HOME");
+    // The operator token lives beside the audit key, outside the project (server/tokens.ts):
+    // a tool call that reads it is a secret read like one of the key itself.
+    const auditKey = resolveAuditKeyPath(options.env).path;
+    const operatorToken = operatorTokenPath(auditKey, await Deno.realPath(options.root));
     const service = new PolicyService({
       policy,
       places: {
         root: options.root,
         sdd: options.sdd,
         ...(userHome ? { userHome } : {}),
-        secretFiles: [resolveAuditKeyPath(options.env).path],
+        secretFiles: [auditKey, operatorToken],
       },
       clock: options.clock,
       random: options.random,
