@@ -3,8 +3,10 @@
 // what keeps the gate's memory flat on a 100 000-entry log.
 
 const DIGEST_BYTES = 32;
-// Linear probing stays short up to here (a miss usually fails on the slot's first byte), and
-// 100 000 keys fit in 2^17 slots (4.8 MB) instead of 2^18.
+// Linear probing stays short up to here (a miss usually fails on the slot's first byte). The
+// slot count need not be a power of two (a key's slot is its first four bytes modulo the
+// count), so a table sized for its keys takes 1.25 slots per key: 1 000 000 keys in 46 MB
+// instead of the 77 MB of 2^21 slots.
 const MAX_LOAD = 0.8;
 
 // Lowercase hex digit values by char code; -1 elsewhere (uppercase is not canonical here).
@@ -55,9 +57,10 @@ export class DigestTable {
   #size = 0;
   #scratch = new Uint8Array(DIGEST_BYTES);
 
+  /** `capacity`: keys that fit before the table first grows (a hint; it grows past it). */
   constructor(capacity = 1024) {
-    let n = 16;
-    while (n * MAX_LOAD < capacity) n *= 2;
+    const keys = Number.isFinite(capacity) ? Math.max(0, capacity) : 0;
+    const n = Math.max(16, Math.ceil(keys / MAX_LOAD));
     this.#keys = new Uint8Array(n * DIGEST_BYTES);
     this.#values = new Int32Array(n);
     this.#used = new Uint8Array(n);
@@ -73,9 +76,9 @@ export class DigestTable {
   }
 
   #slot(key: Uint8Array): number {
-    const mask = this.#used.length - 1;
+    const n = this.#used.length;
     // The key is already a uniform hash: its first four bytes pick the slot.
-    let i = ((key[0] | (key[1] << 8) | (key[2] << 16) | (key[3] << 24)) >>> 0) & mask;
+    let i = ((key[0] | (key[1] << 8) | (key[2] << 16) | (key[3] << 24)) >>> 0) % n;
     for (;;) {
       if (this.#used[i] === 0) return i;
       const at = i * DIGEST_BYTES;
@@ -87,7 +90,7 @@ export class DigestTable {
         }
       }
       if (same) return i;
-      i = (i + 1) & mask;
+      i = i + 1 === n ? 0 : i + 1;
     }
   }
 

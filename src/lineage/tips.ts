@@ -92,7 +92,10 @@ function detach(text: string): string {
 
 /** Growable int32 storage. */
 class IntColumn {
-  data = new Int32Array(1024);
+  data: Int32Array;
+  constructor(capacity: number) {
+    this.data = new Int32Array(Math.max(1024, capacity));
+  }
   push(v: number): void {
     if (this.length === this.data.length) {
       const next = new Int32Array(this.data.length * 2);
@@ -106,8 +109,11 @@ class IntColumn {
 
 /** Growable storage of 32-byte digests. */
 class DigestColumn {
-  data = new Uint8Array(1024 * 32);
+  data: Uint8Array;
   length = 0;
+  constructor(capacity: number) {
+    this.data = new Uint8Array(Math.max(1024, capacity) * 32);
+  }
   push(hash: string): boolean {
     if ((this.length + 1) * 32 > this.data.length) {
       const next = new Uint8Array(this.data.length * 2);
@@ -157,20 +163,34 @@ export class LineageAnalyzer {
   #open: Set<string>[] = [];
   // Fork groups: one per (artefact, single parent), in typed columns so 100 000 entries cost
   // a few MB. A group is keyed by its parent digest; groups of other artefacts under the same
-  // parent are chained through #gNext.
-  #groupOf = new DigestTable();
-  #gArtefact = new IntColumn();
-  #gNext = new IntColumn();
-  #gFirstChild = new DigestColumn();
-  #gFirstContent = new DigestColumn();
-  #gParent = new DigestColumn();
-  #gDistinct = new IntColumn();
+  // parent are chained through #gNext. The parent is kept only as that key (a fork finds it
+  // back through the table).
+  #groupOf: DigestTable;
+  #gArtefact: IntColumn;
+  #gNext: IntColumn;
+  #gFirstChild: DigestColumn;
+  #gFirstContent: DigestColumn;
+  #gDistinct: IntColumn;
   #moreChildren = new Map<number, string[]>();
   #forked: number[] = [];
   #merges: { artefact: number; parents: Set<string> }[] = [];
   // Parents named before they appeared (out-of-order or missing entries), per artefact.
   #namedEarly = new Set<string>();
   #scratch = new Uint8Array(32);
+
+  /**
+   * `expectedEntries`: a hint only (the tables start that large instead of growing to it by
+   * doubling, which briefly holds both copies); any number of entries may follow.
+   */
+  constructor(expectedEntries = 0) {
+    const n = Number.isFinite(expectedEntries) ? Math.max(0, Math.floor(expectedEntries)) : 0;
+    this.#groupOf = new DigestTable(Math.max(1024, n));
+    this.#gArtefact = new IntColumn(n);
+    this.#gNext = new IntColumn(n);
+    this.#gFirstChild = new DigestColumn(n);
+    this.#gFirstContent = new DigestColumn(n);
+    this.#gDistinct = new IntColumn(n);
+  }
 
   #artefactId(path: string): number {
     let id = this.#artefactIds.get(path);
@@ -196,7 +216,6 @@ export class LineageAnalyzer {
       const index = this.#gArtefact.length;
       if (!this.#gFirstChild.push(entry.hash)) return; // not a digest: the entry was refused
       this.#gFirstContent.push(entry.content_hash);
-      this.#gParent.push(parent);
       this.#gArtefact.push(id);
       this.#gNext.push(head ?? -1);
       this.#gDistinct.push(0);
@@ -233,6 +252,19 @@ export class LineageAnalyzer {
     }
   }
 
+  /** The parent of each forked group: one pass over the table, following each chain. */
+  #forkParents(): Map<number, string> {
+    const out = new Map<number, string>();
+    if (this.#forked.length === 0) return out;
+    const forked = new Set(this.#forked);
+    for (const e of this.#groupOf.entries()) {
+      for (let g = e.value; g >= 0; g = this.#gNext.data[g]) {
+        if (forked.has(g)) out.set(g, digestText(e.digests, e.at));
+      }
+    }
+    return out;
+  }
+
   /** Every artefact seen, in order of first appearance. */
   artefacts(): string[] {
     return [...this.#artefactNames];
@@ -249,6 +281,7 @@ export class LineageAnalyzer {
     const only = artefactPath === undefined ? undefined : this.#artefactIds.get(artefactPath);
     if (artefactPath !== undefined && only === undefined) return [];
     const out: Fork[] = [];
+    const parents = this.#forkParents();
     for (const group of this.#forked) {
       const artefact = this.#gArtefact.data[group];
       if (only !== undefined && artefact !== only) continue;
@@ -259,7 +292,7 @@ export class LineageAnalyzer {
       if (!resolved) {
         out.push({
           artefact_path: this.#artefactNames[artefact],
-          parent_hash: this.#gParent.text(group),
+          parent_hash: parents.get(group) ?? "",
           children,
         });
       }

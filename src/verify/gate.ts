@@ -60,6 +60,8 @@ const BATCH_LINES = 32;
 const MAX_IN_FLIGHT = 16;
 const SLICE_BYTES = 16 * 1024;
 const BATCH_BYTES = 32 * 1024;
+/** Largest {@linkcode GateInput.expectedEntries} the tables are pre-sized for (~170 B each). */
+const MAX_EXPECTED_ENTRIES = 2_000_000;
 /** Flag of the log's last line when it has no newline (never a checkpoint leaf). */
 const LINE_OPEN = 2;
 
@@ -151,8 +153,14 @@ export async function runLineageGate(
     }, options.workerUrl)
     : inlineRunner(ctx);
 
-  const analyzer = new LineageAnalyzer();
-  const seen = new DigestTable(4096); // entry hash → line
+  // Tables sized for the expected entries up front (a hint, capped: a wrong count costs at most
+  // memory or time, never a check).
+  const hint = input.expectedEntries ?? 0;
+  const expected = Number.isFinite(hint)
+    ? Math.min(MAX_EXPECTED_ENTRIES, Math.max(0, Math.floor(hint)))
+    : 0;
+  const analyzer = new LineageAnalyzer(expected);
+  const seen = new DigestTable(Math.max(4096, expected)); // entry hash → line
   const dangling: { issue: GateIssue; parent: string }[] = [];
   // Every line's issues (framing, entry rules, signatures, dangling parents); sorted at the end.
   const lineIssues: GateIssue[] = [];

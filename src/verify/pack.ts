@@ -651,6 +651,9 @@ async function checkWindow(
         trustedIssuers: options.trustedIssuers,
         cards: contents.cards,
         knownParents: external,
+        // Only sizes tables (the count itself is checked against the log's lines below); every
+        // entry has a signature member, so a count the archive's members do not back is cut.
+        expectedEntries: Math.min(manifest?.entry_count ?? 0, stats.signatures),
         // Asked for every line's hash; only entries (onEntry) make a member used.
         signatures: (hash) => signatures.get(hash),
         onEntry: (entry, hash) => {

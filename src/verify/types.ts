@@ -162,6 +162,12 @@ export interface GateInput {
   orphans?: boolean;
   /** Longest log line accepted (default 1 MiB). */
   maxLineBytes?: number;
+  /**
+   * Entries the log is expected to hold (e.g. a manifest's `entry_count`): the gate's tables
+   * start that large instead of growing by doubling. A hint only, capped at 2 000 000: a wrong
+   * count costs memory or time, never a check.
+   */
+  expectedEntries?: number;
   /** How sidecars are named in messages: lineage folder paths (default) or pack members. */
   sidecarNames?: "lineage" | "pack";
   /**
