@@ -68,3 +68,17 @@ Deno.test("digest table: hex round trip, strict lowercase hex, growth", () => {
   equal(t.has("sha256:" + "f".repeat(64)), false);
   equal(t.set("nope", 1), false);
 });
+
+Deno.test("digest table: any capacity hint, slot counts that are not powers of two", () => {
+  const rnd = new SeededRandom(11);
+  const keys = Array.from({ length: 300 }, () => digestText(rnd.bytes(32)));
+  for (const capacity of [0, 1, 20, 299, 300, 1000, -5, Number.NaN, Infinity]) {
+    const t = new DigestTable(capacity);
+    keys.forEach((k, i) => equal(t.set(k, i), true));
+    strictEqual(t.size, keys.length);
+    keys.forEach((k, i) => strictEqual(t.get(k), i, `${capacity} ${k}`));
+    const found = [...t.entries()].map((e) => digestText(e.digests, e.at)).sort();
+    deepStrictEqual(found, [...keys].sort());
+    for (let i = 0; i < 50; i++) equal(t.has(digestText(rnd.bytes(32))), false);
+  }
+});

@@ -60,6 +60,29 @@ Deno.test("the analyzer finds forks, resolves them by covering merges, and split
   deepStrictEqual(a.openTips("f"), [h("5")]);
 });
 
+Deno.test("forks under one parent in several artefacts name that parent, whatever the size hint", () => {
+  for (const hint of [undefined, 0, 4, 1_000, -7, Number.NaN, Infinity]) {
+    const a = new LineageAnalyzer(hint);
+    const add = (hash: string, parents: string[], content: string, artefact: string) =>
+      a.add({ hash, artefact_path: artefact, parent_hashes: parents, content_hash: content });
+    add(h("1"), [], h("a"), "f");
+    add(h("9"), [], h("a"), "k");
+    // Three artefacts' groups chained under parent 1; forks in the first and the last.
+    add(h("2"), [h("1")], h("a"), "f");
+    add(h("3"), [h("1")], h("b"), "g");
+    add(h("4"), [h("1")], h("c"), "h");
+    add(h("5"), [h("1")], h("d"), "h");
+    add(h("6"), [h("1")], h("e"), "f");
+    add(h("7"), [h("9")], h("a"), "k");
+    add(h("8"), [h("9")], h("b"), "k");
+    deepStrictEqual(a.unresolvedForks(), [
+      { artefact_path: "h", parent_hash: h("1"), children: [h("4"), h("5")] },
+      { artefact_path: "f", parent_hash: h("1"), children: [h("2"), h("6")] },
+      { artefact_path: "k", parent_hash: h("9"), children: [h("7"), h("8")] },
+    ], String(hint));
+  }
+});
+
 Deno.test("a child seen before its parent never leaves the parent open", () => {
   const a = new LineageAnalyzer();
   a.add({ hash: h("2"), artefact_path: "f", parent_hashes: [h("1")], content_hash: h("x") });

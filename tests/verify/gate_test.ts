@@ -173,6 +173,23 @@ Deno.test("issues come in check order: framing, per line in line order, forks, c
   strictEqual(gateVerdict(result), "FAIL (7 issues)");
 });
 
+Deno.test("a wrong or hostile expectedEntries hint changes no issue", async () => {
+  const log = new Log();
+  const root = log.add(alice, "f", "x", []);
+  log.add(alice, "f", "xy", [root]);
+  log.add(bob, "f", "xyz", [root]); // a fork
+  const other = new Log();
+  const missing = other.add(alice, "g", "1", []);
+  log.add(bob, "g", "22", [missing]); // a dangling parent
+  const want = (await gate(log)).issues;
+  deepStrictEqual(want.map((i) => i.kind), ["dangling parent_hash", "unresolved fork"]);
+  for (const hint of [0, 1, 3, 4, 2_000_000, 1e15, -1, Number.NaN, Infinity]) {
+    const got = await gate(log, { expectedEntries: hint });
+    deepStrictEqual(got.issues, want, String(hint));
+    strictEqual(got.entries, 4);
+  }
+});
+
 async function* chunked(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
   for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
 }
