@@ -22,7 +22,6 @@ import { BernsteinError } from "../errors/mod.ts";
 import {
   type EnvReader,
   type ProcessHandle,
-  type RedactingStream,
   resolveInside,
   scrubSecrets,
   sddFolder,
@@ -32,6 +31,7 @@ import {
   writeFileAtomic,
 } from "../io/mod.ts";
 import { runTag } from "../ledger/mod.ts";
+import { AgentOutput } from "./_agent_output.ts";
 import type { Git } from "./git.ts";
 
 /** Everything needed to start one agent on one task. */
@@ -364,12 +364,19 @@ async function launchInWorktree(
   agent.result = handle.done.then(async (exit) => {
     output.finish();
     await release();
+    // The session log could not be written (the disk filled up): the run stops as a storage
+    // failure, and the task keeps its state for the resume.
+    if (output.logFailure !== undefined) throw output.logFailure;
     return await exitOf(exit, parser, launch, options, home);
   }, async (error) => {
     output.close();
     await release();
     throw error;
   });
+  // Whoever waits for the exit sees a failure; this only keeps one that comes before the run
+  // waits (the agent filled the disk and exited while its start was still being recorded) from
+  // being an unhandled rejection that ends the whole process.
+  agent.result.catch(() => {});
   return agent as AgentProcess;
 }
 
@@ -434,69 +441,4 @@ async function agentInvocation(
     adapter: launch.adapter.name,
     endpoint: launch.endpoint,
   });
-}
-
-/**
- * An agent's output on its way to the session log and the adapter's parser: both streams
- * redacted first (the run's secrets), stdout split into lines for the parser, stderr logged.
- */
-class AgentOutput {
-  readonly #log: Deno.FsFile;
-  readonly #parser: ReturnType<Adapter["parser"]>;
-  readonly #onEvent: (event: ProgressEvent) => void;
-  readonly #out: RedactingStream | undefined;
-  readonly #err: RedactingStream | undefined;
-  readonly #decoder = new TextDecoder();
-  #pending = "";
-
-  constructor(
-    log: Deno.FsFile,
-    parser: ReturnType<Adapter["parser"]>,
-    redactor: SecretRedactor | undefined,
-    onEvent: (event: ProgressEvent) => void,
-  ) {
-    this.#log = log;
-    this.#parser = parser;
-    this.#onEvent = onEvent;
-    this.#out = redactor?.stream();
-    this.#err = redactor?.stream();
-  }
-
-  /** A chunk of stdout. */
-  stdout(chunk: Uint8Array): void {
-    this.#lines(this.#out === undefined ? chunk : this.#out.push(chunk));
-  }
-
-  /** A chunk of stderr. */
-  stderr(chunk: Uint8Array): void {
-    this.#log.writeSync(this.#err === undefined ? chunk : this.#err.push(chunk));
-  }
-
-  /** At exit: what the redacting streams held back (a possible secret's first bytes), the
-   * last unterminated line, then the log closes. */
-  finish(): void {
-    if (this.#out !== undefined) this.#lines(this.#out.end());
-    if (this.#err !== undefined) this.#log.writeSync(this.#err.end());
-    if (this.#pending !== "") this.#feed(this.#pending);
-    this.close();
-  }
-
-  /** Closes the log. */
-  close(): void {
-    this.#log.close();
-  }
-
-  #lines(chunk: Uint8Array): void {
-    this.#log.writeSync(chunk);
-    this.#pending += this.#decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = this.#pending.indexOf("\n")) >= 0) {
-      this.#feed(this.#pending.slice(0, nl).replace(/\r$/, ""));
-      this.#pending = this.#pending.slice(nl + 1);
-    }
-  }
-
-  #feed(line: string): void {
-    for (const event of this.#parser.line(line)) this.#onEvent(event);
-  }
 }
