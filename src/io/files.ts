@@ -181,6 +181,12 @@ export async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<vo
   while (written < bytes.length) written += await file.write(bytes.subarray(written));
 }
 
+/** Writes every byte now (a single `writeSync` may be partial): for writers that cannot await. */
+export function writeAllSync(file: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
+  let written = 0;
+  while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+}
+
 /** Appends bytes to `path` (created with `mode` if missing) and fsyncs before returning. */
 export async function appendDurable(
   path: string,

@@ -16,6 +16,7 @@ export {
   syncDirectory,
   withFileLock,
   writeAll,
+  writeAllSync,
   writeFileAtomic,
   writeFileIfAbsent,
 } from "./files.ts";

@@ -3,7 +3,7 @@
 // the output being read: an agent blocked on a full pipe would hang, and a throw inside the
 // process's stream reader would end the whole run as an unhandled rejection.
 import type { Adapter, ProgressEvent } from "../adapters/mod.ts";
-import type { RedactingStream, SecretRedactor } from "../io/mod.ts";
+import { type RedactingStream, type SecretRedactor, writeAllSync } from "../io/mod.ts";
 
 /** Where the output is logged: an open file (`Deno.FsFile`), or a fake in tests. */
 export interface SessionLog {
@@ -11,10 +11,7 @@ export interface SessionLog {
   close(): void;
 }
 
-/**
- * An agent's output on its way to the session log and the adapter's parser: both streams
- * redacted first (the run's secrets), stdout split into lines for the parser, stderr logged.
- */
+/** An agent's stdout and stderr, redacted, logged, and stdout's lines fed to the parser. */
 export class AgentOutput {
   readonly #log: SessionLog;
   readonly #parser: ReturnType<Adapter["parser"]>;
@@ -74,11 +71,7 @@ export class AgentOutput {
   #write(chunk: Uint8Array): void {
     if (this.#logFailure !== undefined) return;
     try {
-      for (let at = 0; at < chunk.length;) {
-        const n = this.#log.writeSync(chunk.subarray(at));
-        if (n <= 0) throw new Error("the session log accepted no bytes");
-        at += n;
-      }
+      writeAllSync(this.#log, chunk);
     } catch (error) {
       this.#logFailure = error instanceof Error ? error : new Error(String(error));
     }
