@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { concatBytes, type JsonObject } from "../canonical/mod.ts";
 import {
   type Clock,
+  closeLockFile,
   type SecretRedactor,
   syncDirectory,
   systemClock,
@@ -303,7 +304,7 @@ export class AuditLog implements AuditSink {
     await this.#draining;
     this.#segment?.file.close();
     this.#segment = undefined;
-    this.#lockFile?.close();
+    if (this.#lockFile !== undefined) closeLockFile(this.#lockFile);
     this.#lockFile = undefined;
   }
 
@@ -338,7 +339,7 @@ export class AuditLog implements AuditSink {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
       }
       if (current !== undefined && current === this.#lockIno) return this.#lockFile;
-      this.#lockFile.close();
+      closeLockFile(this.#lockFile);
       this.#lockFile = undefined;
     }
   }

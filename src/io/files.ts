@@ -216,7 +216,22 @@ export async function withFileLock<T>(lockPath: string, fn: () => Promise<T>): P
     await file.lock(true);
     return await fn();
   } finally {
-    // Closing the descriptor releases the lock even if unlock fails.
+    closeLockFile(file);
+  }
+}
+
+/**
+ * Releases the advisory lock (flock) held on `file`, then closes it. Closing alone does not
+ * release it at once: the lock belongs to the open file description, and a child process being
+ * started by any thread of this process at that instant shares the description (a fork copies
+ * every descriptor, close-on-exec ones too) until it execs, so the lock outlived the close and a
+ * reopen right after was refused. Unlocking releases it for every copy. Closing a file that
+ * holds no lock is fine.
+ */
+export function closeLockFile(file: Deno.FsFile): void {
+  try {
+    file.unlockSync();
+  } finally {
     file.close();
   }
 }

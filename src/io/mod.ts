@@ -9,6 +9,7 @@ export { type EnvReader, mapEnv, processEnv } from "./env.ts";
 export { PathEscapeError, SpawnError } from "./errors.ts";
 export {
   appendDurable,
+  closeLockFile,
   openAtomicFile,
   pathExists,
   readFileIfExists,

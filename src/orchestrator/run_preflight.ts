@@ -6,7 +6,7 @@
 import type { PathLookup } from "../adapters/mod.ts";
 import type { Config } from "../config/mod.ts";
 import { BernsteinError, UsageError } from "../errors/mod.ts";
-import { type EnvReader, sddFile } from "../io/mod.ts";
+import { closeLockFile, type EnvReader, sddFile } from "../io/mod.ts";
 import type { Task, TaskDraft } from "../tasks/mod.ts";
 import { resolveTaskCli } from "./adapter_choice.ts";
 import type { Git } from "./git.ts";
@@ -60,7 +60,7 @@ export async function preflightRepository(
 export interface RunLock {
   /** Its path (`.sdd/run.lock`). */
   path: string;
-  /** Releases it (closing the descriptor; a crash releases it too). */
+  /** Releases it (unlocking and closing the descriptor; a crash releases it too). */
   release(): void;
 }
 
@@ -95,7 +95,7 @@ export async function lockRun(cwd: string): Promise<RunLock | undefined> {
       },
     );
   }
-  return { path, release: () => file.close() };
+  return { path, release: () => closeLockFile(file) };
 }
 
 /** Refuses to start while another live orchestrator runs this project. */

@@ -5,7 +5,13 @@
 import { dirname } from "node:path";
 import { z } from "zod";
 import type { Clock, Random } from "../io/mod.ts";
-import { readFileIfExists, syncDirectory, writeAll, writeFileAtomic } from "../io/mod.ts";
+import {
+  closeLockFile,
+  readFileIfExists,
+  syncDirectory,
+  writeAll,
+  writeFileAtomic,
+} from "../io/mod.ts";
 import { TaskLogCorruptError, TaskStoreLockedError } from "./errors.ts";
 import type { TaskEventSink } from "./events.ts";
 import {
@@ -268,7 +274,7 @@ export async function openJsonlTaskStore(
         commit: (t) => journal.commit(t),
         close: async () => {
           await journal.close();
-          lock.close();
+          closeLockFile(lock);
         },
       },
       clock: options.clock,
@@ -287,7 +293,7 @@ export async function openJsonlTaskStore(
     return store;
   } catch (error) {
     file?.close();
-    lock.close();
+    closeLockFile(lock);
     throw error;
   }
 }

@@ -3,13 +3,16 @@ import { join } from "node:path";
 import {
   appendDurable,
   checkRelativePath,
+  closeLockFile,
   openAtomicFile,
   PathEscapeError,
   readUpTo,
   resolveInside,
+  withFileLock,
   writeFileAtomic,
   writeFileIfAbsent,
 } from "../../src/io/mod.ts";
+import { CAN_SHARE_DESCRIPTORS, shareDescriptor } from "../_helpers/shared_descriptor.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 Deno.test("checkRelativePath refuses absolute, '..', backslash, NUL and empty paths", () => {
@@ -95,6 +98,47 @@ for (let i = 0; i < 20; i++) {
       );
     }
   });
+});
+
+/** Whether another open of `path` can take its lock now (then lets it go). */
+async function lockIsFree(path: string): Promise<boolean> {
+  const other = await Deno.open(path, { read: true, write: true });
+  try {
+    return await other.tryLock(true);
+  } finally {
+    closeLockFile(other);
+  }
+}
+
+Deno.test({
+  name: "closeLockFile and withFileLock release the lock though a child being started shares it",
+  ignore: !CAN_SHARE_DESCRIPTORS,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, "lock");
+      const file = await Deno.open(path, { read: true, write: true, create: true });
+      ok(await file.tryLock(true));
+      const closeCopy = shareDescriptor(path);
+      try {
+        strictEqual(await lockIsFree(path), false);
+        closeLockFile(file);
+        strictEqual(await lockIsFree(path), true);
+      } finally {
+        closeCopy();
+      }
+
+      let closeInner: (() => void) | undefined;
+      try {
+        await withFileLock(path, () => {
+          closeInner = shareDescriptor(path);
+          return Promise.resolve();
+        });
+        strictEqual(await lockIsFree(path), true);
+      } finally {
+        closeInner?.();
+      }
+    });
+  },
 });
 
 Deno.test("appendDurable creates with the requested mode and appends", async () => {
