@@ -14,10 +14,10 @@ import {
   sha256Stream,
   verifyDetachedJws,
 } from "../crypto/mod.ts";
-import { digestInto, DigestTable, digestText, type LineageEntry } from "../lineage/mod.ts";
+import { DigestTable, digestText } from "../lineage/mod.ts";
 import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoint.ts";
 import { verifyAttachmentExport } from "./attachments_dir.ts";
-import { defaultGateWorkers, runLineageGate } from "./gate.ts";
+import { type PackWindowInput, runWindowPhase, type WindowOutcome } from "./pack_window.ts";
 import { attestationInput } from "./directory.ts";
 import { checkPackFleetEvents } from "./fleet_events.ts";
 import type {
@@ -32,13 +32,9 @@ import {
   article12Mismatches,
   attachmentMemberParts,
   attestationMemberParts,
-  csvHeader,
-  csvRow,
   type InputHashes,
   isManifestMember,
-  isoOfNs,
   type LogFacts,
-  LogFactsCollector,
   memberSegment,
   operatorBlock,
   PACK_CHECKPOINT_MEMBER,
@@ -47,7 +43,6 @@ import {
   type PackManifest,
   type PackMemberKind,
   packMemberKind,
-  packWindow,
   parsePackManifest,
   signatureMemberHash,
   signatureMemberName,
@@ -593,15 +588,47 @@ interface WindowFacts {
   /** External parents some window entry names. */
   referenced: Set<string>;
   /** The manifest's external parents. */
-  external: Set<string>;
+  external: ReadonlySet<string>;
   /** SHA-256 hex of the CSV the log's entries make. */
-  csvHex: () => string;
+  csvHex: string;
+}
+
+/** The window phase's inputs as the archive holds them (phases 2 and 3 read them). */
+function windowInput(
+  source: RandomAccessBytes,
+  contents: PackContents,
+  sealed: SealedManifest,
+  options: PackVerifyOptions,
+  stats: PackStats,
+): PackWindowInput {
+  const { manifest, version } = sealed;
+  const logMember = contents.log;
+  return {
+    log: logMember === undefined ? undefined : streamZipMember(source, logMember),
+    signatures: contents.signatures,
+    cards: contents.cards,
+    attestations: contents.attestations,
+    period: manifest?.period,
+    externalParents: new Set(manifest?.external_parents ?? []),
+    // Only sizes tables (the count itself is checked against the log's lines below); every
+    // entry has a signature member, so a count the archive's members do not back is cut.
+    expectedEntries: Math.min(manifest?.entry_count ?? 0, stats.signatures),
+    // The window's line digests (entry hashes), for the inclusion proof of a format-3 pack.
+    leaves: hasInclusionProof(version, contents),
+    trustedIssuers: options.trustedIssuers,
+  };
+}
+
+/** A format-3 pack whose checkpoint members could be read: its leaves are checked. */
+function hasInclusionProof(version: number | null, contents: PackContents): boolean {
+  return version === 3 && contents.checkpoint !== undefined && contents.inclusion !== undefined;
 }
 
 /**
  * Phase 4: the lineage gate over the window, fed from the archive with the pack's own
- * signatures and cards; on the way, the log's hash, each entry against the period and the
- * external parents, the rows of the CSV, the facts, and the leaves of the inclusion proof.
+ * signatures and cards (src/verify/pack_window.ts); on the way, the log's hash, each entry
+ * against the period and the external parents, the rows of the CSV, the facts, and the
+ * leaves of the inclusion proof.
  */
 async function checkWindow(
   source: RandomAccessBytes,
@@ -610,81 +637,39 @@ async function checkWindow(
   options: PackVerifyOptions,
   verdict: Verdict,
 ): Promise<WindowFacts> {
-  const { fail, notes, stats } = verdict;
-  const { manifest, version } = sealed;
-  const window = manifest === undefined
-    ? undefined
-    : packWindow(manifest.period.since, manifest.period.until);
-  const external = new Set(manifest?.external_parents ?? []);
-  if (manifest === undefined && sealed.read) {
-    notes.push(
+  const input = windowInput(source, contents, sealed, options, verdict.stats);
+  noteUnusableManifest(sealed, verdict);
+  const outcome = await runWindowPhase(input, {
+    workers: options.workers,
+    workerUrl: options.workerUrl,
+  });
+  return applyWindow(outcome, input.externalParents, contents, sealed, verdict);
+}
+
+function noteUnusableManifest(sealed: SealedManifest, verdict: Verdict): void {
+  if (sealed.manifest === undefined && sealed.read) {
+    verdict.notes.push(
       "the manifest is unusable, so its external_parents are unknown: parents that precede the period are reported as dangling",
     );
   }
-  const referenced = new Set<string>();
-  const facts = new LogFactsCollector();
-  const csv = new CsvHash();
-  const outside: string[] = [];
-  // The window's line digests (entry hashes), for the inclusion proof of a format-3 pack.
-  const leaves = version === 3 && contents.checkpoint !== undefined &&
-      contents.inclusion !== undefined
-    ? new DigestList()
-    : undefined;
-  const { signatures } = contents;
-  let logHex: string | undefined;
-  let gate: GateResult | undefined;
-  const logMember = contents.log;
-  if (logMember !== undefined) {
-    const logHash = sha256Stream();
-    const log = (async function* () {
-      for await (const chunk of streamZipMember(source, logMember)) {
-        logHash.update(chunk);
-        yield chunk;
-      }
-    })();
-    try {
-      gate = await runLineageGate({
-        log,
-        logName: PACK_MEMBERS.log,
-        sidecarNames: "pack",
-        foreignAttestations: contents.attestations,
-        trustedIssuers: options.trustedIssuers,
-        cards: contents.cards,
-        knownParents: external,
-        // Only sizes tables (the count itself is checked against the log's lines below); every
-        // entry has a signature member, so a count the archive's members do not back is cut.
-        expectedEntries: Math.min(manifest?.entry_count ?? 0, stats.signatures),
-        // Asked for every line's hash; only entries (onEntry) make a member used.
-        signatures: (hash) => signatures.get(hash),
-        onEntry: (entry, hash) => {
-          signatures.use(hash);
-          leaves?.add(hash);
-          facts.add(entry);
-          csv.add(entry);
-          for (const p of entry.parent_hashes) if (external.has(p)) referenced.add(p);
-          if (external.has(hash)) {
-            fail(
-              "external parent invalid",
-              `${PACK_MEMBERS.manifest}: external parent invalid: ${hash} is an entry of the window itself`,
-            );
-          }
-          if (
-            window !== undefined && (entry.ts_ns < window.startNs || entry.ts_ns > window.endNs)
-          ) {
-            outside.push(
-              `${PACK_MEMBERS.log}: entry outside period: entry ${hash} has ts_ns ${entry.ts_ns} (${
-                isoOfNs(entry.ts_ns)
-              }), outside ${manifest?.period.since}..${manifest?.period.until}`,
-            );
-          }
-        },
-      }, { workers: options.workers ?? defaultGateWorkers(), workerUrl: options.workerUrl });
-      logHex = logHash.hexDigest();
-    } catch (error) {
-      if (!(error instanceof ZipMemberError)) throw error;
-      fail("corrupt member", error.message);
-    }
-  }
+}
+
+/**
+ * The window phase's outcome as failures, notes and figures, in the order the checks always
+ * reported them: entries named as external parents, a log that could not be read, its input
+ * hash, the gate's issues, entries outside the period, then the checkpoint and inclusion proof.
+ */
+function applyWindow(
+  outcome: WindowOutcome,
+  external: ReadonlySet<string>,
+  contents: PackContents,
+  sealed: SealedManifest,
+  verdict: Verdict,
+): WindowFacts {
+  const { fail, notes, stats } = verdict;
+  const { gate, logHex, leaves } = outcome;
+  for (const issue of outcome.inline) fail(issue.kind, issue.message);
+  if (outcome.readProblem !== undefined) fail("corrupt member", outcome.readProblem);
   const logExpected = contents.logExpected;
   if (logHex !== undefined && logExpected !== undefined && logExpected !== `sha256:${logHex}`) {
     fail(
@@ -698,8 +683,8 @@ async function checkWindow(
     stats.entries = gate.entries;
     stats.artefacts = gate.artefacts;
   }
-  for (const o of outside) fail("entry outside period", o);
-  if (gate !== undefined && leaves !== undefined) {
+  for (const o of outcome.outside) fail("entry outside period", o);
+  if (gate !== undefined && leaves !== undefined && hasInclusionProof(sealed.version, contents)) {
     if (gate.entries === gate.lines) {
       stats.checkpoint = checkPackCheckpoint({
         document: contents.checkpoint as Uint8Array,
@@ -716,9 +701,14 @@ async function checkWindow(
       );
     }
   }
-  const logFacts = facts.facts();
-  stats.agents = logFacts.agents.length;
-  return { gate, facts: logFacts, referenced, external, csvHex: () => csv.hexDigest() };
+  stats.agents = outcome.facts.agents.length;
+  return {
+    gate,
+    facts: outcome.facts,
+    referenced: outcome.referenced,
+    external,
+    csvHex: outcome.csvHex,
+  };
 }
 
 /**
@@ -750,7 +740,7 @@ function crossCheck(
       }
     }
     if (gate.entries === gate.lines) {
-      const csvExpected = window.csvHex();
+      const csvExpected = window.csvHex;
       if (contents.csvHex !== undefined && contents.csvHex !== csvExpected) {
         fail(
           "CSV mismatch",
@@ -777,47 +767,6 @@ function crossCheck(
       "orphan signature",
       `${name}: orphan signature: no entry of ${PACK_MEMBERS.log} has this hash`,
     );
-  }
-}
-
-/** The SHA-256 of the CSV a window's entries make, rows hashed in batches of ~64 KiB. */
-class CsvHash {
-  #hash = sha256Stream();
-  #pending = csvHeader();
-
-  add(entry: LineageEntry): void {
-    this.#pending += csvRow(entry);
-    if (this.#pending.length > 65536) this.#flush();
-  }
-
-  hexDigest(): string {
-    this.#flush();
-    return this.#hash.hexDigest();
-  }
-
-  #flush(): void {
-    this.#hash.update(new TextEncoder().encode(this.#pending));
-    this.#pending = "";
-  }
-}
-
-/** Entry digests in log order, packed 32 bytes each into one growing buffer. */
-class DigestList {
-  #bytes = new Uint8Array(32 * 1024);
-  count = 0;
-
-  add(hash: string): void {
-    if (this.#bytes.length < (this.count + 1) * 32) {
-      const grown = new Uint8Array(this.#bytes.length * 2);
-      grown.set(this.#bytes);
-      this.#bytes = grown;
-    }
-    digestInto(hash, this.#bytes, this.count * 32);
-    this.count++;
-  }
-
-  digests(): Uint8Array {
-    return this.#bytes.subarray(0, this.count * 32);
   }
 }
 
