@@ -1,8 +1,10 @@
 // The Redis side of `backend: redis` (npm `@redis/client`): a connection that fails fast while
 // Redis is down (no offline queue, so a claim never hangs), claim locks taken with
 // `SET key token NX PX ttl` and released by a compare-and-delete Lua script (a lock that
-// expired and was taken by someone else is never deleted), and pub/sub wake-ups.
-import { createClient } from "@redis/client";
+// expired and was taken by someone else is never deleted), and pub/sub wake-ups. The package is
+// loaded when a connection is made: evaluating it costs ~170 ms of CPU, which every bernstein
+// command paid at start-up while only `backend: redis` uses it.
+import type { createClient } from "@redis/client";
 import { TaskStoreUnavailableError } from "../tasks/mod.ts";
 import type { ClaimLocks, WakeChannel } from "./_coordination.ts";
 import { type Endpoint, scrubSecrets } from "./endpoint.ts";
@@ -10,9 +12,10 @@ import { StorageAuthError } from "./errors.ts";
 import { unreachable } from "./reach.ts";
 
 /** A connected Redis client. */
-export type RedisConnection = ReturnType<typeof newClient>;
+export type RedisConnection = ReturnType<typeof createClient>;
 
-function newClient(options: Parameters<typeof createClient>[0]) {
+async function newClient(options: Parameters<typeof createClient>[0]): Promise<RedisConnection> {
+  const { createClient } = await import("@redis/client");
   return createClient(options);
 }
 
@@ -50,7 +53,7 @@ export async function connectRedis(
 ): Promise<RedisConnection> {
   let connected = false;
   let lastError: unknown;
-  const client = newClient({
+  const client = await newClient({
     socket: {
       host: endpoint.host,
       port: endpoint.port,
