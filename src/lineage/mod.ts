@@ -42,6 +42,7 @@ export {
   sealEntry,
   type TrustClass,
 } from "./entry.ts";
+export { plainEntryOfLine } from "./entry_line.ts";
 export { AgentCardError, LineageConflictError, LineageEntryError } from "./errors.ts";
 export {
   type ForeignAttestationResult,
