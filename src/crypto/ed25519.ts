@@ -85,12 +85,29 @@ function privateKeyObject(seed: Uint8Array): KeyObject {
     );
 }
 
+// A verifier checks 100,000 signatures by a handful of keys: the last few keys used are found
+// by comparing their bytes (a copy, so a caller changing its array changes nothing here),
+// before the hex-keyed cache, whose key costs a string per call.
+const RECENT_KEYS = 8;
+const recentKeys: { bytes: Uint8Array; key: KeyObject }[] = [];
+let nextRecent = 0;
+
+function recentKeyObject(publicKey: Uint8Array): KeyObject | undefined {
+  next: for (const recent of recentKeys) {
+    for (let i = 0; i < 32; i++) if (recent.bytes[i] !== publicKey[i]) continue next;
+    return recent.key;
+  }
+  return undefined;
+}
+
 function publicKeyObject(publicKey: Uint8Array): KeyObject {
   if (publicKey.length !== 32) {
     throw new CryptoFormatError(`an Ed25519 public key is 32 bytes, got ${publicKey.length}`);
   }
+  const recent = recentKeyObject(publicKey);
+  if (recent !== undefined) return recent;
   const id = toHex(publicKey);
-  return publicCache.get(id) ??
+  const key = publicCache.get(id) ??
     remember(
       publicCache,
       id,
@@ -100,6 +117,10 @@ function publicKeyObject(publicKey: Uint8Array): KeyObject {
         type: "spki",
       }),
     );
+  const entry = { bytes: publicKey.slice(), key };
+  if (recentKeys.length < RECENT_KEYS) recentKeys.push(entry);
+  else recentKeys[nextRecent++ % RECENT_KEYS] = entry;
+  return key;
 }
 
 /** The key pair of a 32-byte seed (take the seed from an injected `Random`). */

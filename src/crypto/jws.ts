@@ -180,6 +180,25 @@ function decodeSignature(text: string): Uint8Array | undefined {
   return (acc & ((1 << bits) - 1)) === 0 ? out : undefined;
 }
 
+/** {@linkcode decodeSignature} of the 86 bytes at `from` into `out`; false if not canonical. */
+function decodeSignatureBytes(bytes: Uint8Array, from: number, out: Uint8Array): boolean {
+  let acc = 0;
+  let bits = 0;
+  let at = 0;
+  for (let i = from; i < from + 86; i++) {
+    const c = bytes[i];
+    const v = c < 128 ? B64URL_VALUE[c] : -1;
+    if (v < 0) return false;
+    acc = (acc << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[at++] = (acc >> bits) & 0xff;
+    }
+  }
+  return (acc & ((1 << bits) - 1)) === 0;
+}
+
 const latin1 = new TextDecoder("latin1");
 
 function asciiText(bytes: Uint8Array): string | undefined {
@@ -232,7 +251,81 @@ export function parseDetachedJws(jws: string | Uint8Array): ParsedDetachedJws {
     throw new JwsFormatError(`JWS signature is ${signature.length} bytes, expected 64`);
   }
   const { header, input } = parseHeader(headerB64);
+  if (typeof jws !== "string") {
+    rememberHeaderBytes(jws.subarray(0, headerB64.length), header.kid, input);
+  }
   return { headerB64, header: { ...header, crit: ["b64"] }, signature, signingPrefix: input };
+}
+
+/**
+ * What {@linkcode scanDetachedJws} read of a JWS. It is one object, overwritten by the next
+ * scan (the signature's bytes too): read it before scanning again.
+ */
+export interface ScannedDetachedJws {
+  /** The header's kid. */
+  readonly kid: string;
+  /** ASCII(header_b64) || "." — the start of the signing input. */
+  readonly signingPrefix: Uint8Array;
+  /** The 64-byte signature. */
+  readonly signature: Uint8Array;
+}
+
+// Headers {@linkcode parseDetachedJws} accepted from bytes, as those bytes (a verifier sees a
+// handful, one per kid): a JWS whose header is byte for byte one of them needs no parse.
+const HEADER_BYTES_SLOTS = 16;
+const knownHeaders: { bytes: Uint8Array; kid: string; prefix: Uint8Array }[] = [];
+let nextHeaderSlot = 0;
+
+function rememberHeaderBytes(bytes: Uint8Array, kid: string, prefix: Uint8Array): void {
+  const known = { bytes: bytes.slice(), kid, prefix };
+  if (knownHeaders.length < HEADER_BYTES_SLOTS) knownHeaders.push(known);
+  else knownHeaders[nextHeaderSlot++ % HEADER_BYTES_SLOTS] = known;
+}
+
+/** The known header whose bytes are exactly `jws[0, length)`, or undefined. */
+function knownHeaderOf(jws: Uint8Array, length: number): (typeof knownHeaders)[number] | undefined {
+  next: for (const known of knownHeaders) {
+    const bytes = known.bytes;
+    if (bytes.length !== length) continue;
+    // Kids differ near the end of the header: compare from there.
+    for (let i = length - 1; i >= 0; i--) if (jws[i] !== bytes[i]) continue next;
+    return known;
+  }
+  return undefined;
+}
+
+const scanned: { kid: string; signingPrefix: Uint8Array; signature: Uint8Array } = {
+  kid: "",
+  signingPrefix: new Uint8Array(0),
+  signature: new Uint8Array(64),
+};
+
+/**
+ * The common JWS read without parsing: `<header>..<signature>` whose header is byte for byte
+ * one {@linkcode parseDetachedJws} already accepted and whose signature is 86 canonical
+ * base64url characters. Whatever it reads, `parseDetachedJws` reads alike (same kid, prefix
+ * and signature); anything else is undefined, and `parseDetachedJws` then gives the verdict
+ * (and its reason). Allocates nothing: the result is overwritten by the next scan.
+ */
+export function scanDetachedJws(jws: Uint8Array): ScannedDetachedJws | undefined {
+  const dot = jws.indexOf(0x2e);
+  // A dot, a second one, then exactly the 86 signature characters (none of them a dot).
+  if (dot <= 0 || jws[dot + 1] !== 0x2e || jws.length - dot - 2 !== 86) return undefined;
+  const known = knownHeaderOf(jws, dot);
+  if (known === undefined) return undefined;
+  if (!decodeSignatureBytes(jws, dot + 2, scanned.signature)) return undefined;
+  scanned.kid = known.kid;
+  scanned.signingPrefix = known.prefix;
+  return scanned;
+}
+
+/** {@linkcode verifyDetachedJws} for a {@linkcode scanDetachedJws} result. */
+export function verifyScannedJws(
+  jws: ScannedDetachedJws,
+  payload: Uint8Array,
+  publicKey: Uint8Array,
+): boolean {
+  return ed25519Verify(publicKey, signingInput("", payload, jws.signingPrefix), jws.signature);
 }
 
 /** True when `jws` is a valid Ed25519 signature by `publicKey` over `payload` (RFC 7797). */

@@ -64,8 +64,10 @@ export {
   detachedJwsHeaderB64,
   type ParsedDetachedJws,
   parseDetachedJws,
+  scanDetachedJws,
   signDetachedJws,
   verifyDetachedJws,
+  verifyScannedJws,
 } from "./jws.ts";
 export {
   emptyMerkleRoot,
