@@ -83,7 +83,7 @@ export class NamespaceHold {
     owner: NamespaceOwner,
     clock: Clock,
   ): Promise<NamespaceHold> {
-    const sql = connectPostgres(endpoint, { ...pool, poolSize: 1, keepSessions: true });
+    const sql = await connectPostgres(endpoint, { ...pool, poolSize: 1, keepSessions: true });
     const hold = new NamespaceHold(sql, endpoint, scope, owner, clock);
     try {
       const holder = await hold.#acquire();

@@ -2,8 +2,9 @@
 // `bernstein` permission set ignores PG* variables, which the driver would otherwise read as
 // defaults), a statement timeout on every connection,
 // a bounded pool, and one mapping from driver failures to bernstein errors that never carry
-// the password.
-import postgres from "postgres";
+// the password. The driver is loaded when a pool is opened: evaluating it (with node:tls and
+// node:net) cost every bernstein command ~60 ms of CPU, while only `backend: postgres` uses it.
+import type postgres from "postgres";
 import { BernsteinError } from "../errors/mod.ts";
 import { TaskStoreUnavailableError } from "../tasks/mod.ts";
 import { type Endpoint, scrubSecrets } from "./endpoint.ts";
@@ -40,8 +41,9 @@ const SSL: Record<Endpoint["tls"], false | "prefer" | "require" | "verify-full">
 };
 
 /** Opens a pool to `endpoint` (connections are made lazily, on the first query). */
-export function connectPostgres(endpoint: Endpoint, options: PgPoolOptions): Sql {
+export async function connectPostgres(endpoint: Endpoint, options: PgPoolOptions): Promise<Sql> {
   const timeout = Math.max(1, Math.round(options.statementTimeoutMs));
+  const { default: postgres } = await import("postgres");
   return postgres({
     host: endpoint.host,
     port: endpoint.port,

@@ -56,7 +56,7 @@ function failed(name: string, error: unknown): StorageCheck {
   return { name, status: "FAIL", detail: e.message ?? String(error), hint: e.hint };
 }
 
-function poolOf(settings: StorageSettings, endpoint: Endpoint): Sql {
+function poolOf(settings: StorageSettings, endpoint: Endpoint): Promise<Sql> {
   const tuning = settings.config.tuning.storage;
   return connectPostgres(endpoint, {
     poolSize: 1,
@@ -74,7 +74,7 @@ async function postgresCheck(
   } catch (error) {
     return [failed("postgres", error)];
   }
-  const sql = poolOf(settings, endpoint);
+  const sql = await poolOf(settings, endpoint);
   try {
     const [{ server_version }] = await sql<{ server_version: string }[]>`SHOW server_version`;
     const took = await latency(() => sql`SELECT 1`);
@@ -191,7 +191,7 @@ export async function migrateStorage(
   const endpoint = configuredEndpoints(settings).postgres;
   if (endpoint === undefined) return undefined;
   await checkReachable(endpoint, settings.config.tuning.storage.connect_timeout_s * 1000);
-  const sql = poolOf(settings, endpoint);
+  const sql = await poolOf(settings, endpoint);
   try {
     const report = await migrate(sql, { appliedBy: `bernstein ${VERSION} on ${host}` });
     return { ...report, database: `${endpoint.address}/${endpoint.database}` };

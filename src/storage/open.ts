@@ -149,7 +149,7 @@ export async function openSharedTaskStore(
     connectTimeoutS: tuning.connect_timeout_s,
     statementTimeoutMs: tuning.statement_timeout_s * 1000,
   };
-  const sql = connectPostgres(pg, { poolSize: tuning.pool_size, ...connection });
+  const sql = await connectPostgres(pg, { poolSize: tuning.pool_size, ...connection });
   const cleanups: (() => Promise<void>)[] = [];
   try {
     await ensureSchema(sql, { appliedBy: appliedBy(options.owner) }).catch((error) => {

@@ -152,7 +152,7 @@ Deno.test("both binaries carry the runtime V8 flags the benchmarks measured", as
   }
 });
 
-Deno.test("each binary embeds the modules it loads lazily: the CLI, the gate and deflate workers, the Redis client", async () => {
+Deno.test("each binary embeds the modules it loads lazily: the CLI, the gate and deflate workers, the storage drivers", async () => {
   const { dir } = await sharedBuild();
   const embeds = async (name: string, text: string) => {
     const bytes = await Deno.readFile(join(dir, LINUX, name));
@@ -167,8 +167,9 @@ Deno.test("each binary embeds the modules it loads lazily: the CLI, the gate and
   strictEqual(await embeds("bernstein", "demo complete:"), true);
   strictEqual(await embeds("bernstein", "gate worker used before init"), true);
   strictEqual(await embeds("bernstein", "the deflate worker runs only as a worker"), true);
-  // @redis/client's own error text: src/storage/_redis.ts imports it only when it connects.
+  // Each storage driver's own error text: src/storage imports them only when it connects.
   strictEqual(await embeds("bernstein", "The client is closed"), true);
+  strictEqual(await embeds("bernstein", "You cannot execute queries during copy"), true);
   strictEqual(await embeds("bernstein-verify", "gate worker used before init"), true);
   strictEqual(
     await embeds("bernstein-verify", "demo complete:"),
