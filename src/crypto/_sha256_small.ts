@@ -70,7 +70,8 @@ const K = new Int32Array([
   0xbef9a3f7,
   0xc67178f2,
 ]);
-const IV = new Int32Array([
+/** SHA-256's initial state. */
+export const SHA256_IV: Int32Array = new Int32Array([
   0x6a09e667,
   0xbb67ae85,
   0x3c6ef372,
@@ -86,8 +87,10 @@ const H = new Int32Array(8);
 // The message (at most two blocks) as big-endian words, padding included.
 const M = new Int32Array(32);
 
-function compress(offset: number): void {
-  for (let i = 0; i < 16; i++) W[i] = M[offset + i];
+/** SHA-256's compression of the 16 words at `offset` of `words` into `state` (8 words). */
+export function compressInto(state: Int32Array, words: Int32Array, offset: number): void {
+  const H = state;
+  for (let i = 0; i < 16; i++) W[i] = words[offset + i];
   for (let i = 16; i < 64; i++) {
     const w15 = W[i - 15];
     const w2 = W[i - 2];
@@ -148,8 +151,8 @@ function load(prefix: number, a: Uint8Array, aAt: number, b?: Uint8Array, bAt = 
 }
 
 function finish(blocks: number, out: Uint8Array, outAt: number): void {
-  H.set(IV);
-  for (let blk = 0; blk < blocks; blk++) compress(blk * 16);
+  H.set(SHA256_IV);
+  for (let blk = 0; blk < blocks; blk++) compressInto(H, M, blk * 16);
   for (let i = 0; i < 8; i++) {
     const v = H[i];
     out[outAt + 4 * i] = v >>> 24;

@@ -88,9 +88,5 @@ export {
   encodePublicKeyPem,
   spkiDer,
 } from "./pem.ts";
-export {
-  keyedHmacSha256Pure,
-  referenceCrypto,
-  sha256HexPure,
-  sha256IntoPure,
-} from "./reference.ts";
+export { keyedHmacSha256Pure } from "./_hmac_words.ts";
+export { referenceCrypto, sha256HexPure, sha256IntoPure } from "./reference.ts";

@@ -6,7 +6,7 @@ import { hkdf } from "@noble/hashes/hkdf.js";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256, sha512 } from "@noble/hashes/sha2.js";
 import type { Ed25519KeyPair } from "./ed25519.ts";
-import type { HkdfOptions, KeyedHmacSha256 } from "./hash.ts";
+import type { HkdfOptions } from "./hash.ts";
 
 // The sync API of @noble/ed25519 v3 needs a SHA-512 wired in.
 ed.hashes.sha512 = sha512;
@@ -92,29 +92,6 @@ export function sha256IntoPure(data: Uint8Array, out: Uint8Array, at = 0): void 
   sha256Work.update(data);
   sha256Work.digestInto(digestOut);
   out.set(digestOut, at);
-}
-
-/** {@linkcode KeyedHmacSha256} in pure JS, for the same reason as {@linkcode sha256HexPure}. */
-export function keyedHmacSha256Pure(key: Uint8Array): KeyedHmacSha256 {
-  const block = new Uint8Array(64);
-  block.set(key.length > 64 ? sha256(key) : key);
-  const inner = sha256.create().update(block.map((b) => b ^ 0x36));
-  const outer = sha256.create().update(block.map((b) => b ^ 0x5c));
-  const innerWork = sha256.create();
-  const outerWork = sha256.create();
-  const mid = new Uint8Array(32);
-  const out = new Uint8Array(32);
-  return {
-    hex(...parts) {
-      inner._cloneInto(innerWork);
-      for (const p of parts) innerWork.update(p);
-      innerWork.digestInto(mid);
-      outer._cloneInto(outerWork);
-      outerWork.update(mid);
-      outerWork.digestInto(out);
-      return hex(out);
-    },
-  };
 }
 
 /** The reference (pure-JS) counterpart of every native primitive, for differential tests. */

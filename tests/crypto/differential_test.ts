@@ -243,3 +243,21 @@ Deno.test("PEM round-trips PKCS#8 and SPKI and refuses the wrong block", () => {
   }
   equal(threw, true);
 });
+
+Deno.test("the pure keyed HMAC agrees with node:crypto at every length across the padding edges", () => {
+  const rnd = new SeededRandom(20261202);
+  for (const keyLength of [0, 1, 32, 63, 64, 65, 200]) {
+    const key = rnd.bytes(keyLength);
+    const pure = keyedHmacSha256Pure(key);
+    for (let len = 0; len <= 200; len++) {
+      const data = rnd.bytes(len);
+      const a = len % 3;
+      const b = Math.min(len, a + (len >> 1));
+      strictEqual(
+        pure.hex(data.subarray(0, a), data.subarray(a, b), data.subarray(b)),
+        hmacSha256Hex(key, data),
+        `key ${keyLength} length ${len}`,
+      );
+    }
+  }
+});
