@@ -25,7 +25,10 @@ function repoPathProblem(key: string): string | undefined {
   if (key.startsWith("/")) return "is absolute (starts with '/')";
   if (/^[A-Za-z]:[\\/]/.test(key)) return "is an absolute Windows path";
   // Backslashes are split too, so `a\..\b` cannot smuggle a traversal past a POSIX check.
-  if (key.split(/[\\/]/).some((segment) => segment === "..")) return "has a '..' segment";
+  // (No ".." anywhere, no such segment: most keys are not split at all.)
+  if (key.includes("..") && key.split(/[\\/]/).some((segment) => segment === "..")) {
+    return "has a '..' segment";
+  }
   return undefined;
 }
 
