@@ -120,7 +120,7 @@ export class CheckpointedWindow {
       );
     }
     merkleLeafHash(this.#digest, 0, this.#leaf);
-    if (merkleHashHex(this.#leaf) !== merkleHashHex(committed)) {
+    if (!sameHash(this.#leaf, committed)) {
       throw new CompliancePackError(
         "compliance.log_changed",
         `log line ${leaf + 1} is not the line the checkpoint committed to; the log changed`,
@@ -143,6 +143,13 @@ export class CheckpointedWindow {
       }),
     };
   }
+}
+
+/** Two Merkle hashes compared byte by byte (no hex made per window entry). */
+function sameHash(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

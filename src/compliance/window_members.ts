@@ -2,7 +2,7 @@
 // the entries: the log and the evidence CSV are compressed as they come (with their CRC-32
 // and SHA-256), the signatures go into one buffer (a pack has one per entry, and one object
 // each would cost several times their 180 bytes), and the Article 12 facts are counted.
-import { sha256HexPure } from "../crypto/mod.ts";
+import { sha256IntoPure } from "../crypto/mod.ts";
 import { digestInto, DigestTable, digestText, type LineageEntry } from "../lineage/mod.ts";
 import {
   csvHeader,
@@ -32,6 +32,7 @@ export class SignatureMembers {
   #lengths: number[] = [];
   #bytes: Uint8Array = new Uint8Array(256 * 1024);
   #end = 0;
+  #order: Int32Array | undefined; // member indices in name order, once asked for
 
   /** Members held. */
   get count(): number {
@@ -48,7 +49,8 @@ export class SignatureMembers {
     }
     digestInto(hash, this.#entries, i * 32);
     // Pure JS: a native hash object per signature waits for a major GC to be freed.
-    digestInto(`sha256:${sha256HexPure(signature)}`, this.#shas, i * 32);
+    sha256IntoPure(signature, this.#shas, i * 32);
+    this.#order = undefined;
     if (this.#end + signature.length > this.#bytes.length) {
       this.#bytes = grow(this.#bytes, this.#end + signature.length);
     }
@@ -60,10 +62,9 @@ export class SignatureMembers {
 
   /** Every member in name order: its name, bytes (a view) and `sha256:` digest. */
   *inNameOrder(): Generator<{ name: string; bytes: Uint8Array; sha256: string }> {
-    const order = Array.from({ length: this.count }, (_, i) => i).sort((a, b) =>
-      compareDigests(this.#entries, a, b)
-    );
-    for (const i of order) {
+    // The manifest and the archive both walk the members in name order: sorted once.
+    this.#order ??= digestOrder(this.#entries, this.count);
+    for (const i of this.#order) {
       yield {
         name: signatureMemberName(digestText(this.#entries, i * 32)),
         bytes: this.#bytes.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]),
@@ -77,6 +78,43 @@ function grow(bytes: Uint8Array, atLeast: number): Uint8Array {
   const out = new Uint8Array(Math.max(bytes.length * 2, atLeast));
   out.set(bytes);
   return out;
+}
+
+/** Largest count whose index fits beside a 32-bit key in a double's 53-bit mantissa. */
+const KEYED_SORT_MAX = 1 << 21;
+
+/**
+ * Indices of the first `count` 32-byte digests in byte order. Lowercase hex sorts like the
+ * bytes it encodes, so this is the member names' order. Each digest's first four bytes and its
+ * index make one number sorted natively; digests sharing those four bytes are then put in
+ * order by all 32 (the comparison sort gives the same order, only slower).
+ */
+export function digestOrder(digests: Uint8Array, count: number): Int32Array {
+  const order = new Int32Array(count);
+  if (count > KEYED_SORT_MAX) {
+    const all = Array.from({ length: count }, (_, i) => i)
+      .sort((a, b) => compareDigests(digests, a, b));
+    order.set(all);
+    return order;
+  }
+  const keys = new Float64Array(count);
+  const view = new DataView(digests.buffer, digests.byteOffset, digests.byteLength);
+  for (let i = 0; i < count; i++) keys[i] = view.getUint32(i * 32) * KEYED_SORT_MAX + i;
+  keys.sort();
+  for (let i = 0; i < count; i++) order[i] = keys[i] % KEYED_SORT_MAX;
+  // Runs sharing their first four bytes: in order by the whole digest.
+  for (let start = 0; start < count;) {
+    const head = Math.floor(keys[start] / KEYED_SORT_MAX);
+    let end = start + 1;
+    while (end < count && Math.floor(keys[end] / KEYED_SORT_MAX) === head) end++;
+    if (end - start > 1) {
+      const run = Array.from(order.subarray(start, end))
+        .sort((a, b) => compareDigests(digests, a, b));
+      order.set(run, start);
+    }
+    start = end;
+  }
+  return order;
 }
 
 /** Lowercase hex sorts like the bytes it encodes: member names sort by their digests. */

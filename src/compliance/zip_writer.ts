@@ -248,11 +248,26 @@ export class ZipStreamWriter {
 
   /** Adds a whole member. */
   add(name: string, bytes: Uint8Array): void {
-    this.addPrepared(name, prepareMember(name, bytes));
+    if (memberLevel(name) !== 0) {
+      this.addPrepared(name, prepareMember(name, bytes));
+      return;
+    }
+    // Stored (a signature): its CRC-32 is all the headers need; no digest is made for it here.
+    this.#addData(name, {
+      method: ZIP_METHOD_STORED,
+      data: bytes.length === 0 ? [] : [bytes],
+      compressedSize: bytes.length,
+      size: bytes.length,
+      crc32: crc32(bytes) >>> 0,
+    });
   }
 
   /** Adds a member whose bytes were prepared (compressed) already. */
   addPrepared(name: string, member: PreparedMember): void {
+    this.#addData(name, member);
+  }
+
+  #addData(name: string, member: Omit<PreparedMember, "sha256">): void {
     if (this.#finished) throw new Error("zip: member added after finish");
     if (this.#last !== undefined && compareCodeUnits(this.#last, name) >= 0) {
       throw new Error(`zip: member ${name} is not after ${this.#last} in name order`);
