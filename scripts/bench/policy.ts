@@ -7,10 +7,10 @@
 import {
   compilePattern,
   decide,
-  parseRulesFile,
   type ProtectedPlaces,
   type ToolCall,
 } from "../../src/policy/mod.ts";
+import { parseRulesFile } from "../../src/policy/rules.ts";
 import { compare, report } from "./_report.ts";
 
 const rules: string[] = ["always_allow:"];

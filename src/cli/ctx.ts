@@ -21,7 +21,7 @@ function settingsLines(ctx: CommandContext, settings: object, prefix = ""): void
 async function create(ctx: CommandContext): Promise<number> {
   const { fleet, contexts } = await store(ctx, true);
   const name = fleet.checkFleetName(stringArg(ctx, "name") ?? "", "context");
-  const settings = fleet.contextSettings({
+  const settings = await fleet.contextSettings({
     serverUrl: stringFlag(ctx, "server-url"),
     storeDsn: stringFlag(ctx, "store-dsn"),
     set: stringsFlag(ctx, "set"),

@@ -2,9 +2,8 @@
 // project template and the paths excluded from git.
 
 import { join } from "node:path";
-import { stringify } from "yaml";
 import { toHex } from "../canonical/mod.ts";
-import { SDD_DIR, SDD_FOLDERS, writeFileIfAbsent } from "../io/mod.ts";
+import { pathExists, SDD_DIR, SDD_FOLDERS, writeFileIfAbsent } from "../io/mod.ts";
 import type { Random } from "../io/mod.ts";
 import { DEFAULT_TUNING } from "./defaults.ts";
 import type { ProjectPaths } from "./project.ts";
@@ -35,7 +34,9 @@ function commented(text: string): string {
 }
 
 /** `.sdd/config.yaml` as init writes it: every tunable documented, all commented out. */
-export function workspaceConfigTemplate(): string {
+export async function workspaceConfigTemplate(): Promise<string> {
+  // Loaded here, not by every bernstein start: the yaml package costs ~70 ms of CPU to evaluate.
+  const { stringify } = await import("yaml");
   return "# Workspace runtime defaults (lowest file layer; bernstein.yaml and overlays win).\n" +
     "# 'bernstein config set KEY VALUE' writes here. Built-in defaults, for reference:\n#\n" +
     commented(stringify({ tuning: DEFAULT_TUNING }));
@@ -120,7 +121,7 @@ export async function initWorkspace(
       report.kept.push(shown);
     }
   }
-  const files: { rel: string; content: () => string; mode?: number }[] = [
+  const files: { rel: string; content: () => string | Promise<string>; mode?: number }[] = [
     { rel: ".sdd/config.yaml", content: workspaceConfigTemplate },
     { rel: ".sdd/.gitignore", content: () => SDD_GITIGNORE },
     { rel: ".sdd/install_id", content: () => toHex(random.bytes(8)), mode: 0o644 },
@@ -139,7 +140,13 @@ export async function initWorkspace(
         continue;
       }
     }
-    const created = await writeFileIfAbsent(path, f.content(), { mode: f.mode });
+    // Most runs find the files there: the content (the config template needs the yaml package)
+    // is made only for a file that is missing. writeFileIfAbsent still refuses to overwrite.
+    if (await pathExists(path)) {
+      report.kept.push(f.rel);
+      continue;
+    }
+    const created = await writeFileIfAbsent(path, await f.content(), { mode: f.mode });
     (created ? report.created : report.kept).push(f.rel);
   }
   if (project.gitDir !== undefined) await excludeRuntimePaths(project.gitDir);

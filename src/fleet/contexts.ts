@@ -40,7 +40,7 @@ export interface ContextInput {
  * The settings object of a context: the flags as configuration keys, checked against the
  * configuration schema (an unknown key or a bad value is `fleet.bad_setting`, exit 2).
  */
-export function contextSettings(input: ContextInput): JsonObject {
+export async function contextSettings(input: ContextInput): Promise<JsonObject> {
   let settings: Record<string, unknown> = {};
   const put = (dotted: string, value: unknown) => {
     settings = setPath(settings, parseConfigKey(dotted), value);
@@ -54,7 +54,7 @@ export function contextSettings(input: ContextInput): JsonObject {
         hint: "--set tuning.agent.max_turns=40",
       });
     }
-    put(pair.slice(0, eq), parseConfigValue(pair.slice(eq + 1)));
+    put(pair.slice(0, eq), await parseConfigValue(pair.slice(eq + 1)));
   }
   const checked = validateLayer(objectLayer("context", settings));
   const error = checked.problems.find((p) => p.severity === "error");

@@ -17,7 +17,8 @@ import {
   type PolicyDecision,
   type PolicyTier,
 } from "./contract.ts";
-import type { PolicyRule, RuleKind, RuleProblem } from "./rules.ts";
+import type { RuleKind } from "./rule_kinds.ts";
+import type { PolicyRule, RuleProblem } from "./rules.ts";
 import { checkSafety, type ProtectedPlaces } from "./safety.ts";
 import { fieldValues, fullContent, type ToolCall, toolFamily } from "./tool_call.ts";
 

@@ -18,7 +18,8 @@ export {
 } from "./contract.ts";
 export { decide, type EffectivePolicy, ruleMatches } from "./engine.ts";
 export { loadPolicy } from "./load.ts";
-export { parseAlwaysAllowFile, parseRulesFile, RULE_KINDS, type RuleProblem } from "./rules.ts";
+export { RULE_KINDS } from "./rule_kinds.ts";
+export type { RuleProblem } from "./rules.ts";
 export { checkSafety, immunePath, type ProtectedPlaces } from "./safety.ts";
 export { analyseShell } from "./shell.ts";
 export { type ToolCall, toolFamily } from "./tool_call.ts";

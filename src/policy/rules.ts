@@ -7,12 +7,7 @@
 import type { ErrorCode } from "../errors/mod.ts";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type Scalar } from "yaml";
 import { type CompiledPattern, compilePattern, isPatternError } from "./pattern.ts";
-
-/** The rule lists, in precedence order. */
-export const RULE_KINDS = ["always_allow", "deny", "ask", "allow"] as const;
-
-/** One of {@linkcode RULE_KINDS}. */
-export type RuleKind = typeof RULE_KINDS[number];
+import { RULE_KINDS, type RuleKind } from "./rule_kinds.ts";
 
 /** Members a rule may have. */
 export const RULE_FIELDS = [

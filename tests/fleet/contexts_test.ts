@@ -1,4 +1,4 @@
-import { deepStrictEqual, notStrictEqual, rejects, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, notStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { BernsteinError } from "../../src/errors/mod.ts";
 import { join } from "node:path";
 import { appendAuditEvent, ensureAuditKey } from "../../src/audit/mod.ts";
@@ -16,24 +16,24 @@ async function setup(dir: string, seed = 3) {
 
 const env = mapEnv({});
 
-Deno.test("settings come from the flags as configuration keys; bad keys and values are refused", () => {
+Deno.test("settings come from the flags as configuration keys; bad keys and values are refused", async () => {
   deepStrictEqual(
-    contextSettings({
+    await contextSettings({
       serverUrl: "http://h:1",
       storeDsn: "postgres://db/x",
       set: ["max_agents=2"],
     }),
     { workers: { url: "http://h:1" }, storage: { database_url: "postgres://db/x" }, max_agents: 2 },
   );
-  throws(
+  await rejects(
     () => contextSettings({ set: ["max_agents"] }),
     (e: FleetError) => e.code === "fleet.bad_setting",
   );
-  throws(
+  await rejects(
     () => contextSettings({ set: ["max_agents=-1"] }),
     (e: FleetError) => e.code === "fleet.bad_setting",
   );
-  throws(
+  await rejects(
     () => contextSettings({ set: ["max_agnets=1"] }),
     (e: BernsteinError) =>
       e.code === "config.unknown_key" && e.hint === "did you mean 'max_agents'?",
@@ -45,7 +45,7 @@ Deno.test("an active context is one layer between .sdd/config.yaml and bernstein
     const { sdd, contexts } = await setup(dir);
     await Deno.writeTextFile(join(sdd, "config.yaml"), "max_agents: 3\ncli: scripted\n");
     await Deno.writeTextFile(join(dir, "bernstein.yaml"), "cli: claude\n");
-    await contexts.create("staging", contextSettings({ set: ["max_agents=2", "cli=codex"] }));
+    await contexts.create("staging", await contextSettings({ set: ["max_agents=2", "cli=codex"] }));
     const before = await loadConfig({ cwd: dir, env });
     strictEqual(before.config?.max_agents, 3);
     strictEqual(before.context, null);
@@ -76,20 +76,24 @@ Deno.test("two installs with identical context content write identical documents
       const two = await setup(b, 2);
       const v1 = await one.contexts.create(
         "prod",
-        contextSettings({ set: ["max_agents=8", "cli=claude"] }),
+        await contextSettings({ set: ["max_agents=8", "cli=claude"] }),
       );
       const v2 = await two.contexts.create(
         "prod",
-        contextSettings({ set: ["cli=claude", "max_agents=8"] }),
+        await contextSettings({ set: ["cli=claude", "max_agents=8"] }),
       );
       strictEqual(v1.settings_hash, v2.settings_hash);
       deepStrictEqual(
         await Deno.readFile(join(a, ".sdd/fleet/contexts/prod.json")),
         await Deno.readFile(join(b, ".sdd/fleet/contexts/prod.json")),
       );
-      const v3 = await two.contexts.create("prod", contextSettings({ set: ["max_agents=9"] }), {
-        replace: true,
-      });
+      const v3 = await two.contexts.create(
+        "prod",
+        await contextSettings({ set: ["max_agents=9"] }),
+        {
+          replace: true,
+        },
+      );
       notStrictEqual(v3.settings_hash, v1.settings_hash);
     });
   });
@@ -98,10 +102,10 @@ Deno.test("two installs with identical context content write identical documents
 Deno.test("a context edited after activation refuses to load; replacing the active one re-activates it", async () => {
   await withTempDir(async (dir) => {
     const { contexts } = await setup(dir);
-    await contexts.create("c", contextSettings({ set: ["max_agents=2"] }));
+    await contexts.create("c", await contextSettings({ set: ["max_agents=2"] }));
     await contexts.use("c");
     await rejects(() => contexts.create("c", {}), (e: FleetError) => e.code === "fleet.exists");
-    const replaced = await contexts.create("c", contextSettings({ set: ["max_agents=5"] }), {
+    const replaced = await contexts.create("c", await contextSettings({ set: ["max_agents=5"] }), {
       replace: true,
     });
     strictEqual(replaced.active, true);
@@ -115,7 +119,7 @@ Deno.test("a context edited after activation refuses to load; replacing the acti
 Deno.test("an activation of a context version the chain never created is a fleet violation", async () => {
   await withTempDir(async (dir) => {
     const { sdd, auditKey, contexts } = await setup(dir);
-    await contexts.create("c", contextSettings({ set: ["max_agents=2"] }));
+    await contexts.create("c", await contextSettings({ set: ["max_agents=2"] }));
     await contexts.use("c");
     await contexts.use(null);
     deepStrictEqual((await verifyFleet(sdd, auditKey)).violations, []);

@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import {
   decide,
   type EffectivePolicy,
-  parseRulesFile,
   type PolicyDecision,
   type RuleProblem,
   type ToolCall,
 } from "../../src/policy/mod.ts";
+import { parseRulesFile } from "../../src/policy/rules.ts";
 
 const ROOT = "/r";
 const PLACES = {

@@ -4,13 +4,8 @@
 // huge, unreadable and non-UTF-8 files — each making the calls it reaches `ask`, never allow.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  decide,
-  loadPolicy,
-  parseAlwaysAllowFile,
-  parseRulesFile,
-  ruleMatches,
-} from "../../src/policy/mod.ts";
+import { decide, loadPolicy, ruleMatches } from "../../src/policy/mod.ts";
+import { parseAlwaysAllowFile, parseRulesFile } from "../../src/policy/rules.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 const CWD = "/r/.sdd/worktrees/s1";
