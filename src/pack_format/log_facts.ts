@@ -37,6 +37,12 @@ export interface LogFacts {
   merge_signers: string[];
 }
 
+/** The fields of an entry the facts are made of (a whole entry has them too). */
+export type FactFields = Pick<
+  LineageEntry,
+  "artefact_path" | "ts_ns" | "parent_hashes" | "content_hash" | "agent_id" | "agent_card_kid"
+>;
+
 interface Sibling {
   content: number;
   forked: boolean;
@@ -71,7 +77,7 @@ export class LogFactsCollector {
   #agents = new Map<string, { kids: Set<string>; entries: number; merges: number }>();
 
   /** Feeds the next entry. */
-  add(entry: LineageEntry): void {
+  add(entry: FactFields): void {
     this.#count++;
     let artefact = this.#artefacts.get(entry.artefact_path);
     if (artefact === undefined) {

@@ -22,6 +22,7 @@ export { type InputHashes } from "./input_hashes.ts";
 export {
   article12LogFigures,
   article12Mismatches,
+  type FactFields,
   type LogFacts,
   LogFactsCollector,
 } from "./log_facts.ts";

@@ -1,21 +1,17 @@
 // A gate worker: checks batches of log lines (parse, entry rules, signatures, HMAC), reading
-// sidecars itself from the lineage folder or taking them from the batch, and replies with the
-// entries (or only what the in-order checks read of them), their hashes and the issues. It
-// only reads.
+// sidecars itself from the lineage folder or taking them from the batch, and replies with what
+// the caller reads of the entries (their links, whole entries or the pack window's rows, see
+// _shaped_batch.ts), their hashes and the issues. It only reads.
 import { keyedHmacSha256Pure } from "../crypto/mod.ts";
 import { AgentCardSet } from "../lineage/mod.ts";
-import {
-  checkBatch,
-  type LineBatch,
-  linksOnly,
-  type SignatureCheckContext,
-} from "./_line_check.ts";
+import type { LineBatch, SignatureCheckContext } from "./_line_check.ts";
+import { checkShaped, type ResultShape, transferables } from "./_shaped_batch.ts";
 import { type SidecarIndex, sidecarReader } from "./_sidecars.ts";
 import type { CardFile } from "./types.ts";
 
 interface WorkerScope {
   onmessage: ((event: MessageEvent) => void) | null;
-  postMessage(message: unknown): void;
+  postMessage(message: unknown, transfer: Transferable[]): void;
 }
 
 /** The first message a gate worker gets. */
@@ -30,13 +26,13 @@ export interface GateWorkerInit {
   operatorKey?: Uint8Array;
   /** How sidecars are named in messages. */
   sidecarNames?: "lineage" | "pack";
-  /** Send whole entries back (the caller reads them); false: only their links. */
-  entries: boolean;
+  /** What to send back of each entry: its links, the whole entry, or the window's rows. */
+  shape: ResultShape;
 }
 
 const scope = globalThis as unknown as WorkerScope;
 let ctx: SignatureCheckContext | undefined;
-let wholeEntries = true;
+let shape: ResultShape = "entries";
 
 scope.onmessage = (event: MessageEvent) => {
   const msg = event.data as GateWorkerInit | { type: "batch"; id: number; batch: LineBatch };
@@ -55,10 +51,10 @@ scope.onmessage = (event: MessageEvent) => {
       hmacKey: msg.operatorKey === undefined ? undefined : keyedHmacSha256Pure(msg.operatorKey),
       sidecarNames: msg.sidecarNames,
     };
-    wholeEntries = msg.entries;
+    shape = msg.shape;
     return;
   }
   if (ctx === undefined) throw new Error("gate worker used before init");
-  const result = checkBatch(msg.batch, ctx);
-  scope.postMessage({ id: msg.id, ...(wholeEntries ? result : linksOnly(result)) });
+  const result = checkShaped(msg.batch, ctx, shape, true);
+  scope.postMessage({ id: msg.id, ...result }, transferables(result));
 };

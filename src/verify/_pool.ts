@@ -4,17 +4,13 @@
 // speed (this thread also frames the log and runs the in-order checks). A worker that cannot
 // start or fails hands its batches back to this thread: results never depend on the pool.
 import type { GateWorkerInit } from "./_gate_worker.ts";
-import {
-  type BatchResult,
-  checkBatch,
-  type LineBatch,
-  type SignatureCheckContext,
-} from "./_line_check.ts";
+import type { LineBatch, SignatureCheckContext } from "./_line_check.ts";
+import { type CheckedBatch, checkShaped, type ResultShape } from "./_shaped_batch.ts";
 
 /** Runs line batches somewhere. */
 export interface SignatureBatchRunner {
   /** The result of one batch (synchronously when checked on this thread). */
-  run(batch: LineBatch): BatchResult | Promise<BatchResult>;
+  run(batch: LineBatch): CheckedBatch | Promise<CheckedBatch>;
   /**
    * Lets worker replies in before the next `run` (a macrotask turn; workers' messages are
    * not seen while this thread only awaits settled promises). Immediate without workers.
@@ -24,16 +20,19 @@ export interface SignatureBatchRunner {
   close(): void;
 }
 
-/** Runs every batch on this thread. */
-export function inlineRunner(ctx: SignatureCheckContext): SignatureBatchRunner {
-  return { run: (batch) => checkBatch(batch, ctx), turn() {}, close() {} };
+/** Runs every batch on this thread, its results shaped as `shape` says. */
+export function inlineRunner(
+  ctx: SignatureCheckContext,
+  shape: ResultShape,
+): SignatureBatchRunner {
+  return { run: (batch) => checkShaped(batch, ctx, shape, false), turn() {}, close() {} };
 }
 
 interface Pending {
   // Only bytes (external memory): a failed worker's batch is checked again here.
   batch: LineBatch;
   worker: number;
-  resolve: (r: BatchResult) => void;
+  resolve: (r: CheckedBatch) => void;
 }
 
 /**
@@ -44,7 +43,7 @@ interface Pending {
 const WORKER_QUEUE_DEPTH = 6;
 
 /** Batches checked on this thread before any worker starts (256 entries, ~25 ms of work). */
-const INLINE_FIRST_BATCHES = 8;
+const INLINE_FIRST_BATCHES = 2;
 
 /** A runner over `count` workers plus this thread, or inline when workers cannot start. */
 export function pooledRunner(
@@ -53,7 +52,7 @@ export function pooledRunner(
   init: Omit<GateWorkerInit, "type">,
   workerUrl: URL = new URL("./_gate_worker.ts", import.meta.url),
 ): SignatureBatchRunner {
-  const inline = inlineRunner(ctx);
+  const inline = inlineRunner(ctx, init.shape);
   if (count < 1 || typeof Worker === "undefined") return inline;
   const workers: Worker[] = [];
   const queued: number[] = [];
@@ -67,7 +66,7 @@ export function pooledRunner(
     for (const w of workers) w.terminate();
     for (const [id, p] of pending) {
       pending.delete(id);
-      p.resolve(checkBatch(p.batch, ctx));
+      p.resolve(inline.run(p.batch) as CheckedBatch);
     }
   }
 
@@ -76,7 +75,7 @@ export function pooledRunner(
       for (let i = 0; i < count; i++) {
         const w = new Worker(workerUrl, { type: "module" });
         w.onmessage = (event: MessageEvent) => {
-          const { id, ...result } = event.data as { id: number } & BatchResult;
+          const { id, ...result } = event.data as { id: number } & CheckedBatch;
           const p = pending.get(id);
           if (p === undefined) return;
           pending.delete(id);

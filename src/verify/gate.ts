@@ -18,14 +18,15 @@ import {
   LineFramer,
   verifyForeignAttestation,
 } from "../lineage/mod.ts";
+import type { FactFields } from "../pack_format/mod.ts";
 import {
-  type BatchResult,
   type EntryLinks,
   LINE_TOO_LONG,
   type LineBatch,
   type SignatureCheckContext,
 } from "./_line_check.ts";
 import { inlineRunner, pooledRunner, type SignatureBatchRunner } from "./_pool.ts";
+import type { CheckedBatch, ResultShape } from "./_shaped_batch.ts";
 import { LeafDigests } from "./_leaf_digests.ts";
 import { indexSidecars, orphanedSidecars, sidecarReader } from "./_sidecars.ts";
 import type {
@@ -54,12 +55,13 @@ async function collectCards(
 }
 
 // Lines go out in batches of this many; at most MAX_IN_FLIGHT batches are out (at workers or
-// waiting to be consumed in order) before this thread waits for the oldest (each holds ~16 KB
-// of lines).
-const BATCH_LINES = 32;
+// waiting to be consumed in order) before this thread waits for the oldest (each holds ~60 KB
+// of lines). 128 lines a batch rather than 32: a quarter of the messages, replies and event-
+// loop turns (paired runs of the 100 000-entry gate: ~1 s less CPU).
+const BATCH_LINES = 128;
 const MAX_IN_FLIGHT = 16;
 const SLICE_BYTES = 16 * 1024;
-const BATCH_BYTES = 32 * 1024;
+const BATCH_BYTES = 128 * 1024;
 /** Largest {@linkcode GateInput.expectedEntries} the tables are pre-sized for (~170 B each). */
 const MAX_EXPECTED_ENTRIES = 2_000_000;
 /** Flag of the log's last line when it has no newline (never a checkpoint leaf). */
@@ -140,6 +142,15 @@ export async function runLineageGate(
     hmacKey: input.operatorKey === undefined ? undefined : keyedHmacSha256Pure(input.operatorKey),
     sidecarNames: input.sidecarNames,
   };
+  if (input.onEntry !== undefined && input.window !== undefined) {
+    throw new TypeError("runLineageGate: give onEntry or window, not both");
+  }
+  // What goes back of each entry: whole entries only for an onEntry caller.
+  const shape: ResultShape = input.onEntry !== undefined
+    ? "entries"
+    : input.window !== undefined
+    ? "window"
+    : "links";
   // Workers re-parse the card files, so they need them as files.
   const runner: SignatureBatchRunner = cardFiles !== undefined && (options.workers ?? 0) > 0
     ? pooledRunner(options.workers ?? 0, ctx, {
@@ -149,9 +160,9 @@ export async function runLineageGate(
       cards: cardFiles,
       operatorKey: input.operatorKey,
       sidecarNames: input.sidecarNames,
-      entries: input.onEntry !== undefined,
+      shape,
     }, options.workerUrl)
-    : inlineRunner(ctx);
+    : inlineRunner(ctx, shape);
 
   // Tables sized for the expected entries up front (a hint, capped: a wrong count costs at most
   // memory or time, never a check).
@@ -182,7 +193,7 @@ export async function runLineageGate(
   // replies in, so the split between threads follows their speed).
   const ready: LineBatch[] = [];
   // Batches handed out, in log order; their results are consumed in that order.
-  const handedOut: { batch: LineBatch; result?: BatchResult; done: Promise<void> }[] = [];
+  const handedOut: { batch: LineBatch; result?: CheckedBatch; done: Promise<void> }[] = [];
 
   function closeBatch(): void {
     if (batchMeta.length === 0) return;
@@ -226,12 +237,12 @@ export async function runLineageGate(
   /** Feeds the results of the oldest batches, as long as they are in, to the in-order checks. */
   function consumeSettled(): void {
     while (handedOut.length > 0 && handedOut[0].result !== undefined) {
-      const { batch, result } = handedOut.shift() as { batch: LineBatch; result: BatchResult };
+      const { batch, result } = handedOut.shift() as { batch: LineBatch; result: CheckedBatch };
       consume(batch, result);
     }
   }
 
-  function consume(batch: LineBatch, result: BatchResult): void {
+  function consume(batch: LineBatch, result: CheckedBatch): void {
     lineIssues.push(...result.issues);
     let at = 0;
     for (let i = 0; i < batch.meta.length / 3; i++) {
@@ -241,12 +252,15 @@ export async function runLineageGate(
       const flags = batch.meta[3 * i + 2];
       const links = result.links[i];
       const hash = result.hashes[i];
-      if (links !== null && hash !== null) onEntry(line, links, hash, bytes, result.entries?.[i]);
+      if (links !== null && hash !== null) {
+        onEntry(line, links, hash, bytes, result.entries?.[i], result.window?.entries[i]);
+      }
       // A checkpoint covers terminated lines only: an open tail is not a line yet.
       if (leaves !== undefined && (flags & LINE_OPEN) === 0) {
         leaves.add(hash ?? undefined, bytes, (flags & LINE_TOO_LONG) !== 0);
       }
     }
+    if (result.window !== undefined) input.window?.onCsvRows(result.window.csv);
   }
 
   function onEntry(
@@ -255,6 +269,7 @@ export async function runLineageGate(
     hash: string,
     bytes: Uint8Array,
     whole: LineageEntry | null | undefined,
+    facts: FactFields | null | undefined,
   ): void {
     entries++;
     for (const parent of entry.parent_hashes) {
@@ -272,6 +287,8 @@ export async function runLineageGate(
     if (!seen.has(hash)) seen.set(hash, line);
     // Workers send whole entries back exactly when there is an `onEntry` to give them to.
     if (input.onEntry !== undefined && whole) input.onEntry(whole, hash, bytes);
+    // …and the window's fact fields exactly when there is a window consumer (and no onEntry).
+    if (input.window !== undefined && facts) input.window.onEntry(facts, hash);
     if (attested.has(hash)) {
       attested.set(hash, { content_hash: entry.content_hash, artefact_path: entry.artefact_path });
     }

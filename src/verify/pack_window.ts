@@ -6,10 +6,9 @@
 // without worker threads), so the pack builder can run it over the bytes it is about to pack
 // (see pack_reuse.ts); pack.ts turns its outcome into the verdict's failures.
 import { sha256Stream } from "../crypto/mod.ts";
-import { type ByteSource, chunksOf, digestInto, type LineageEntry } from "../lineage/mod.ts";
+import { type ByteSource, chunksOf, digestInto } from "../lineage/mod.ts";
 import {
   csvHeader,
-  csvRow,
   isoOfNs,
   type LogFacts,
   LogFactsCollector,
@@ -132,30 +131,33 @@ export async function runWindowPhase(
         cards: input.cards,
         knownParents: external,
         expectedEntries: input.expectedEntries,
-        // Asked for every line's hash; only entries (onEntry) make a member used.
+        // Asked for every line's hash; only entries (window.onEntry) make a member used.
         signatures: (hash) => signatures.get(hash),
-        onEntry: (entry: LineageEntry, hash: string) => {
-          signatures.use(hash);
-          leaves?.add(hash);
-          facts.add(entry);
-          csv.add(entry);
-          for (const p of entry.parent_hashes) if (external.has(p)) referenced.add(p);
-          if (external.has(hash)) {
-            inline.push({
-              kind: "external parent invalid",
-              message:
-                `${PACK_MEMBERS.manifest}: external parent invalid: ${hash} is an entry of the window itself`,
-            });
-          }
-          if (
-            window !== undefined && (entry.ts_ns < window.startNs || entry.ts_ns > window.endNs)
-          ) {
-            outside.push(
-              `${PACK_MEMBERS.log}: entry outside period: entry ${hash} has ts_ns ${entry.ts_ns} (${
-                isoOfNs(entry.ts_ns)
-              }), outside ${period?.since}..${period?.until}`,
-            );
-          }
+        // The entries' fact fields and CSV rows are made where each batch is checked.
+        window: {
+          onCsvRows: (rows) => csv.update(rows),
+          onEntry: (entry, hash) => {
+            signatures.use(hash);
+            leaves?.add(hash);
+            facts.add(entry);
+            for (const p of entry.parent_hashes) if (external.has(p)) referenced.add(p);
+            if (external.has(hash)) {
+              inline.push({
+                kind: "external parent invalid",
+                message:
+                  `${PACK_MEMBERS.manifest}: external parent invalid: ${hash} is an entry of the window itself`,
+              });
+            }
+            if (
+              window !== undefined && (entry.ts_ns < window.startNs || entry.ts_ns > window.endNs)
+            ) {
+              outside.push(
+                `${PACK_MEMBERS.log}: entry outside period: entry ${hash} has ts_ns ${entry.ts_ns} (${
+                  isoOfNs(entry.ts_ns)
+                }), outside ${period?.since}..${period?.until}`,
+              );
+            }
+          },
         },
       }, { workers: options.workers ?? defaultGateWorkers(), workerUrl: options.workerUrl });
       logHex = logHash.hexDigest();
@@ -177,24 +179,21 @@ export async function runWindowPhase(
   };
 }
 
-/** The SHA-256 of the CSV a window's entries make, rows hashed in batches of ~64 KiB. */
+/** The SHA-256 of the CSV a window's entries make: the header, then their rows as they come. */
 class CsvHash {
   #hash = sha256Stream();
-  #pending = csvHeader();
 
-  add(entry: LineageEntry): void {
-    this.#pending += csvRow(entry);
-    if (this.#pending.length > 65536) this.#flush();
+  constructor() {
+    this.#hash.update(new TextEncoder().encode(csvHeader()));
+  }
+
+  /** Rows of the next entries, UTF-8 (as `GateInput.window.onCsvRows` hands them over). */
+  update(rows: Uint8Array): void {
+    this.#hash.update(rows);
   }
 
   hexDigest(): string {
-    this.#flush();
     return this.#hash.hexDigest();
-  }
-
-  #flush(): void {
-    this.#hash.update(new TextEncoder().encode(this.#pending));
-    this.#pending = "";
   }
 }
 

@@ -12,6 +12,7 @@ import type {
   ForeignAttestationResult,
   LineageEntry,
 } from "../lineage/mod.ts";
+import type { FactFields } from "../pack_format/mod.ts";
 
 /** One failed check: a stable kind (the failure words) and one human line. */
 export interface VerifyIssue {
@@ -181,6 +182,21 @@ export interface GateInput {
    * bytes are valid only during the call.
    */
   onEntry?: (entry: LineageEntry, hash: string, line: Uint8Array) => void;
+  /**
+   * The pack window phase's consumers, instead of `onEntry` when whole entries are not needed:
+   * every entry that parsed, in log order, as the few fields its facts read, and each batch's
+   * rows of `article12-evidence.csv` (UTF-8, no header, in log order). Both are made where the
+   * batch is checked, so a worker never clones whole entries back.
+   */
+  window?: GateWindowConsumer;
+}
+
+/** See {@linkcode GateInput.window}. */
+export interface GateWindowConsumer {
+  /** An entry's fact fields and its hash, in log order. */
+  onEntry(entry: FactFields, hash: string): void;
+  /** The CSV rows of the next entries (the bytes are the callee's to keep). */
+  onCsvRows(rows: Uint8Array): void;
 }
 
 /** The gate's verdict. */

@@ -1,13 +1,27 @@
 // The gate over logs spanning many batches: the verdict and every issue are the same whether
 // the per-line work runs on the main thread or is shared with worker threads.
-import { deepStrictEqual, equal, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, equal, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { signaturePath } from "../../src/lineage/mod.ts";
+import { parseJsonBytes } from "../../src/canonical/mod.ts";
+import { parseEntry, signaturePath } from "../../src/lineage/mod.ts";
+import { csvRow } from "../../src/pack_format/mod.ts";
 import { openDirectoryGateInput, runLineageGate } from "../../src/verify/mod.ts";
 import { gateDir, generateTree, TEST_OPERATOR_KEY } from "../_helpers/lineage_tree.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 const ENTRIES = 900;
+
+const bigints = (_key: string, value: unknown) => typeof value === "bigint" ? `${value}n` : value;
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
 
 async function lines(dir: string): Promise<string[]> {
   return (await Deno.readTextFile(join(dir, ".sdd/lineage/log.jsonl"))).split("\n").slice(0, -1);
@@ -57,6 +71,69 @@ Deno.test("onEntry gets every whole entry in log order, also from worker batches
       deepStrictEqual(seen, expected, `workers=${workers}`);
     }
   });
+});
+
+Deno.test("window gets every entry's fact fields and CSV rows in log order, also from workers", async () => {
+  await withTempDir(async (dir) => {
+    generateTree(dir, { entries: ENTRIES, artefacts: 37 });
+    const raw = await lines(dir);
+    // What the pack's window phase made of whole entries before: the same fields, the same rows.
+    const expectedEntries = await Promise.all(raw.map(async (l) => {
+      const e = parseEntry(parseJsonBytes(new TextEncoder().encode(l)));
+      const facts = [e.artefact_path, e.ts_ns, e.parent_hashes, e.content_hash, e.agent_id];
+      return JSON.stringify([await hashOf(l), ...facts, e.agent_card_kid], bigints);
+    }));
+    const expectedCsv = raw.map((l) =>
+      csvRow(parseEntry(parseJsonBytes(new TextEncoder().encode(l))))
+    ).join("");
+    for (const workers of [0, 1, 2]) {
+      const opened = await openDirectoryGateInput({
+        logPath: join(dir, ".sdd/lineage/log.jsonl"),
+        cardsDir: join(dir, ".sdd/agents"),
+        operatorKey: TEST_OPERATOR_KEY,
+      });
+      if (opened === undefined) throw new Error("no log");
+      const seen: string[] = [];
+      const rows: Uint8Array[] = [];
+      try {
+        const result = await runLineageGate({
+          ...opened.input,
+          window: {
+            onEntry: (e, hash) =>
+              seen.push(JSON.stringify([
+                hash,
+                e.artefact_path,
+                e.ts_ns,
+                e.parent_hashes,
+                e.content_hash,
+                e.agent_id,
+                e.agent_card_kid,
+              ], bigints)),
+            onCsvRows: (r) => rows.push(r),
+          },
+        }, { workers });
+        strictEqual(result.ok, true, `workers=${workers}`);
+      } finally {
+        opened.close();
+      }
+      deepStrictEqual(seen, expectedEntries, `workers=${workers}`);
+      strictEqual(new TextDecoder().decode(concat(rows)), expectedCsv, `workers=${workers}`);
+    }
+  });
+});
+
+Deno.test("window and onEntry are exclusive", async () => {
+  await rejects(
+    () =>
+      runLineageGate({
+        log: new Uint8Array(0),
+        signatures: () => undefined,
+        cards: [],
+        onEntry: () => {},
+        window: { onEntry: () => {}, onCsvRows: () => {} },
+      }),
+    TypeError,
+  );
 });
 
 Deno.test("tampering deep in a long log gives identical issues inline and with workers", async () => {

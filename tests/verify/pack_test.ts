@@ -193,6 +193,26 @@ Deno.test("a long pack gives the same verdict with and without a worker thread",
   deepStrictEqual(forgedPooled, forgedInline);
 });
 
+Deno.test("a CSV row changed past the first batches is a CSV mismatch with and without a worker", async () => {
+  // The window's CSV rows are made where each batch is checked (a worker, past the first 256
+  // entries): a change there must be found exactly as on the main thread.
+  const long = sampleLog({ seed: 6, entries: 700, artefacts: 20 });
+  const rendered = renderPackMembers(samplePackContent(long));
+  const pin = { operatorFingerprint: operatorFingerprint(long.operator.publicKey) };
+  const csv = new TextDecoder().decode(rendered.members.get(PACK_MEMBERS.csv) as Uint8Array);
+  const rows = csv.split("\n");
+  // Row 651 (after the header): entry 650's span id gains one character.
+  rows[651] = rows[651].replace(",span-", ",span-x");
+  ok(rows[651].includes("span-x"));
+  const members = new Map(rendered.members);
+  members.set(PACK_MEMBERS.csv, new TextEncoder().encode(rows.join("\n")));
+  const tampered = zipMembers(sealPack(members, rendered.manifestBase, long.operator).members);
+  const inline = await verifyPack(memoryBytes(tampered), { ...pin, workers: 0 });
+  const pooled = await verifyPack(memoryBytes(tampered), { ...pin, workers: 1 });
+  deepStrictEqual(kinds(inline), ["CSV mismatch"]);
+  deepStrictEqual(pooled, inline);
+});
+
 Deno.test("a format-3 pack reports its checkpoint; its checkpoint members are required", async () => {
   const r = await verifyPack(memoryBytes(built.zip));
   strictEqual(r.stats.pack_format_version, 3);
