@@ -185,7 +185,8 @@ export async function runLineageGate(
   const leaves = cp === undefined
     ? undefined
     : new LeafDigests((cp.review?.usable.length ?? 0) + (cp.external?.length ?? 0) === 0);
-  // The batch being framed: its lines' bytes back to back and, per line, number, length, flags.
+  // The batch being framed: its lines' bytes back to back (in one reused buffer) and, per line,
+  // number, length, flags.
   let batchBytes = new Uint8Array(BATCH_BYTES);
   let batchUsed = 0;
   let batchMeta: number[] = [];
@@ -197,8 +198,9 @@ export async function runLineageGate(
 
   function closeBatch(): void {
     if (batchMeta.length === 0) return;
-    ready.push({ data: batchBytes.subarray(0, batchUsed), meta: Int32Array.from(batchMeta) });
-    batchBytes = new Uint8Array(BATCH_BYTES);
+    // A copy of exactly the bytes used: a view would send (and keep) the whole framing buffer,
+    // which is reused for the next batch.
+    ready.push({ data: batchBytes.slice(0, batchUsed), meta: Int32Array.from(batchMeta) });
     batchUsed = 0;
     batchMeta = [];
   }
