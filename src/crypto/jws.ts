@@ -161,26 +161,18 @@ for (let i = 0; i < 64; i++) {
 /** Decodes the 86-character base64url of a 64-byte signature; undefined if not canonical. */
 function decodeSignature(text: string): Uint8Array | undefined {
   if (text.length !== 86) return undefined;
-  const out = new Uint8Array(64);
-  let acc = 0;
-  let bits = 0;
-  let at = 0;
+  const bytes = new Uint8Array(86);
   for (let i = 0; i < 86; i++) {
     const c = text.charCodeAt(i);
-    const v = c < 128 ? B64URL_VALUE[c] : -1;
-    if (v < 0) return undefined;
-    acc = (acc << 6) | v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[at++] = (acc >> bits) & 0xff;
-    }
+    // Not ASCII is not base64url (and would wrap if stored in a byte).
+    if (c >= 128) return undefined;
+    bytes[i] = c;
   }
-  // 86 characters carry 516 bits: the 4 left over must be zero, or two texts decode alike.
-  return (acc & ((1 << bits) - 1)) === 0 ? out : undefined;
+  const out = new Uint8Array(64);
+  return decodeSignatureBytes(bytes, 0, out) ? out : undefined;
 }
 
-/** {@linkcode decodeSignature} of the 86 bytes at `from` into `out`; false if not canonical. */
+/** Decodes the 86 base64url bytes at `from` into the 64 of `out`; false if not canonical. */
 function decodeSignatureBytes(bytes: Uint8Array, from: number, out: Uint8Array): boolean {
   let acc = 0;
   let bits = 0;
@@ -196,6 +188,7 @@ function decodeSignatureBytes(bytes: Uint8Array, from: number, out: Uint8Array):
       out[at++] = (acc >> bits) & 0xff;
     }
   }
+  // 86 characters carry 516 bits: the 4 left over must be zero, or two texts decode alike.
   return (acc & ((1 << bits) - 1)) === 0;
 }
 
@@ -251,7 +244,8 @@ export function parseDetachedJws(jws: string | Uint8Array): ParsedDetachedJws {
     throw new JwsFormatError(`JWS signature is ${signature.length} bytes, expected 64`);
   }
   const { header, input } = parseHeader(headerB64);
-  if (typeof jws !== "string") {
+  // A header already known is not remembered twice (it would push others out of the slots).
+  if (typeof jws !== "string" && knownHeaderOf(jws, headerB64.length) === undefined) {
     rememberHeaderBytes(jws.subarray(0, headerB64.length), header.kid, input);
   }
   return { headerB64, header: { ...header, crit: ["b64"] }, signature, signingPrefix: input };

@@ -119,3 +119,13 @@ Deno.test("the key cache compares bytes: an array changed in place is the new ke
     ok(!ed25519Verify(a.publicKey, message, parseDetachedJws(s).signature));
   }
 });
+
+Deno.test("a header parsed again and again keeps its one slot: the other known headers stay known", () => {
+  const kept = encoder.encode(signDetachedJws(pair.seed, payload, { kid: "scan-kept" }));
+  parseDetachedJws(kept);
+  const busy = encoder.encode(signDetachedJws(pair.seed, payload, { kid: "scan-busy" }));
+  // More parses of one header than there are slots: remembered once, nothing pushed out.
+  for (let i = 0; i < 40; i++) parseDetachedJws(busy);
+  ok(scanDetachedJws(kept) !== undefined, "the first header was pushed out by repeats");
+  ok(scanDetachedJws(busy) !== undefined);
+});

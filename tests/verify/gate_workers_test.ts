@@ -2,9 +2,9 @@
 // the per-line work runs on the main thread or is shared with worker threads.
 import { deepStrictEqual, equal, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { parseJsonBytes } from "../../src/canonical/mod.ts";
+import { concatBytes, parseJsonBytes } from "../../src/canonical/mod.ts";
 import { parseEntry, signaturePath } from "../../src/lineage/mod.ts";
-import { csvRow } from "../../src/pack_format/mod.ts";
+import { csvRow, type FactFields } from "../../src/pack_format/mod.ts";
 import { openDirectoryGateInput, runLineageGate } from "../../src/verify/mod.ts";
 import { gateDir, generateTree, TEST_OPERATOR_KEY } from "../_helpers/lineage_tree.ts";
 import { withTempDir } from "../_helpers/temp.ts";
@@ -13,14 +13,10 @@ const ENTRIES = 900;
 
 const bigints = (_key: string, value: unknown) => typeof value === "bigint" ? `${value}n` : value;
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+/** What the window consumer is given of an entry, as one comparable string. */
+function factKey(hash: string, e: FactFields): string {
+  const facts = [e.artefact_path, e.ts_ns, e.parent_hashes, e.content_hash, e.agent_id];
+  return JSON.stringify([hash, ...facts, e.agent_card_kid], bigints);
 }
 
 async function lines(dir: string): Promise<string[]> {
@@ -78,14 +74,11 @@ Deno.test("window gets every entry's fact fields and CSV rows in log order, also
     generateTree(dir, { entries: ENTRIES, artefacts: 37 });
     const raw = await lines(dir);
     // What the pack's window phase made of whole entries before: the same fields, the same rows.
-    const expectedEntries = await Promise.all(raw.map(async (l) => {
-      const e = parseEntry(parseJsonBytes(new TextEncoder().encode(l)));
-      const facts = [e.artefact_path, e.ts_ns, e.parent_hashes, e.content_hash, e.agent_id];
-      return JSON.stringify([await hashOf(l), ...facts, e.agent_card_kid], bigints);
-    }));
-    const expectedCsv = raw.map((l) =>
-      csvRow(parseEntry(parseJsonBytes(new TextEncoder().encode(l))))
-    ).join("");
+    const entries = raw.map((l) => parseEntry(parseJsonBytes(new TextEncoder().encode(l))));
+    const expectedEntries = await Promise.all(
+      entries.map(async (e, i) => factKey(await hashOf(raw[i]), e)),
+    );
+    const expectedCsv = entries.map(csvRow).join("");
     for (const workers of [0, 1, 2]) {
       const opened = await openDirectoryGateInput({
         logPath: join(dir, ".sdd/lineage/log.jsonl"),
@@ -99,16 +92,7 @@ Deno.test("window gets every entry's fact fields and CSV rows in log order, also
         const result = await runLineageGate({
           ...opened.input,
           window: {
-            onEntry: (e, hash) =>
-              seen.push(JSON.stringify([
-                hash,
-                e.artefact_path,
-                e.ts_ns,
-                e.parent_hashes,
-                e.content_hash,
-                e.agent_id,
-                e.agent_card_kid,
-              ], bigints)),
+            onEntry: (e, hash) => seen.push(factKey(hash, e)),
             onCsvRows: (r) => rows.push(r),
           },
         }, { workers });
@@ -117,7 +101,7 @@ Deno.test("window gets every entry's fact fields and CSV rows in log order, also
         opened.close();
       }
       deepStrictEqual(seen, expectedEntries, `workers=${workers}`);
-      strictEqual(new TextDecoder().decode(concat(rows)), expectedCsv, `workers=${workers}`);
+      strictEqual(new TextDecoder().decode(concatBytes(rows)), expectedCsv, `workers=${workers}`);
     }
   });
 });
