@@ -3,7 +3,13 @@
 // the window (declared in the manifest so the verifier can tell them from removed entries),
 // and the oldest entry still retained (for the retention facts).
 import { parseCanonicalLine } from "../canonical/mod.ts";
-import { DigestTable, entryHashOfBytes, type LineageEntry, parseEntry } from "../lineage/mod.ts";
+import {
+  DigestTable,
+  entryHashOfBytes,
+  type LineageEntry,
+  parseEntry,
+  plainEntryOfLine,
+} from "../lineage/mod.ts";
 import type { PackWindow } from "../pack_format/mod.ts";
 
 /** A window entry before its signature is looked up. */
@@ -93,18 +99,8 @@ export class WindowSelector {
       this.#skipped.push({ line: lineNo, reason: "torn last line (no trailing newline)" });
       return undefined;
     }
-    const parsed = parseCanonicalLine(bytes, "canon");
-    if (!parsed.ok) {
-      this.#skipped.push({ line: lineNo, reason: `${parsed.reason}: ${parsed.detail}` });
-      return undefined;
-    }
-    let entry: LineageEntry;
-    try {
-      entry = parseEntry(parsed.value);
-    } catch (error) {
-      this.#skipped.push({ line: lineNo, reason: (error as Error).message });
-      return undefined;
-    }
+    const entry = plainEntryOfLine(bytes) ?? this.#strictEntry(lineNo, bytes);
+    if (entry === undefined) return undefined;
     const hash = entryHashOfBytes(bytes);
     if (this.#oldest === null || entry.ts_ns < this.#oldest) this.#oldest = entry.ts_ns;
     if (entry.ts_ns < this.#window.startNs || entry.ts_ns > this.#window.endNs) {
@@ -118,6 +114,24 @@ export class WindowSelector {
     const picked = { line: this.#keep ? bytes.slice() : bytes, entry, hash, leaf: lineNo - 1 };
     if (this.#keep) this.#entries.push(picked);
     return picked;
+  }
+
+  /**
+   * The entry of a line not in the plain canonical form `plainEntryOfLine` reads (every bad
+   * line among them): the strict parse and the entry rules, which word why it is skipped.
+   */
+  #strictEntry(lineNo: number, bytes: Uint8Array): LineageEntry | undefined {
+    const parsed = parseCanonicalLine(bytes, "canon");
+    if (!parsed.ok) {
+      this.#skipped.push({ line: lineNo, reason: `${parsed.reason}: ${parsed.detail}` });
+      return undefined;
+    }
+    try {
+      return parseEntry(parsed.value);
+    } catch (error) {
+      this.#skipped.push({ line: lineNo, reason: (error as Error).message });
+      return undefined;
+    }
   }
 
   /** The selection so far. */
