@@ -195,6 +195,8 @@ interface PackDirectory {
   members: ZipMember[];
   /** The members of fixed name (README, manifest, log …), by name. */
   fixed: Map<string, ZipMember>;
+  /** Each member's kind (by index), decided once: a pack has a member per entry. */
+  kinds: (PackMemberKind | undefined)[];
   /** Declared bytes of all signature members (the store's one buffer). */
   signatureBytes: number;
 }
@@ -213,10 +215,12 @@ function checkStructure(
   for (const p of read.problems) fail(p.kind, p.message);
   if (read.problems.length > 0) return undefined;
   const fixed = new Map<string, ZipMember>();
+  const kinds = new Array<PackMemberKind | undefined>(read.members.length);
   let signatureBytes = 0;
   stats.members = read.members.length;
-  for (const m of read.members) {
-    const kind = packMemberKind(m.name);
+  for (let i = 0; i < read.members.length; i++) {
+    const m = read.members[i];
+    const kind = kinds[i] = packMemberKind(m.name);
     if (kind === undefined) {
       fail(
         "unexpected member",
@@ -231,7 +235,7 @@ function checkStructure(
   for (const name of Object.values(PACK_MEMBERS)) {
     if (!fixed.has(name)) fail("missing member", `${name}: missing member`);
   }
-  return { members: read.members, fixed, signatureBytes };
+  return { members: read.members, fixed, kinds, signatureBytes };
 }
 
 const FIXED_KINDS: ReadonlySet<PackMemberKind> = new Set<PackMemberKind>([
@@ -419,7 +423,7 @@ async function checkMembers(
   const digest = new Uint8Array(32);
   for (let i = 0; i < members.length; i++) {
     const m = members[i];
-    const kind = packMemberKind(m.name);
+    const kind = directory.kinds[i];
     if (kind === "signature") {
       // A view the store copies from: one copy per signature, not two.
       let bytes: Uint8Array | undefined;

@@ -425,43 +425,46 @@ function checkEntries(directory: ParsedDirectory, limits: ZipLimits): ZipProblem
   const add = (kind: ZipProblemKind, member: string, message: string) =>
     problems.push({ kind, member, message });
   const seen = new Map<string, string>();
+  // A pack's names are distinct by construction; proving it in one pass spares a map of up to
+  // millions of folded names. When it cannot be proved, the map finds the duplicates.
+  const distinct = distinctIgnoringCase(directory.members);
   let total = 0;
   directory.members.forEach((e, i) => {
-    const shown = JSON.stringify(e.name);
+    const shown = () => JSON.stringify(e.name);
     if (directory.nameLengths[i] > limits.maxNameBytes) {
       add(
         "unsupported zip feature",
         e.name,
-        `member name ${shown.slice(0, 80)}… is longer than ${limits.maxNameBytes} bytes`,
+        `member name ${shown().slice(0, 80)}… is longer than ${limits.maxNameBytes} bytes`,
       );
       return;
     }
     const slip = memberNameProblem(e.name);
     if (slip !== undefined) {
-      add("zip-slip member name", e.name, `${shown}: zip-slip member name (${slip}); refused`);
+      add("zip-slip member name", e.name, `${shown()}: zip-slip member name (${slip}); refused`);
     }
-    const folded = e.name.toLowerCase();
-    const earlier = seen.get(folded);
+    const folded = distinct ? undefined : e.name.toLowerCase();
+    const earlier = folded === undefined ? undefined : seen.get(folded);
     if (earlier !== undefined) {
       add(
         "duplicate member",
         e.name,
         earlier === e.name
-          ? `${shown}: duplicate member (the name appears more than once)`
-          : `${shown}: duplicate member (same name as ${JSON.stringify(earlier)} ignoring case)`,
+          ? `${shown()}: duplicate member (the name appears more than once)`
+          : `${shown()}: duplicate member (same name as ${JSON.stringify(earlier)} ignoring case)`,
       );
-    } else seen.set(folded, e.name);
+    } else if (folded !== undefined) seen.set(folded, e.name);
     if (
       (e.flags & (ZIP_FLAG_ENCRYPTED | ZIP_FLAG_STRONG_ENCRYPTION)) !== 0 || e.method === METHOD_AES
     ) {
-      add("encrypted member", e.name, `${shown}: encrypted member; refused`);
+      add("encrypted member", e.name, `${shown()}: encrypted member; refused`);
       return;
     }
     if (e.method !== ZIP_METHOD_STORED && e.method !== ZIP_METHOD_DEFLATE) {
       add(
         "unsupported zip feature",
         e.name,
-        `${shown}: compression method ${e.method} (only stored and deflate)`,
+        `${shown()}: compression method ${e.method} (only stored and deflate)`,
       );
       return;
     }
@@ -470,14 +473,14 @@ function checkEntries(directory: ParsedDirectory, limits: ZipLimits): ZipProblem
       add(
         "oversized member",
         e.name,
-        `${shown}: oversized member: declares ${e.size} bytes, over the ${limit}-byte limit`,
+        `${shown()}: oversized member: declares ${e.size} bytes, over the ${limit}-byte limit`,
       );
     }
     if (e.method === ZIP_METHOD_STORED && e.compressedSize !== e.size) {
       add(
         "corrupt member",
         e.name,
-        `${shown}: stored member with different compressed and uncompressed sizes`,
+        `${shown()}: stored member with different compressed and uncompressed sizes`,
       );
     }
     total += e.size;
@@ -490,6 +493,50 @@ function checkEntries(directory: ParsedDirectory, limits: ZipLimits): ZipProblem
     });
   }
   return problems;
+}
+
+/** Folded names known apart without a map; past this many, the map is used. */
+const MAX_FOLDED_NAMES = 64;
+
+/**
+ * True when no two names can be equal ignoring case, proved without a map of every name: the
+ * names that are ASCII without an uppercase letter (their own lowercase form) come in strictly
+ * increasing order, so they are distinct; the few others (README.md) are ASCII, and their
+ * lowercase forms are none of those names and differ from each other. False (the map decides)
+ * otherwise: a non-ASCII name (Unicode case folding), names out of order, many folded names.
+ */
+function distinctIgnoringCase(members: readonly ZipMember[]): boolean {
+  const plain: string[] = [];
+  const folded: string[] = [];
+  for (const { name } of members) {
+    let upper = false;
+    for (let i = 0; i < name.length; i++) {
+      const c = name.charCodeAt(i);
+      if (c >= 0x80) return false;
+      if (c >= 0x41 && c <= 0x5a) upper = true;
+    }
+    if (upper) {
+      if (folded.length === MAX_FOLDED_NAMES) return false;
+      folded.push(name.toLowerCase());
+    } else if (plain.length > 0 && !(plain[plain.length - 1] < name)) return false;
+    else plain.push(name);
+  }
+  for (let k = 0; k < folded.length; k++) {
+    if (folded.indexOf(folded[k]) !== k || sortedIncludes(plain, folded[k])) return false;
+  }
+  return true;
+}
+
+/** Binary search in names sorted by `<`. */
+function sortedIncludes(sorted: readonly string[], name: string): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && sorted[lo] === name;
 }
 
 /**

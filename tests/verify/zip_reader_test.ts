@@ -132,6 +132,55 @@ Deno.test("duplicate names, also differing only in case, are refused", () => {
   );
 });
 
+Deno.test("duplicates ignoring case are found whichever way the names come (sorted, mixed, folded, non-ASCII)", () => {
+  // The reader proves sorted lowercase names distinct without its map of folded names; every
+  // other shape falls back to the map. Each case against the rule itself: a member is a
+  // duplicate when its lowercase form is an earlier member's.
+  const expected = (names: string[]) => {
+    const seen = new Map<string, string>();
+    const out: string[] = [];
+    for (const n of names) {
+      const earlier = seen.get(n.toLowerCase());
+      if (earlier === undefined) seen.set(n.toLowerCase(), n);
+      else out.push(`${n}<${earlier}`);
+    }
+    return out;
+  };
+  const found = (names: string[]) =>
+    readZipDirectory(
+      memoryBytes(rawZip(names.map((name) => ({ name, data: enc.encode(name) })))),
+      limits({ maxMembers: 1000 }),
+    ).problems.filter((p) => p.kind === "duplicate member").map((p) => {
+      const m = / ignoring case\)$/.test(p.message)
+        ? (p.message.match(/same name as "(.*)" ignoring case/) as RegExpMatchArray)[1]
+        : p.member;
+      return `${p.member}<${m}`;
+    });
+  const cases: string[][] = [
+    ["README.md", "a.txt", "b.txt", "readme.md"], // a folded name equal to a later plain one
+    ["a.txt", "readme.md", "z.txt", "README.md"], // … to an earlier plain one
+    ["README.md", "a.txt", "ReadMe.md"], // two folded names alike
+    ["a.txt", "b.txt", "a.txt"], // plain names out of order
+    ["b.txt", "a.txt", "c.txt"], // out of order, all distinct
+    ["k.txt", "\u212a.txt"], // the Kelvin sign lowercases to k
+    ["\u00e9.txt", "\u00c9.txt"], // non-ASCII, folds to an earlier one
+    ["a/B", "a/b", "A/b"],
+    Array.from({ length: 70 }, (_, i) => `F${i}.TXT`).concat(["f3.txt"]), // past the folded cap
+    Array.from({ length: 70 }, (_, i) => `F${i}.TXT`),
+    Array.from({ length: 300 }, (_, i) => `s/${String(i).padStart(3, "0")}.jws`),
+    ["README.md", ...Array.from({ length: 300 }, (_, i) => `s/${i}.jws`)], // not in order
+  ];
+  const random = new SeededRandom(22);
+  const next = () => random.bytes(1)[0] / 256;
+  const pool = ["a", "A", "b", "B", "readme.md", "README.md", "x/y", "X/y", "\u00e9", "\u00c9"];
+  for (let k = 0; k < 200; k++) {
+    const n = 1 + Math.floor(next() * 6);
+    const names = Array.from({ length: n }, () => pool[Math.floor(next() * pool.length)]);
+    cases.push(next() < 0.5 ? names : [...names].sort());
+  }
+  for (const names of cases) deepStrictEqual(found(names), expected(names), names.join(" "));
+});
+
 Deno.test("encrypted members (traditional, strong or AES) are refused", () => {
   deepStrictEqual(kinds(rawZip([{ name: "a", data: enc.encode("x"), flags: 0x0801 }])), [
     "encrypted member",
