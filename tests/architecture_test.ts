@@ -84,6 +84,14 @@ Deno.test("bernstein start-up (--version, --help, command table) loads no YAML, 
   }
 });
 
+Deno.test("the pack writer loads node:zlib only when a pack is built (every run imports it)", async () => {
+  // node:zlib costs 15-65 ms to evaluate; the writer's modules reach it only through
+  // loadNativeCrc32's dynamic import and the deflate worker, started by URL for a pack build.
+  for (const spec of await reachable("src/compliance/mod.ts", true)) {
+    ok(spec !== "node:zlib", `src/compliance/mod.ts statically loads ${spec}`);
+  }
+});
+
 // Lower rank = more inward. A folder may import its own rank or lower, never higher.
 const RANK: Record<string, number> = {
   errors: 0,

@@ -3,7 +3,8 @@
 // `MemberCompressor` as the main thread would (fixed 64 KiB pushes of fflate's deflater), so
 // the members' bytes do not depend on where, or in what pieces, they were compressed. It only
 // computes: no file, network or environment access.
-import { MemberCompressor, memberLevel } from "./zip_writer.ts";
+import { crc32 } from "node:zlib";
+import { MemberCompressor, memberLevel, useNativeCrc32 } from "./zip_writer.ts";
 import type { DeflateReply, DeflateRequest } from "./_off_thread_deflate.ts";
 
 interface WorkerScope {
@@ -18,6 +19,9 @@ function isWorkerScope(g: unknown): g is WorkerScope {
 
 const scope: unknown = globalThis;
 if (!isWorkerScope(scope)) throw new Error("the deflate worker runs only as a worker");
+// The log and CSV of a large window: worth node:zlib's native checksum (only this worker and
+// a pack build load node:zlib).
+useNativeCrc32(crc32);
 const compressors = new Map<string, MemberCompressor>();
 
 function compressor(name: string): MemberCompressor {

@@ -50,6 +50,7 @@ export {
   WindowSelector,
 } from "./window.ts";
 export {
+  loadNativeCrc32,
   MemberCompressor,
   MemorySink,
   ONE_SHOT_BYTES,

@@ -90,3 +90,4 @@ export {
 } from "./pem.ts";
 export { keyedHmacSha256Pure } from "./_hmac_words.ts";
 export { referenceCrypto, sha256HexPure, sha256IntoPure } from "./reference.ts";
+export { Crc32 } from "./crc32.ts";

@@ -20,7 +20,7 @@ import {
   ZIP_METHOD_DEFLATE,
   ZIP_METHOD_STORED,
 } from "../pack_format/mod.ts";
-import { Crc32 } from "./_crc32.ts";
+import { Crc32 } from "../crypto/mod.ts";
 
 /** Bytes that can be read at any offset: a file opened read-only, or a buffer. */
 export interface RandomAccessBytes {

@@ -49,6 +49,7 @@ import {
   CheckpointedWindow,
   type CollectedWindow,
   CompliancePackError,
+  loadNativeCrc32,
   type OperatorSigner,
   type PackAttestation,
   selectCards,
@@ -424,6 +425,8 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     );
   }
   const warnings: Warning[] = [];
+  // ~100 MB of members to checksum: the native CRC-32 (the same value as the pure one).
+  await loadNativeCrc32();
   const lineageDir = sddFolder(options.sdd, "lineage");
   const signer: CheckpointSigner = {
     ...options.signer,

@@ -1,6 +1,7 @@
-// CRC-32 (IEEE 802.3, the ZIP checksum). fflate computes it when writing but does not export
-// it, and the verifier checks every member it inflates (tens of megabytes for a large log), so
-// it uses the slicing-by-8 table method: eight table lookups per eight bytes.
+// CRC-32 (IEEE 802.3, the ZIP checksum) in pure JS. fflate computes it when writing but does
+// not export it; the verifier checks every member it inflates (tens of megabytes for a large
+// log) and the pack writer checksums small archives with it (a large pack loads node:zlib's
+// native one), so it uses the slicing-by-8 table method: eight table lookups per eight bytes.
 
 const TABLES = (() => {
   const t = new Uint32Array(8 * 256);
