@@ -15,6 +15,7 @@ import {
   verifyDetachedJws,
 } from "../crypto/mod.ts";
 import { DigestTable, digestText } from "../lineage/mod.ts";
+import { DeferredChecks } from "./_deferred_checks.ts";
 import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoint.ts";
 import { verifyAttachmentExport } from "./attachments_dir.ts";
 import { type PackWindowInput, runWindowPhase, type WindowOutcome } from "./pack_window.ts";
@@ -130,6 +131,8 @@ class Verdict {
   readonly errors: VerifyIssue[] = [];
   readonly notes: string[] = [];
   readonly foreign: ForeignAttestationReport[] = [];
+  /** Phase 3's checks that run while the gate checks the log (their failures placed back). */
+  readonly deferred = new DeferredChecks();
   readonly stats: PackStats = {
     members: 0,
     entries: 0,
@@ -155,7 +158,8 @@ class Verdict {
 
   /** The verdict. */
   result(): PackVerifyResult {
-    const { errors, stats, notes, foreign } = this;
+    const { stats, notes, foreign } = this;
+    const errors = this.deferred.placeInto(this.errors);
     return { ok: errors.length === 0, stats, errors, notes, foreign };
   }
 }
@@ -185,6 +189,8 @@ export async function verifyPack(
   directory = undefined;
   checkFleetMember(contents.fleet, sealed.manifest, verdict);
   const window = await checkWindow(source, contents, sealed, options, verdict);
+  // Whatever the window's log did not leave time for.
+  await verdict.deferred.finish();
   crossCheck(window, contents, sealed.manifest, verdict);
   return verdict.result();
 }
@@ -396,16 +402,8 @@ async function checkMembers(
   // hash is in `listing` now, so they go before the signatures are read in.
   sealed.listed = undefined;
   const hashOk = (i: number, hex: string) => {
-    if (listing === undefined || listing.isListed[i] === 0) return;
-    const expected = listing.expectedHash(i);
-    if (expected !== `sha256:${hex}`) {
-      fail(
-        "input hash mismatch",
-        `${
-          members[i].name
-        }: input hash mismatch: the manifest says ${expected}, the member hashes to sha256:${hex}`,
-      );
-    }
+    const problem = hashProblem(listing, i, members[i].name, hex);
+    if (problem !== undefined) fail("input hash mismatch", problem);
   };
   const contents: PackContents = {
     signatures: new SignatureStore(stats.signatures, directory.signatureBytes),
@@ -421,6 +419,9 @@ async function checkMembers(
   // `--with-attachments`: each run's export, file name → bytes, checked after the loop.
   const attachmentRuns = new Map<string, Map<string, Uint8Array>>();
   const digest = new Uint8Array(32);
+  // Signature members whose hash is checked later: member index, stored index, failures so far.
+  const pendingHashes = new Int32Array(3 * stats.signatures);
+  let pending = 0;
   for (let i = 0; i < members.length; i++) {
     const m = members[i];
     const kind = directory.kinds[i];
@@ -433,14 +434,17 @@ async function checkMembers(
         if (!(error instanceof ZipMemberError)) throw error;
         fail("corrupt member", error.message);
       }
-      contents.signatures.add(m.name, bytes);
-      if (bytes === undefined) continue;
+      const stored = contents.signatures.add(m.name, bytes);
+      if (bytes === undefined || listing === undefined || listing.isListed[i] === 0) continue;
+      if (stored >= 0) {
+        pendingHashes.set([i, stored, verdict.errors.length], pending);
+        pending += 3;
+        continue;
+      }
       // Pure JS: a native hash per member leaves ~30 MB of native objects for the next major
       // GC on 100 000 signatures (peak RSS that glibc keeps). Compared as bytes, no hex made.
       sha256IntoPure(bytes, digest);
-      if (listing !== undefined && !listing.matches(i, digest)) {
-        hashOk(i, digestText(digest).slice("sha256:".length));
-      }
+      if (!listing.matches(i, digest)) hashOk(i, digestText(digest).slice("sha256:".length));
       continue;
     }
     if (kind === "log") {
@@ -481,8 +485,55 @@ async function checkMembers(
     else if (kind === "checkpoint") contents.checkpoint = bytes;
     else if (kind === "inclusion") contents.inclusion = bytes;
   }
+  if (listing !== undefined && pending > 0) {
+    const hashes = pendingHashes.subarray(0, pending);
+    verdict.deferred.add(signatureHashes(hashes, listing, contents.signatures, verdict));
+  }
   checkAttachmentExports(attachmentRuns, verdict.fail, verdict.notes);
   return contents;
+}
+
+/** Why member `i` (named `name`) does not hash to what the manifest lists, if it does not. */
+function hashProblem(
+  listing: Listing | undefined,
+  i: number,
+  name: string,
+  hex: string,
+): string | undefined {
+  if (listing === undefined || listing.isListed[i] === 0) return undefined;
+  const expected = listing.expectedHash(i);
+  if (expected === `sha256:${hex}`) return undefined;
+  return `${name}: input hash mismatch: the manifest says ${expected}, the member hashes to sha256:${hex}`;
+}
+
+/** Signature members hashed between the log's chunks: a step is this many members (~0.5 ms). */
+const SIGNATURES_PER_STEP = 512;
+
+/**
+ * The signature members' hashes against the manifest's list (phase 3, deferred): `pending`
+ * holds per member its index, its place in the store and the failures reported before it.
+ */
+function* signatureHashes(
+  pending: Int32Array,
+  listing: Listing,
+  store: SignatureStore,
+  verdict: Verdict,
+): Generator<void> {
+  const digest = new Uint8Array(32);
+  for (let k = 0; k < pending.length; k += 3) {
+    const i = pending[k];
+    // Pure JS: a native hash per member leaves ~30 MB of native objects for the next major
+    // GC on 100 000 signatures (peak RSS that glibc keeps). Compared as bytes, no hex made.
+    sha256IntoPure(store.bytesAt(pending[k + 1]), digest);
+    if (!listing.matches(i, digest)) {
+      const hex = digestText(digest).slice("sha256:".length);
+      const problem = hashProblem(listing, i, store.nameAt(pending[k + 1]), hex);
+      if (problem !== undefined) {
+        verdict.deferred.fail(i, pending[k + 2], "input hash mismatch", problem);
+      }
+    }
+    if ((k / 3) % SIGNATURES_PER_STEP === SIGNATURES_PER_STEP - 1) yield;
+  }
 }
 
 /** Which members the manifest lists, and the hash it lists for each. */
@@ -604,6 +655,7 @@ function windowInput(
   sealed: SealedManifest,
   options: PackVerifyOptions,
   stats: PackStats,
+  deferred: DeferredChecks,
 ): PackWindowInput {
   const { manifest, version } = sealed;
   const logMember = contents.log;
@@ -620,6 +672,8 @@ function windowInput(
     // The window's line digests (entry hashes), for the inclusion proof of a format-3 pack.
     leaves: hasInclusionProof(version, contents),
     trustedIssuers: options.trustedIssuers,
+    // Phase 3's deferred member checks, a step per chunk of the log.
+    between: () => deferred.step(),
   };
 }
 
@@ -641,7 +695,7 @@ async function checkWindow(
   options: PackVerifyOptions,
   verdict: Verdict,
 ): Promise<WindowFacts> {
-  const input = windowInput(source, contents, sealed, options, verdict.stats);
+  const input = windowInput(source, contents, sealed, options, verdict.stats, verdict.deferred);
   noteUnusableManifest(sealed, verdict);
   const outcome = await runWindowPhase(input, {
     workers: options.workers,
@@ -789,6 +843,7 @@ class SignatureStore {
   #used: Uint8Array;
   #bytes: Uint8Array;
   #end = 0;
+  #names: { at: Int32Array; keys: Uint8Array } | undefined;
 
   /** `expected` members of `bytes` declared bytes in all (a member larger than declared fails). */
   constructor(expected: number, bytes: number) {
@@ -800,15 +855,16 @@ class SignatureStore {
     this.#used = new Uint8Array(n);
   }
 
-  add(name: string, bytes: Uint8Array | undefined): void {
+  /** Stores a member's bytes (a copy); returns its place, or -1 when it is not stored. */
+  add(name: string, bytes: Uint8Array | undefined): number {
     const i = this.#count;
-    if (i >= this.#offsets.length) return; // cannot happen: `expected` counted every member
+    if (i >= this.#offsets.length) return -1; // cannot happen: `expected` counted every member
     const hash = signatureMemberHash(name);
-    if (hash === undefined || !this.#index.set(hash, i)) return;
+    if (hash === undefined || !this.#index.set(hash, i)) return -1;
     this.#count++;
     if (bytes === undefined) {
       this.#lengths[i] = -1;
-      return;
+      return -1;
     }
     if (this.#end + bytes.length > this.#bytes.length) {
       const grown = new Uint8Array(Math.max(this.#bytes.length * 2, this.#end + bytes.length));
@@ -819,6 +875,27 @@ class SignatureStore {
     this.#offsets[i] = this.#end;
     this.#lengths[i] = bytes.length;
     this.#end += bytes.length;
+    return i;
+  }
+
+  /** The bytes stored at place `i` (a view). */
+  bytesAt(i: number): Uint8Array {
+    return this.#bytes.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
+  }
+
+  /** The member name stored at place `i` (looked up once all are stored: failures only). */
+  nameAt(i: number): string {
+    if (this.#names === undefined) {
+      // Place → where the index keeps its digest (no second copy of every digest is kept).
+      const at = new Int32Array(this.#count);
+      let keys: Uint8Array = new Uint8Array(0);
+      for (const e of this.#index.entries()) {
+        at[e.value] = e.at;
+        keys = e.digests;
+      }
+      this.#names = { at, keys };
+    }
+    return signatureMemberName(digestText(this.#names.keys, this.#names.at[i]));
   }
 
   /** The signature member of a hash (undefined: no such member). */

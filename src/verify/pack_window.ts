@@ -53,6 +53,11 @@ export interface PackWindowInput {
   leaves: boolean;
   /** Issuer keys pinned for foreign attestations. */
   trustedIssuers?: ReadonlyMap<string, Uint8Array>;
+  /**
+   * A step of other work, run on this thread each time the gate takes the log's next chunk
+   * (while workers check the batches already handed out). Its results are not the window's.
+   */
+  between?: () => unknown;
 }
 
 /** Threads for the signature checks. */
@@ -115,10 +120,12 @@ export async function runWindowPhase(
   if (input.log !== undefined) {
     const logHash = sha256Stream();
     const source = input.log;
+    const between = input.between;
     const log = (async function* () {
       for await (const chunk of chunksOf(source)) {
         logHash.update(chunk);
         yield chunk;
+        if (between !== undefined) await between();
       }
     })();
     try {

@@ -283,3 +283,48 @@ Deno.test("orphan signatures are reported once each, in archive order", async ()
     [...names].sort(),
   );
 });
+
+Deno.test("member checks done beside the gate report in member order, before the window's", async () => {
+  // The signature members' hashes are checked while the gate reads the log; their failures
+  // must come exactly where the member loop reports them: in member order, among the failures
+  // found at once (a corrupt member between them, a card and the CSV before them), and before
+  // every failure of the window phase. 700 entries: many log chunks, a worker, and members
+  // still unchecked when the log ends (the last is checked after the window).
+  const long = sampleLog({ seed: 7, entries: 700, artefacts: 20 });
+  const rendered = renderPackMembers(samplePackContent(long));
+  const pin = { operatorFingerprint: operatorFingerprint(long.operator.publicKey) };
+  const honest = sealPack(rendered.members, rendered.manifestBase, long.operator).members;
+  const names = [...honest.keys()].sort();
+  const signatures = names.filter((n) => n.startsWith("signatures/"));
+  const card = names.find((n) => n.startsWith("agent-cards/")) as string;
+  const [first, corrupt, middle, last] = [
+    signatures[0],
+    signatures[1],
+    signatures[350],
+    signatures[signatures.length - 1],
+  ];
+  const flipped = new Set([card, PACK_MEMBERS.csv, first, middle, last]);
+  const flip = (b: Uint8Array) => b.map((x, i) => i === b.length - 2 ? x ^ 1 : x);
+  const zip = rawZip(
+    zipEntries(honest).map((m) => {
+      const method = (m.name as string).startsWith("signatures/") ? 0 : 8;
+      if (flipped.has(m.name as string)) return { ...m, method, data: flip(m.data) };
+      return m.name === corrupt ? { ...m, method, crc: 1 } : { ...m, method };
+    }),
+  );
+  const inline = await verifyPack(memoryBytes(zip), { ...pin, workers: 0 });
+  const member = new Set(["input hash mismatch", "corrupt member"]);
+  const found = inline.errors.filter((e) => member.has(e.kind));
+  deepStrictEqual(found.map((e) => `${e.kind} ${e.message.split(":")[0]}`), [
+    `input hash mismatch ${card}`,
+    `input hash mismatch ${PACK_MEMBERS.csv}`,
+    `input hash mismatch ${first}`,
+    `corrupt member ${corrupt}`,
+    `input hash mismatch ${middle}`,
+    `input hash mismatch ${last}`,
+  ]);
+  deepStrictEqual(inline.errors.slice(0, found.length), found);
+  ok(inline.errors.length > found.length); // the window phase found the flipped signatures too
+  ok(inline.errors.some((e) => e.kind === "CSV mismatch"));
+  deepStrictEqual(await verifyPack(memoryBytes(zip), { ...pin, workers: 1 }), inline);
+});
