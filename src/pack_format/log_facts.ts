@@ -44,6 +44,8 @@ export type FactFields = Pick<
 >;
 
 interface Sibling {
+  /** The group's artefact (its number in the order artefacts were first seen). */
+  artefact: number;
   content: number;
   forked: boolean;
 }
@@ -53,7 +55,16 @@ interface Sibling {
 // first 52 bits of a SHA-256 decide equality here (a collision only makes a fork statistic
 // one lower, never a check pass).
 function prefix52(hash: string): number {
-  return parseInt(hash.slice(7, 20), 16);
+  // Read from the char codes (no slice, no parse) when they are lowercase hex, as in every
+  // entry; parseInt decides anything else, so the value is always parseInt's.
+  let value = 0;
+  for (let i = 7; i < 20; i++) {
+    const c = hash.charCodeAt(i);
+    const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+    if (digit < 0) return parseInt(hash.slice(7, 20), 16);
+    value = value * 16 + digit;
+  }
+  return value;
 }
 
 /**
@@ -73,7 +84,10 @@ export class LogFactsCollector {
   #last: bigint | null = null;
   #merges = 0;
   #forks = 0;
-  #siblings = new Map<string, Sibling>();
+  // Sibling groups are keyed by (artefact, parent's prefix): by the prefix alone for the first
+  // artefact seen with it (no string per entry), by both in `#otherSiblings` for any other.
+  #siblings = new Map<number, Sibling>();
+  #otherSiblings = new Map<string, Sibling>();
   #agents = new Map<string, { kids: Set<string>; entries: number; merges: number }>();
 
   /** Feeds the next entry. */
@@ -89,12 +103,10 @@ export class LogFactsCollector {
     const isMerge = entry.parent_hashes.length >= 2;
     if (isMerge) this.#merges++;
     if (entry.parent_hashes.length === 1) {
-      const key = `${artefact}:${prefix52(entry.parent_hashes[0])}`;
+      const parent = prefix52(entry.parent_hashes[0]);
       const content = prefix52(entry.content_hash);
-      const sibling = this.#siblings.get(key);
-      if (sibling === undefined) {
-        this.#siblings.set(key, { content, forked: false });
-      } else if (!sibling.forked && sibling.content !== content) {
+      const sibling = this.#sibling(artefact, parent, content);
+      if (sibling !== undefined && !sibling.forked && sibling.content !== content) {
         sibling.forked = true;
         this.#forks++;
       }
@@ -107,6 +119,20 @@ export class LogFactsCollector {
     agent.kids.add(entry.agent_card_kid);
     agent.entries++;
     if (isMerge) agent.merges++;
+  }
+
+  /** The group of (artefact, parent), or undefined after starting it with `content`. */
+  #sibling(artefact: number, parent: number, content: number): Sibling | undefined {
+    const first = this.#siblings.get(parent);
+    if (first === undefined) {
+      this.#siblings.set(parent, { artefact, content, forked: false });
+      return undefined;
+    }
+    if (first.artefact === artefact) return first;
+    const key = `${artefact}:${parent}`;
+    const other = this.#otherSiblings.get(key);
+    if (other === undefined) this.#otherSiblings.set(key, { artefact, content, forked: false });
+    return other;
   }
 
   /** The facts so far. */
