@@ -12,6 +12,7 @@ import type { SignatureFetch } from "./types.ts";
 export const MAX_SIDECAR_BYTES = 4096;
 
 const readBuffer = new Uint8Array(MAX_SIDECAR_BYTES + 1);
+const READ_ONLY: Deno.OpenOptions = { read: true };
 
 /**
  * Reads a small regular file in one read into a shared buffer; a file filling the buffer is
@@ -20,7 +21,7 @@ const readBuffer = new Uint8Array(MAX_SIDECAR_BYTES + 1);
 function readBounded(path: string, limit: number): SignatureFetch {
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(path, { read: true });
+    file = Deno.openSync(path, READ_ONLY);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     return { problem: `cannot read: ${(error as Error).message}` };
@@ -88,10 +89,15 @@ class Listing {
     return new Listing(regular, odd);
   }
 
-  /** What `name` is (`<64 hex>.jws`, its digest in `digest`), or undefined when absent. */
-  kind(name: string, digest: Uint8Array): "file" | "symlink" | "other" | undefined {
-    const odd = this.#odd.get(name);
-    if (odd !== undefined) return odd;
+  /**
+   * What the sidecar of `digest` is, or undefined when absent; `name` (`<64 hex>.jws`) is asked
+   * for only when the folder has names that are not regular files.
+   */
+  kind(digest: Uint8Array, name: () => string): "file" | "symlink" | "other" | undefined {
+    if (this.#odd.size > 0) {
+      const odd = this.#odd.get(name());
+      if (odd !== undefined) return odd;
+    }
     let lo = 0;
     let hi = this.#count - 1;
     while (lo <= hi) {
@@ -130,19 +136,21 @@ export function sidecarReader(
       if (folders.size > 100_000) folders.clear();
       folders.set(artefact, folder);
     }
-    const hex = hash.startsWith("sha256:") ? hash.slice(7) : hash;
-    const name = `${hex}.jws`;
-    // Entry hashes are always digests; anything else has no sidecar to find.
-    if (!SIDECAR_NAME.test(name) || !digestInto(`sha256:${hex}`, digest)) return undefined;
-    let kind = folder.listing?.kind(name, digest);
+    // Entry hashes are always digests (`sha256:` and 64 lowercase hex, which digestInto checks);
+    // anything else has no sidecar to find.
+    const prefixed = hash.startsWith("sha256:");
+    if (!digestInto(prefixed ? hash : `sha256:${hash}`, digest)) return undefined;
+    const hex = prefixed ? hash.slice(7) : hash;
+    const name = () => `${hex}.jws`;
+    let kind = folder.listing?.kind(digest, name);
     if (kind === undefined) {
       folder.listing = Listing.read(folder.dir);
-      kind = folder.listing.kind(name, digest);
+      kind = folder.listing.kind(digest, name);
     }
     if (kind === undefined) return undefined;
     if (kind === "symlink") return { problem: "is a symlink (refused)" };
     if (kind === "other") return { problem: "is not a regular file" };
-    return readBounded(`${folder.dir}/${name}`, MAX_SIDECAR_BYTES);
+    return readBounded(`${folder.dir}/${hex}.jws`, MAX_SIDECAR_BYTES);
   };
 }
 

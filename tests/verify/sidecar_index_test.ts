@@ -94,3 +94,51 @@ Deno.test("sidecar index: orphans are the sidecars no log entry has, symlinks in
     ok(digestInto(hash("1"), probe) && seen.hasDigest(probe));
   });
 });
+
+Deno.test("sidecar lookup: only a digest names a sidecar (sha256: or bare 64 lowercase hex); near-digests find none", async () => {
+  await withTempDir(async (dir) => {
+    const lineage = join(dir, "lineage");
+    await put(lineage, "src/a.ts", hash("a"), "sig-a");
+    const read = sidecarReader(lineage, indexSidecars(lineage));
+    const sig = new TextEncoder().encode("sig-a");
+    deepStrictEqual(read("src/a.ts", hash("a")), sig);
+    deepStrictEqual(read("src/a.ts", "a".repeat(64)), sig);
+    // "a" + 128 masks onto "a" in a 7-bit table: it must not be read as one.
+    const masked = String.fromCharCode("a".charCodeAt(0) + 128);
+    for (
+      const near of [
+        `sha256:${"A".repeat(64)}`,
+        "A".repeat(64),
+        `sha256:${"a".repeat(63)}`,
+        `sha256:${"a".repeat(65)}`,
+        "a".repeat(63),
+        `SHA256:${"a".repeat(64)}`,
+        `sha256:sha256:${"a".repeat(64)}`,
+        `sha256:${"a".repeat(63)}${masked}`,
+        `${"a".repeat(63)}${masked}`,
+        `sha256:${"a".repeat(63)}g`,
+        `sha256:${"a".repeat(64)}.jws`,
+        "",
+      ]
+    ) {
+      strictEqual(read("src/a.ts", near), undefined, JSON.stringify(near));
+    }
+  });
+});
+
+Deno.test("sidecar lookup: a folder with odd names still reads its regular sidecars and refuses the odd ones", async () => {
+  await withTempDir(async (dir) => {
+    const lineage = join(dir, "lineage");
+    const a = await put(lineage, "src/a.ts", hash("1"), "one");
+    await Deno.symlink(a, join(a, "..", `${"2".repeat(64)}.jws`));
+    await Deno.mkdir(join(a, "..", `${"3".repeat(64)}.jws`));
+    for (const index of [indexSidecars(lineage), undefined]) {
+      const read = sidecarReader(lineage, index);
+      deepStrictEqual(read("src/a.ts", hash("1")), new TextEncoder().encode("one"));
+      deepStrictEqual(read("src/a.ts", hash("2")), { problem: "is a symlink (refused)" });
+      deepStrictEqual(read("src/a.ts", "2".repeat(64)), { problem: "is a symlink (refused)" });
+      deepStrictEqual(read("src/a.ts", hash("3")), { problem: "is not a regular file" });
+      strictEqual(read("src/a.ts", hash("4")), undefined);
+    }
+  });
+});
