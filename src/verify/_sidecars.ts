@@ -90,12 +90,12 @@ class Listing {
   }
 
   /**
-   * What the sidecar of `digest` is, or undefined when absent; `name` (`<64 hex>.jws`) is asked
-   * for only when the folder has names that are not regular files.
+   * What the sidecar of `digest` (`hex`, its 64 lowercase hex digits) is, or undefined when
+   * absent; its name is built only when the folder has names that are not regular files.
    */
-  kind(digest: Uint8Array, name: () => string): "file" | "symlink" | "other" | undefined {
+  kind(digest: Uint8Array, hex: string): "file" | "symlink" | "other" | undefined {
     if (this.#odd.size > 0) {
-      const odd = this.#odd.get(name());
+      const odd = this.#odd.get(`${hex}.jws`);
       if (odd !== undefined) return odd;
     }
     let lo = 0;
@@ -141,11 +141,10 @@ export function sidecarReader(
     const prefixed = hash.startsWith("sha256:");
     if (!digestInto(prefixed ? hash : `sha256:${hash}`, digest)) return undefined;
     const hex = prefixed ? hash.slice(7) : hash;
-    const name = () => `${hex}.jws`;
-    let kind = folder.listing?.kind(digest, name);
+    let kind = folder.listing?.kind(digest, hex);
     if (kind === undefined) {
       folder.listing = Listing.read(folder.dir);
-      kind = folder.listing.kind(digest, name);
+      kind = folder.listing.kind(digest, hex);
     }
     if (kind === undefined) return undefined;
     if (kind === "symlink") return { problem: "is a symlink (refused)" };
