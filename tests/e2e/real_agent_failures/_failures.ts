@@ -99,34 +99,76 @@ function oneStep(cli: string, title: string, script: string[]): StepSpec[] {
 /** The hung attempt waits out this many healthy attempts' time before it is killed. */
 const DEADLINE_MARGIN = 2;
 
+/** What the endpoint-timeout run left for its test, and the healthy attempt the hang test times. */
+interface TimeoutRun {
+  context: string;
+  health: unknown;
+  /** Turns the model answered with a hang. */
+  hangs: number;
+  failed: Record<string, unknown>[];
+  escalations: number;
+  merged: unknown;
+  /** The attempt that merged: spawn to exit, as the agent's audit records time it (seconds). */
+  mergedAttemptSeconds: number;
+}
+
 /**
- * The hang test's deadline, derived from a measured baseline of the same test on the same
- * machine at the same load: one healthy attempt of `cli` running the same two turns the retry
- * will run (spawn to exit, as the agent's audit records time it), times
+ * The endpoint-timeout case: a hung first request given up at the endpoint timeout, then a
+ * healthy retry of the same two turns the hang test's retry runs. The deadline is far away: only
+ * the endpoint timeout can end the hung attempt early.
+ */
+async function timeoutRun(cli: RealCli, profile: FailureProfile): Promise<TimeoutRun> {
+  let recorded: TimeoutRun | undefined;
+  await withRun({
+    steps: oneStep(cli.name, "Write after a timeout", [
+      "@model hang times=1",
+      "@model write out.txt after the timeout",
+      "@model say wrote out.txt",
+    ]),
+    tuning: {
+      max_retries: 2,
+      deadline_s: 600,
+      // Long enough for the CLI to start in its sandbox and answer on a loaded machine (it is
+      // silent until then), far below the deadline.
+      endpoint_timeout_s: Math.max(30, 2 * profile.startS),
+    },
+  }, async (run, server) => {
+    const taskId = "1.1-write-after-a-timeout";
+    const session = String((await taskRecords(run)).get(taskId)?.assigned_agent);
+    const audit = await auditEvents(run);
+    const at = (type: string) =>
+      Date.parse(
+        String(audit.find((e) => e.event_type === type && e.resource_id === session)?.timestamp),
+      );
+    recorded = {
+      context: context(run),
+      health: run.summary?.health,
+      hangs: server.turns().filter((t) => t.answer === "hang").length,
+      failed: await rowsOf(run, "task.failed", taskId),
+      escalations: run.events.filter((e) => e.type === "model.escalated").length,
+      merged: (await rowsOf(run, "task.completed", taskId))[0]?.merged,
+      mergedAttemptSeconds: (at("agent.exited") - at("agent.spawned")) / 1000,
+    };
+  });
+  if (recorded === undefined) throw new Error("the endpoint-timeout run recorded nothing");
+  return recorded;
+}
+
+/**
+ * The hang test's deadline, derived from a measured baseline on the same machine at the same
+ * load: the healthy attempt of `cli` that merged in the endpoint-timeout run (run just before,
+ * the same two turns the hang test's retry runs; spawn to exit), times
  * {@linkcode DEADLINE_MARGIN}, never under `floorS`. A fixed deadline fails on a busy machine
  * whenever the healthy retry needs longer than the hang; this one grows with the load.
  */
-async function measuredDeadline(cli: string, floorS: number): Promise<number> {
-  let deadline = floorS;
-  await withRun({
-    steps: oneStep(cli, "Write without a hang", [
-      "@model write out.txt after the hang",
-      "@model say wrote out.txt",
-    ]),
-    // Generous: the baseline must finish whatever the load.
-    tuning: { max_retries: 0, deadline_s: 900 },
-  }, async (run) => {
-    assert.equal(run.summary?.health, "HEALTHY", context(run));
-    const audit = await auditEvents(run);
-    const at = (type: string) =>
-      Date.parse(String(audit.find((e) => e.event_type === type)?.timestamp));
-    const seconds = (at("agent.exited") - at("agent.spawned")) / 1000;
-    assert.ok(seconds > 0, `the baseline attempt's spawn and exit are audited: ${seconds}`);
-    deadline = Math.max(floorS, Math.ceil(seconds * DEADLINE_MARGIN));
-    console.log(
-      `${cli}: a healthy attempt took ${seconds}s; the hang test's deadline is ${deadline}s`,
-    );
-  });
+function measuredDeadline(cli: string, healthy: TimeoutRun, floorS: number): number {
+  assert.equal(healthy.merged, true, `the baseline attempt merged: ${healthy.context}`);
+  const seconds = healthy.mergedAttemptSeconds;
+  assert.ok(seconds > 0, `the baseline attempt's spawn and exit are audited: ${seconds}`);
+  const deadline = Math.max(floorS, Math.ceil(seconds * DEADLINE_MARGIN));
+  console.log(
+    `${cli}: a healthy attempt took ${seconds}s; the hang test's deadline is ${deadline}s`,
+  );
   return deadline;
 }
 
@@ -225,18 +267,44 @@ export function defineFailureTests(cli: RealCli): void {
     },
   });
 
+  // One run serves two tests (a real CLI start costs seconds of CPU): the endpoint-timeout
+  // case, whose healthy retry is also the hang test's measured baseline. The first to ask
+  // starts it.
+  let timeoutCase: Promise<TimeoutRun> | undefined;
+  const timeoutCaseRun = () => timeoutCase ??= timeoutRun(cli, profile);
+
+  Deno.test({
+    name: `real ${name}: a hung model with a local_endpoints timeout → the request is given up ` +
+      `at the timeout (a provider failure, not the deadline), never escalated; the retry ` +
+      `merges${why}`,
+    ignore,
+    async fn() {
+      const run = await timeoutCaseRun();
+      assert.equal(run.health, "HEALTHY", run.context);
+      assert.equal(run.hangs, 1);
+      assert.ok(run.failed.length >= 1, run.context);
+      for (const f of run.failed) {
+        assert.notEqual(f.reason, "deadline", `the deadline did not end it: ${f.detail}`);
+        assert.match(String(f.detail), /timeout|timed out/i, String(f.detail));
+      }
+      // A timed-out request is not evidence for a bigger model.
+      assert.equal(run.escalations, 0);
+      assert.equal(run.merged, true);
+    },
+  });
+
   Deno.test({
     name: `real ${name}: a hung model → killed at the deadline (process group gone), claim ` +
       `released, the retry merges${why}`,
     ignore,
     async fn() {
       // The hung attempt waits out the deadline, so it is kept short: a small multiple of a
-      // healthy attempt measured just before, at the machine's current load. Should the load
-      // rise meanwhile and a healthy attempt overrun it, retries absorb that. What must hold is
-      // what happened: the one hung attempt was killed at the deadline with its process group,
-      // every failure was the deadline, and a later attempt of the same task claimed it and
-      // merged.
-      const deadline = await measuredDeadline(cli.name, profile.startS);
+      // healthy attempt measured just before (the endpoint-timeout run's merged retry), at the
+      // machine's current load. Should the load rise meanwhile and a healthy attempt overrun it,
+      // retries absorb that. What must hold is what happened: the one hung attempt was killed
+      // at the deadline with its process group, every failure was the deadline, and a later
+      // attempt of the same task claimed it and merged.
+      const deadline = measuredDeadline(cli.name, await timeoutCaseRun(), profile.startS);
       const retries = 3;
       await withRun({
         steps: oneStep(cli.name, "Write after a hang", [
@@ -284,43 +352,6 @@ export function defineFailureTests(cli: RealCli): void {
         const task = (await taskRecords(run)).get(taskId);
         assert.equal(task?.status, "closed");
         assert.equal(task?.assigned_agent, session(attempts));
-        assert.equal((await rowsOf(run, "task.completed", taskId))[0]?.merged, true);
-      });
-    },
-  });
-
-  Deno.test({
-    name: `real ${name}: a hung model with a local_endpoints timeout → the request is given up ` +
-      `at the timeout (a provider failure, not the deadline), never escalated; the retry ` +
-      `merges${why}`,
-    ignore,
-    async fn() {
-      // The deadline is far away: only the endpoint timeout can end the hung attempt early.
-      await withRun({
-        steps: oneStep(cli.name, "Write after a timeout", [
-          "@model hang times=1",
-          "@model write out.txt after the timeout",
-          "@model say wrote out.txt",
-        ]),
-        tuning: {
-          max_retries: 2,
-          deadline_s: 600,
-          // Long enough for the CLI to start in its sandbox and answer on a loaded machine (it is
-          // silent until then), far below the deadline.
-          endpoint_timeout_s: Math.max(30, 2 * profile.startS),
-        },
-      }, async (run, server) => {
-        const taskId = "1.1-write-after-a-timeout";
-        assert.equal(run.summary?.health, "HEALTHY", context(run));
-        assert.equal(server.turns().filter((t) => t.answer === "hang").length, 1);
-        const failed = await rowsOf(run, "task.failed", taskId);
-        assert.ok(failed.length >= 1, context(run));
-        for (const f of failed) {
-          assert.notEqual(f.reason, "deadline", `the deadline did not end it: ${f.detail}`);
-          assert.match(String(f.detail), /timeout|timed out/i, String(f.detail));
-        }
-        // A timed-out request is not evidence for a bigger model.
-        assert.equal(run.events.filter((e) => e.type === "model.escalated").length, 0);
         assert.equal((await rowsOf(run, "task.completed", taskId))[0]?.merged, true);
       });
     },
