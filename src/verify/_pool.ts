@@ -43,14 +43,64 @@ interface Pending {
 const WORKER_QUEUE_DEPTH = 6;
 
 /** Batches checked on this thread before any worker starts (256 entries, ~25 ms of work). */
-const INLINE_FIRST_BATCHES = 2;
+export const INLINE_FIRST_BATCHES = 2;
 
-/** A runner over `count` workers plus this thread, or inline when workers cannot start. */
+const DEFAULT_WORKER_URL = new URL("./_gate_worker.ts", import.meta.url);
+
+/**
+ * Gate workers started ahead of the gate, so their thread start and module load overlap the
+ * caller's own work until {@linkcode pooledRunner} takes them.
+ */
+export interface StartedWorkers {
+  /** The workers (fewer than asked, or none, when they could not start). */
+  readonly workers: Worker[];
+  /** True once one could not start or failed before a runner took it. */
+  failed: boolean;
+  /** Stops them (a runner that took them stops them too; twice is harmless). */
+  close(): void;
+}
+
+/**
+ * Starts `count` gate workers now. Until a runner takes them, an error in one (a module that
+ * cannot load) only marks them failed: the runner then checks every batch on this thread, as
+ * it does when its own workers fail.
+ */
+export function startGateWorkers(
+  count: number,
+  workerUrl: URL = DEFAULT_WORKER_URL,
+): StartedWorkers {
+  const workers: Worker[] = [];
+  const started: StartedWorkers = {
+    workers,
+    failed: false,
+    close: () => workers.forEach((w) => w.terminate()),
+  };
+  if (count < 1 || typeof Worker === "undefined") return started;
+  try {
+    for (let i = 0; i < count; i++) {
+      const w = new Worker(workerUrl, { type: "module" });
+      w.onerror = (event: ErrorEvent) => {
+        event.preventDefault();
+        started.failed = true;
+      };
+      workers.push(w);
+    }
+  } catch {
+    started.failed = true;
+  }
+  return started;
+}
+
+/**
+ * A runner over `count` workers plus this thread, or inline when workers cannot start. Workers
+ * `started` ahead (with the same module) are taken instead of starting new ones.
+ */
 export function pooledRunner(
   count: number,
   ctx: SignatureCheckContext,
   init: Omit<GateWorkerInit, "type">,
-  workerUrl: URL = new URL("./_gate_worker.ts", import.meta.url),
+  workerUrl: URL = DEFAULT_WORKER_URL,
+  started?: StartedWorkers,
 ): SignatureBatchRunner {
   const inline = inlineRunner(ctx, init.shape);
   if (count < 1 || typeof Worker === "undefined") return inline;
@@ -71,9 +121,10 @@ export function pooledRunner(
   }
 
   function start(): void {
+    if (started?.failed === true) return failAll();
     try {
       for (let i = 0; i < count; i++) {
-        const w = new Worker(workerUrl, { type: "module" });
+        const w = started?.workers[i] ?? new Worker(workerUrl, { type: "module" });
         w.onmessage = (event: MessageEvent) => {
           const { id, ...result } = event.data as { id: number } & CheckedBatch;
           const p = pending.get(id);
@@ -125,6 +176,7 @@ export function pooledRunner(
     },
     close() {
       for (const w of workers) w.terminate();
+      started?.close();
       channel?.port1.close();
       channel?.port2.close();
     },

@@ -25,7 +25,12 @@ import {
   type LineBatch,
   type SignatureCheckContext,
 } from "./_line_check.ts";
-import { inlineRunner, pooledRunner, type SignatureBatchRunner } from "./_pool.ts";
+import {
+  INLINE_FIRST_BATCHES,
+  inlineRunner,
+  pooledRunner,
+  type SignatureBatchRunner,
+} from "./_pool.ts";
 import type { CheckedBatch, ResultShape } from "./_shaped_batch.ts";
 import { LeafDigests } from "./_leaf_digests.ts";
 import { indexSidecars, orphanedSidecars, sidecarReader } from "./_sidecars.ts";
@@ -99,6 +104,11 @@ export function defaultGateWorkers(cores: number = navigator.hardwareConcurrency
   return Math.max(0, Math.min(3, cores - 1));
 }
 
+/** True when a log of `lines` lines is long enough for the gate to hand batches to workers. */
+export function gateUsesWorkers(lines: number): boolean {
+  return lines > INLINE_FIRST_BATCHES * BATCH_LINES;
+}
+
 /** Issue order within one line: its own checks first, then a dangling parent. */
 function byLine(a: GateIssue, b: GateIssue): number {
   const rank = (i: GateIssue) => (i.kind === "dangling parent_hash" ? 1 : 0);
@@ -153,15 +163,21 @@ export async function runLineageGate(
     : "links";
   // Workers re-parse the card files, so they need them as files.
   const runner: SignatureBatchRunner = cardFiles !== undefined && (options.workers ?? 0) > 0
-    ? pooledRunner(options.workers ?? 0, ctx, {
-      logName,
-      lineageDir: typeof lookup === "function" ? undefined : lookup.directory,
-      sidecarIndex,
-      cards: cardFiles,
-      operatorKey: input.operatorKey,
-      sidecarNames: input.sidecarNames,
-      shape,
-    }, options.workerUrl)
+    ? pooledRunner(
+      options.workers ?? 0,
+      ctx,
+      {
+        logName,
+        lineageDir: typeof lookup === "function" ? undefined : lookup.directory,
+        sidecarIndex,
+        cards: cardFiles,
+        operatorKey: input.operatorKey,
+        sidecarNames: input.sidecarNames,
+        shape,
+      },
+      options.workerUrl,
+      options.started,
+    )
     : inlineRunner(ctx, shape);
 
   // Tables sized for the expected entries up front (a hint, capped: a wrong count costs at most

@@ -16,6 +16,8 @@ import {
 } from "../crypto/mod.ts";
 import { DigestTable, digestText } from "../lineage/mod.ts";
 import { DeferredChecks } from "./_deferred_checks.ts";
+import { type StartedWorkers, startGateWorkers } from "./_pool.ts";
+import { defaultGateWorkers, gateUsesWorkers } from "./gate.ts";
 import { checkPackCheckpoint, type PackCheckpointFacts } from "./_pack_checkpoint.ts";
 import { verifyAttachmentExport } from "./attachments_dir.ts";
 import { type PackWindowInput, runWindowPhase, type WindowOutcome } from "./pack_window.ts";
@@ -181,14 +183,41 @@ export async function verifyPack(
   options: PackVerifyOptions = {},
 ): Promise<PackVerifyResult> {
   const verdict = new Verdict();
-  let directory: PackDirectory | undefined = checkStructure(source, options, verdict);
+  // Held here only until phase 3 is done with it (see verifyOpened).
+  const opened: { directory?: PackDirectory } = {
+    directory: checkStructure(source, options, verdict),
+  };
+  if (opened.directory === undefined) return verdict.result();
+  // A window long enough for the gate's workers (a signature member per entry): they start
+  // now, so their thread start and module load overlap phases 2 and 3.
+  const workers = options.workers ?? defaultGateWorkers();
+  const started = gateUsesWorkers(verdict.stats.signatures)
+    ? startGateWorkers(workers, options.workerUrl)
+    : undefined;
+  try {
+    return await verifyOpened(source, opened, options, verdict, started);
+  } finally {
+    started?.close();
+  }
+}
+
+/** Phases 2 to 5, once the archive's structure is known. */
+async function verifyOpened(
+  source: RandomAccessBytes,
+  opened: { directory?: PackDirectory },
+  options: PackVerifyOptions,
+  verdict: Verdict,
+  started: StartedWorkers | undefined,
+): Promise<PackVerifyResult> {
+  let directory = opened.directory;
+  opened.directory = undefined;
   if (directory === undefined) return verdict.result();
   const sealed = await checkManifest(source, directory, options, verdict);
   const contents = await checkMembers(source, directory, sealed, verdict);
   // A million-entry pack has as many members: the directory is not kept through the gate.
   directory = undefined;
   checkFleetMember(contents.fleet, sealed.manifest, verdict);
-  const window = await checkWindow(source, contents, sealed, options, verdict);
+  const window = await checkWindow(source, contents, sealed, { ...options, started }, verdict);
   // Whatever the window's log did not leave time for.
   await verdict.deferred.finish();
   crossCheck(window, contents, sealed.manifest, verdict);
@@ -692,7 +721,7 @@ async function checkWindow(
   source: RandomAccessBytes,
   contents: PackContents,
   sealed: SealedManifest,
-  options: PackVerifyOptions,
+  options: PackVerifyOptions & { started?: StartedWorkers },
   verdict: Verdict,
 ): Promise<WindowFacts> {
   const input = windowInput(source, contents, sealed, options, verdict.stats, verdict.deferred);
@@ -700,6 +729,7 @@ async function checkWindow(
   const outcome = await runWindowPhase(input, {
     workers: options.workers,
     workerUrl: options.workerUrl,
+    started: options.started,
   });
   return applyWindow(outcome, input.externalParents, contents, sealed, verdict);
 }

@@ -16,6 +16,7 @@ import {
   packWindow,
 } from "../pack_format/mod.ts";
 import { defaultGateWorkers, runLineageGate } from "./gate.ts";
+import type { StartedWorkers } from "./_pool.ts";
 import type {
   CardFile,
   ForeignAttestationInput,
@@ -66,6 +67,8 @@ export interface PackWindowOptions {
   workers?: number;
   /** Where the gate's worker module is (tests substitute one). */
   workerUrl?: URL;
+  /** Workers started ahead with that module (the gate takes them). */
+  started?: StartedWorkers;
 }
 
 /** What the window phase found, before it is turned into failures. */
@@ -166,7 +169,11 @@ export async function runWindowPhase(
             }
           },
         },
-      }, { workers: options.workers ?? defaultGateWorkers(), workerUrl: options.workerUrl });
+      }, {
+        workers: options.workers ?? defaultGateWorkers(),
+        workerUrl: options.workerUrl,
+        started: options.started,
+      });
       logHex = logHash.hexDigest();
     } catch (error) {
       if (!(error instanceof ZipMemberError)) throw error;

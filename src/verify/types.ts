@@ -1,4 +1,5 @@
 // The gate's public types: its input (log, signature lookup, cards), its issues and result.
+import type { StartedWorkers } from "./_pool.ts";
 import type { JsonValue } from "../canonical/mod.ts";
 import type {
   CheckpointFileProblem,
@@ -232,4 +233,6 @@ export interface GateOptions {
   workers?: number;
   /** Where the worker module is (default: `_gate_worker.ts` beside the gate). */
   workerUrl?: URL;
+  /** Workers started ahead with the same module (taken instead of starting new ones). */
+  started?: StartedWorkers;
 }

@@ -328,3 +328,37 @@ Deno.test("member checks done beside the gate report in member order, before the
   ok(inline.errors.some((e) => e.kind === "CSV mismatch"));
   deepStrictEqual(await verifyPack(memoryBytes(zip), { ...pin, workers: 1 }), inline);
 });
+
+Deno.test("gate workers started with the archive phases: a worker that cannot load or dies changes no verdict, and none outlives the call", async () => {
+  // verifyPack starts the gate's workers once the directory shows a long window; the gate takes
+  // them later. Whatever happens to them meanwhile, the verdict is the one checked on this
+  // thread, and they are stopped however the call ends (a pack without a log never reaches
+  // the gate).
+  const long = sampleLog({ seed: 8, entries: 700, artefacts: 20 });
+  const rendered = renderPackMembers(samplePackContent(long));
+  const pin = { operatorFingerprint: operatorFingerprint(long.operator.publicKey) };
+  const honest = sealPack(rendered.members, rendered.manifestBase, long.operator).members;
+  const signatures = [...honest.keys()].filter((n) => n.startsWith("signatures/")).sort();
+  const forged = new Map(honest);
+  forged.set(signatures[600], honest.get(signatures[601]) as Uint8Array);
+  const noLog = new Map(honest);
+  noLog.delete(PACK_MEMBERS.log);
+  const packs = [honest, forged, noLog].map((m) => rawZip(zipEntries(m)));
+  for (const zip of packs) {
+    const inline = await verifyPack(memoryBytes(zip), { ...pin, workers: 0 });
+    for (
+      const worker of [
+        "./_no_such_worker.ts",
+        "./_failing_worker.ts",
+        "../../src/verify/_gate_worker.ts",
+      ]
+    ) {
+      const r = await verifyPack(memoryBytes(zip), {
+        ...pin,
+        workers: 1,
+        workerUrl: new URL(worker, import.meta.url),
+      });
+      deepStrictEqual(r, inline, worker);
+    }
+  }
+});
