@@ -226,8 +226,8 @@ export interface GateResult {
 export interface GateOptions {
   /**
    * Worker threads sharing the signature checks with this thread (0 runs everything here;
-   * card input must be files, not a ready card set). They start after the first few hundred
-   * entries. A worker that cannot start or fails hands its batches back to this thread:
+   * card input must be files, not a ready card set). They take batches after the first few
+   * hundred entries (and start then, unless `started` ahead). A worker that cannot start or fails hands its batches back to this thread:
    * results never depend on the pool.
    */
   workers?: number;
