@@ -354,7 +354,7 @@ export async function writeSamplePack(
     lines++;
     const w = selector.add(lines, e.line, true);
     if (w === undefined) continue;
-    members.add(w.line, w.entry, w.hash, e.signature);
+    members.add(w.line, w.hash, e.signature);
     const i = windowLeaves.length;
     if ((i + 1) * 32 > windowDigests.length) windowDigests = grown(windowDigests);
     digestInto(w.hash, windowDigests, i * 32);

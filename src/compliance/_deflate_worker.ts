@@ -4,7 +4,8 @@
 // the members' bytes do not depend on where, or in what pieces, they were compressed. It only
 // computes: no file, network or environment access.
 import { crc32 } from "node:zlib";
-import { MemberCompressor, memberLevel, useNativeCrc32 } from "./zip_writer.ts";
+import { useNativeCrc32 } from "./zip_writer.ts";
+import { WindowCompression } from "./_window_log.ts";
 import type { DeflateReply, DeflateRequest } from "./_off_thread_deflate.ts";
 
 interface WorkerScope {
@@ -22,33 +23,24 @@ if (!isWorkerScope(scope)) throw new Error("the deflate worker runs only as a wo
 // The log and CSV of a large window: worth node:zlib's native checksum (only this worker and
 // a pack build load node:zlib).
 useNativeCrc32(crc32);
-const compressors = new Map<string, MemberCompressor>();
-
-function compressor(name: string): MemberCompressor {
-  let c = compressors.get(name);
-  if (c === undefined) {
-    c = new MemberCompressor(memberLevel(name));
-    compressors.set(name, c);
-  }
-  return c;
-}
+let window = new WindowCompression();
 
 scope.onmessage = (event: MessageEvent) => {
   const msg = event.data as DeflateRequest;
   try {
     if (msg.type === "write") {
-      compressor(msg.name).write(msg.bytes);
+      window.write(msg.name, msg.bytes);
       scope.postMessage({ type: "written" } satisfies DeflateReply);
       return;
     }
-    const members = msg.names.map((name) => compressor(name).finish());
-    compressors.clear();
+    const { members, facts } = window.finish(msg.names);
+    window = new WindowCompression();
     // Handed over, not copied: the compressed log and CSV are tens of MB.
     const buffers = new Set<ArrayBuffer>();
     for (const m of members) {
       for (const d of m.data) if (d.buffer instanceof ArrayBuffer) buffers.add(d.buffer);
     }
-    scope.postMessage({ type: "finished", members } satisfies DeflateReply, [...buffers]);
+    scope.postMessage({ type: "finished", members, facts } satisfies DeflateReply, [...buffers]);
   } catch (error) {
     scope.postMessage({ type: "failed", message: String(error) } satisfies DeflateReply);
   }

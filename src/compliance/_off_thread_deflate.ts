@@ -1,11 +1,14 @@
 // Where a window's large members (the log and the evidence CSV) are compressed: on this thread,
 // or on a worker (`_deflate_worker.ts`) so that deflating them overlaps the rest of the
-// builder's pass over the log. Both run the same `MemberCompressor`, whose bytes depend only
-// on a member's content, so the pack is the same byte for byte either way. Writes to the
+// builder's pass over the log. Both run the same `WindowCompression` (which also reads the
+// log's lines back into the CSV rows and the facts), whose bytes depend only on a member's
+// content, so the pack is the same byte for byte either way. Writes to the
 // worker are batched into pieces; at most a few pieces are in flight, so a slow worker holds
 // the builder back instead of queueing the whole log in memory.
 import { CompliancePackError } from "./errors.ts";
-import { MemberCompressor, memberLevel, type PreparedMember } from "./zip_writer.ts";
+import type { LogFacts } from "../pack_format/mod.ts";
+import { type CompressedWindow, WindowCompression } from "./_window_log.ts";
+import type { PreparedMember } from "./zip_writer.ts";
 
 /** A message to the deflate worker. */
 export type DeflateRequest =
@@ -15,37 +18,32 @@ export type DeflateRequest =
 /** A message from the deflate worker. */
 export type DeflateReply =
   | { type: "written" }
-  | { type: "finished"; members: PreparedMember[] }
+  | { type: "finished"; members: PreparedMember[]; facts: LogFacts }
   | { type: "failed"; message: string };
 
-/** Compresses named members fed piece by piece, in order per member. */
+/**
+ * Compresses named members fed piece by piece, in order per member; the log member's lines
+ * also make the CSV member and the facts (see `WindowCompression`).
+ */
 export interface MembersDeflate {
   /** Appends bytes to member `name` (copied: the caller may reuse its buffer). */
   write(name: string, bytes: Uint8Array): void;
   /** A promise to wait on before writing more, when too much is queued; else undefined. */
   backlog(): Promise<void> | undefined;
-  /** Ends the members and returns them in the order of `names`. */
-  finish(names: readonly string[]): Promise<PreparedMember[]>;
+  /** Ends the members and returns them in the order of `names`, with the log's facts. */
+  finish(names: readonly string[]): Promise<CompressedWindow>;
   /** Releases what it holds (the worker), finished or not. */
   close(): void;
 }
 
 /** Compression on this thread. */
 export function inThreadDeflate(): MembersDeflate {
-  const compressors = new Map<string, MemberCompressor>();
-  const of = (name: string) => {
-    let c = compressors.get(name);
-    if (c === undefined) {
-      c = new MemberCompressor(memberLevel(name));
-      compressors.set(name, c);
-    }
-    return c;
-  };
+  let window = new WindowCompression();
   return {
-    write: (name, bytes) => of(name).write(bytes),
+    write: (name, bytes) => window.write(name, bytes),
     backlog: () => undefined,
-    finish: (names) => Promise.resolve(names.map((n) => of(n).finish())),
-    close: () => compressors.clear(),
+    finish: (names) => Promise.resolve().then(() => window.finish(names)),
+    close: () => (window = new WindowCompression()),
   };
 }
 
@@ -139,7 +137,7 @@ class WorkerDeflate implements MembersDeflate {
     return this.#drained.promise;
   }
 
-  async finish(names: readonly string[]): Promise<PreparedMember[]> {
+  async finish(names: readonly string[]): Promise<CompressedWindow> {
     for (const [name, piece] of this.#pieces) {
       this.#post(name, piece.bytes.slice(0, piece.used));
     }
@@ -150,7 +148,7 @@ class WorkerDeflate implements MembersDeflate {
     try {
       const r = await reply;
       if (r.type !== "finished") throw this.#failure ?? new Error("deflate worker: no result");
-      return r.members;
+      return { members: r.members, facts: r.facts };
     } finally {
       this.close();
     }

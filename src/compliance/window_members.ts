@@ -1,24 +1,15 @@
 // The members a window's entries make, collected entry by entry in log order without holding
 // the entries: the log and the evidence CSV are compressed as they come (with their CRC-32
 // and SHA-256), the signatures go into one buffer (a pack has one per entry, and one object
-// each would cost several times their 180 bytes), and the Article 12 facts are counted.
+// each would cost several times their 180 bytes); the CSV rows and the Article 12 facts are read
+// back from the log where it is compressed (_window_log.ts).
 import { sha256IntoPure } from "../crypto/mod.ts";
-import { digestInto, DigestTable, digestText, type LineageEntry } from "../lineage/mod.ts";
-import {
-  csvHeader,
-  csvRow,
-  type LogFacts,
-  LogFactsCollector,
-  PACK_MEMBERS,
-  signatureMemberName,
-} from "../pack_format/mod.ts";
+import { digestInto, DigestTable, digestText } from "../lineage/mod.ts";
+import { type LogFacts, PACK_MEMBERS, signatureMemberName } from "../pack_format/mod.ts";
 import { inThreadDeflate, type MembersDeflate, offThreadDeflate } from "./_off_thread_deflate.ts";
 import type { PreparedMember } from "./zip_writer.ts";
 
-const encoder = new TextEncoder();
 const NEWLINE = new Uint8Array([0x0a]);
-// CSV rows are encoded in batches: one encode per ~64 KiB instead of one per entry.
-const CSV_BATCH_CHARS = 64 * 1024;
 
 /**
  * The signature members of a window: each entry's detached JWS, once per entry hash, with its
@@ -155,32 +146,26 @@ export interface WindowMembersOptions {
  * @example
  * ```ts ignore
  * const members = new WindowMembers();
- * for (const e of windowEntries) members.add(e.line, e.entry, e.hash, e.signature);
+ * for (const e of windowEntries) members.add(e.line, e.hash, e.signature);
  * const collected = await members.finish();
  * ```
  */
 export class WindowMembers {
   #deflate: MembersDeflate;
-  #csvPending = csvHeader();
-  #facts = new LogFactsCollector();
   #signatures = new SignatureMembers();
 
   constructor(options: WindowMembersOptions = {}) {
     this.#deflate = options.offThread === true ? offThreadDeflate() : inThreadDeflate();
   }
 
-  /** Feeds the next window entry: its line (without newline), entry, hash and signature. */
-  add(
-    line: Uint8Array,
-    entry: LineageEntry,
-    hash: string,
-    signature: Uint8Array | undefined,
-  ): void {
+  /**
+   * Feeds the next window entry: its line (without newline; a line the window selector
+   * accepted as an entry, which the CSV row and the facts are read back from), its hash and
+   * its signature.
+   */
+  add(line: Uint8Array, hash: string, signature: Uint8Array | undefined): void {
     this.#deflate.write(PACK_MEMBERS.log, line);
     this.#deflate.write(PACK_MEMBERS.log, NEWLINE);
-    this.#csvPending += csvRow(entry);
-    if (this.#csvPending.length >= CSV_BATCH_CHARS) this.#flushCsv();
-    this.#facts.add(entry);
     if (signature !== undefined) this.#signatures.add(hash, signature);
   }
 
@@ -189,16 +174,14 @@ export class WindowMembers {
     return this.#deflate.backlog();
   }
 
-  #flushCsv(): void {
-    this.#deflate.write(PACK_MEMBERS.csv, encoder.encode(this.#csvPending));
-    this.#csvPending = "";
-  }
-
   /** Ends the window. */
   async finish(): Promise<CollectedWindow> {
-    this.#flushCsv();
-    const [log, csv] = await this.#deflate.finish([PACK_MEMBERS.log, PACK_MEMBERS.csv]);
-    return { log, csv, signatures: this.#signatures, facts: this.#facts.facts() };
+    // The CSV rows and the facts are read back from the log where it is compressed.
+    const { members: [log, csv], facts } = await this.#deflate.finish([
+      PACK_MEMBERS.log,
+      PACK_MEMBERS.csv,
+    ]);
+    return { log, csv, signatures: this.#signatures, facts };
   }
 
   /** Stops compressing (a build that failed before {@linkcode WindowMembers.finish}). */

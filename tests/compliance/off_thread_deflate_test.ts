@@ -1,33 +1,87 @@
 // The pack builder's off-thread deflate: the same member bytes as on this thread, whatever
-// pieces they come in, and a failing worker is a named error, never a hang or a short member.
-import { deepStrictEqual, rejects } from "node:assert/strict";
+// pieces they come in; the CSV and facts read back from the log are the ones made from its
+// entries; a failing worker, or a log that is not the window's entries, is a named error,
+// never a hang or a short member.
+import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import { inflateSync } from "fflate";
 import { inThreadDeflate, offThreadDeflate } from "../../src/compliance/_off_thread_deflate.ts";
 import { CompliancePackError } from "../../src/compliance/mod.ts";
+import { concatBytes } from "../../src/canonical/mod.ts";
+import { csvHeader, csvRow, LogFactsCollector } from "../../src/pack_format/mod.ts";
+import { sampleLog } from "../../scripts/sample_pack.ts";
 
-/** 3 MiB of lines that compress a little, fed in pieces of uneven sizes. */
+const LOG = "lineage-log.jsonl";
+const CSV = "article12-evidence.csv";
+const sample = sampleLog({ seed: 9, before: 0, entries: 4000, forkAndMerge: true });
+
+/** The sample's lines (over 1 MiB: the streamed deflate), in pieces cut across lines. */
 function pieces(): Uint8Array[] {
+  const log = concatBytes(sample.log.flatMap((e) => [e.line, new Uint8Array([0x0a])]));
   const out: Uint8Array[] = [];
-  const enc = new TextEncoder();
-  for (let i = 0, size = 0; size < 3 * 1024 * 1024; i++) {
-    const line = enc.encode(`{"n":${i},"h":"${(i * 2654435761 % 4294967296).toString(16)}"}\n`);
-    out.push(line);
-    size += line.length;
+  for (let at = 0, k = 0; at < log.length; k++) {
+    const n = [1, 7, 300, 4093, 65536, 100_000][k % 6];
+    out.push(log.subarray(at, at + n));
+    at += n;
   }
   return out;
+}
+
+function memberBytes(m: { data: Uint8Array[]; method: number }): Uint8Array {
+  const data = concatBytes(m.data);
+  return m.method === 0 ? data : inflateSync(data);
 }
 
 Deno.test("members deflated on a worker are the members deflated here, byte for byte", async () => {
   const here = inThreadDeflate();
   const there = offThreadDeflate();
   for (const p of pieces()) {
-    here.write("lineage-log.jsonl", p);
-    there.write("lineage-log.jsonl", p);
-    here.write("article12-evidence.csv", p.subarray(0, 7));
-    there.write("article12-evidence.csv", p.subarray(0, 7));
+    here.write(LOG, p);
+    there.write(LOG, p);
     await there.backlog();
   }
-  const names = ["lineage-log.jsonl", "article12-evidence.csv", "empty.txt"];
-  deepStrictEqual(await there.finish(names), await here.finish(names));
+  const names = [LOG, CSV, "empty.txt"];
+  const mine = await here.finish(names);
+  deepStrictEqual(await there.finish(names), mine);
+  // The CSV and facts are those the entries make, as the builder made them from each entry.
+  const facts = new LogFactsCollector();
+  let csv = csvHeader();
+  for (const e of sample.log) {
+    facts.add(e.entry);
+    csv += csvRow(e.entry);
+  }
+  deepStrictEqual(mine.facts, facts.facts());
+  strictEqual(new TextDecoder().decode(memberBytes(mine.members[1])), csv);
+  strictEqual(mine.facts.entry_count, sample.log.length);
+});
+
+Deno.test("an empty window: an empty log, the CSV header alone, no entries", async () => {
+  for (const d of [inThreadDeflate(), offThreadDeflate()]) {
+    const r = await d.finish([LOG, CSV]);
+    strictEqual(memberBytes(r.members[0]).length, 0);
+    strictEqual(new TextDecoder().decode(memberBytes(r.members[1])), csvHeader());
+    strictEqual(r.facts.entry_count, 0);
+  }
+});
+
+Deno.test("a log that is not whole entries is a named failure on a worker, an error here", async () => {
+  const enc = new TextEncoder();
+  const bad = [
+    enc.encode('{"a": 1}\n'), // not canonical
+    enc.encode('{"v":1}\n'), // canonical, not an entry
+    concatBytes([sample.log[0].line, new Uint8Array([0x0a]), sample.log[1].line]), // cut line
+  ];
+  for (const bytes of bad) {
+    const here = inThreadDeflate();
+    await rejects(async () => {
+      here.write(LOG, bytes);
+      await here.finish([LOG, CSV]);
+    });
+    const there = offThreadDeflate();
+    await rejects(async () => {
+      there.write(LOG, bytes);
+      await there.finish([LOG, CSV]);
+    }, (e) => e instanceof CompliancePackError && e.code === "compliance.deflate_failed");
+  }
 });
 
 Deno.test("a deflate worker that fails is compliance.deflate_failed", async () => {
@@ -38,10 +92,10 @@ Deno.test("a deflate worker that fails is compliance.deflate_failed", async () =
       e.message.includes("deflate worker broke");
     await rejects(async () => {
       for (const p of pieces()) {
-        d.write("lineage-log.jsonl", p);
+        d.write(LOG, p);
         await d.backlog();
       }
-      await d.finish(["lineage-log.jsonl"]);
+      await d.finish([LOG]);
     }, failed);
   } finally {
     d.close();

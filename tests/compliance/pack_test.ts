@@ -165,7 +165,7 @@ Deno.test("more than 65 535 members get ZIP64 end records that unzip, Python and
 async function streamed(c: PackContent, signer = sample.operator, offThread = false) {
   const { entries, ...header } = c;
   const members = new WindowMembers({ offThread });
-  for (const e of entries) members.add(e.line, e.entry, e.hash, e.signature);
+  for (const e of entries) members.add(e.line, e.hash, e.signature);
   const sink = new MemorySink();
   const written = writePack(header satisfies PackHeader, await members.finish(), signer, sink);
   return { ...written, zip: sink.bytes() };

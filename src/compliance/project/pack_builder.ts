@@ -325,7 +325,7 @@ async function analyzeWindow(
         }; the pack will fail verification`,
       });
     }
-    members.add(w.line, w.entry, w.hash, sig instanceof Uint8Array ? sig : undefined);
+    members.add(w.line, w.hash, sig instanceof Uint8Array ? sig : undefined);
     toolCallIds.add(w.entry.tool_call_id);
     const signer = `${w.entry.agent_id}\u0000${w.entry.agent_card_kid}`;
     if (!signers.has(signer)) {
