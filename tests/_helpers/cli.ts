@@ -65,7 +65,7 @@ function spawnEntry(
       `--config=${REPO_ROOT}deno.json`,
       `-P=${permissionSet}`,
       // As the compiled binaries run.
-      v8FlagsArg(),
+      v8FlagsArg(entry),
       `${REPO_ROOT}${entry}`,
       ...args,
     ],
