@@ -789,7 +789,9 @@ function applyWindow(
       );
     }
   }
-  stats.agents = outcome.facts.agents.length;
+  // Facts of a log read only partly (a corrupt member) would depend on how far the threads
+  // got before the read failed: like the entries, they are counted only for a log read through.
+  stats.agents = gate === undefined ? 0 : outcome.facts.agents.length;
   return {
     gate,
     facts: outcome.facts,

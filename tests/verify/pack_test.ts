@@ -150,6 +150,27 @@ Deno.test("a damaged log member is a corrupt member, not a crash", async () => {
   );
 });
 
+Deno.test("a log that cannot be read through counts no entries and no agents, with or without a worker", async () => {
+  // The CRC is checked when the log ends: the gate has seen (most of) its entries by then, and
+  // how many depended on the threads' timing; the figures must not.
+  const long = sampleLog({ seed: 9, entries: 700, artefacts: 20 });
+  const rendered = renderPackMembers(samplePackContent(long));
+  const honest = sealPack(rendered.members, rendered.manifestBase, long.operator).members;
+  const zip = rawZip(
+    zipEntries(honest).map((m) => m.name === PACK_MEMBERS.log ? { ...m, crc: 12345 } : m),
+  );
+  for (const workers of [0, 1]) {
+    const r = await verifyPack(memoryBytes(zip), { workers });
+    strictEqual(r.stats.entries, 0);
+    strictEqual(r.stats.agents, 0);
+    ok(
+      r.errors.some((e) =>
+        e.message === "lineage-log.jsonl: CRC-32 does not match the central directory"
+      ),
+    );
+  }
+});
+
 Deno.test("the output hash covers the manifest without its own field", () => {
   const m = parseJsonBytes(built.manifestBytes) as JsonObject;
   strictEqual(m.output_hash, manifestOutputHash(m));
