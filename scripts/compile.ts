@@ -76,7 +76,7 @@ async function compileOne(
       `--config=${join(ROOT, "deno.json")}`,
       `-P=${permissionSet}`,
       ...net,
-      v8FlagsArg(entry),
+      v8FlagsArg(),
       ...(COMPILE_INCLUDES[entry] ?? []).map((m) => `--include=${join(ROOT, m)}`),
       "--target",
       target.triple,

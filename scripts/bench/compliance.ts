@@ -83,7 +83,7 @@ function entry(file: string, permissions: string, args: string[]): string[] {
     "--frozen",
     `--config=${join(ROOT, "deno.json")}`,
     `-P=${permissions}`,
-    v8FlagsArg(file),
+    v8FlagsArg(),
     join(ROOT, file),
     ...args,
   ];

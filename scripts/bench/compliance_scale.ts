@@ -67,7 +67,7 @@ if (Deno.args[0] === "--write") {
         "--frozen",
         `--config=${join(ROOT, "deno.json")}`,
         "-P=verify",
-        v8FlagsArg("verify.ts"),
+        v8FlagsArg(),
         join(ROOT, "verify.ts"),
         "pack",
         pack,

@@ -38,7 +38,7 @@ function sourceRun(
       "--frozen",
       `--config=${join(root, "deno.json")}`,
       `-P=${permissionSet}`,
-      v8FlagsArg(entry),
+      v8FlagsArg(),
       join(root, entry),
     ],
     // An agent's `bernstein task …` must not make deno check for updates over the network.

@@ -65,7 +65,7 @@ function spawnEntry(
       `--config=${REPO_ROOT}deno.json`,
       `-P=${permissionSet}`,
       // As the compiled binaries run.
-      v8FlagsArg(entry),
+      v8FlagsArg(),
       `${REPO_ROOT}${entry}`,
       ...args,
     ],
