@@ -5,7 +5,7 @@
 // accepted as entries, so each line here parses (the same entry: `plainEntryOfLine` is
 // exactly the strict parse where it answers); one that does not is a builder fault and fails
 // the build.
-import { parseCanonicalLine } from "../canonical/mod.ts";
+import { concatBytes, parseCanonicalLine } from "../canonical/mod.ts";
 import { type LineageEntry, parseEntry, plainEntryOfLine } from "../lineage/mod.ts";
 import {
   csvHeader,
@@ -75,10 +75,10 @@ export class WindowCompression {
     let end = bytes.indexOf(NEWLINE);
     if (this.#carry !== undefined) {
       if (end < 0) {
-        this.#carry = join(this.#carry, bytes);
+        this.#carry = concatBytes([this.#carry, bytes]);
         return;
       }
-      this.#line(join(this.#carry, bytes.subarray(0, end)));
+      this.#line(concatBytes([this.#carry, bytes.subarray(0, end)]));
       this.#carry = undefined;
       start = end + 1;
       end = bytes.indexOf(NEWLINE, start);
@@ -103,13 +103,6 @@ export class WindowCompression {
     this.#of(PACK_MEMBERS.csv).write(encoder.encode(this.#csvPending));
     this.#csvPending = "";
   }
-}
-
-function join(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }
 
 /** The entry of a line the window selector accepted (the same reading as the selector's). */
