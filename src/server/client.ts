@@ -195,6 +195,24 @@ export interface ListTasksQuery {
   parent?: string;
 }
 
+/**
+ * Whether a failed fetch says, somewhere in its cause chain, that the connection was refused
+ * (ECONNREFUSED: 111 on Linux, 61 on macOS, 10061 on Windows). Deno words it only in text.
+ * A refused connect sent nothing, so a retry cannot repeat a request.
+ */
+export function fetchWasRefused(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = error; e instanceof Error && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    if (e instanceof Deno.errors.ConnectionRefused) return true;
+    if (/connection refused|os error (?:111|61|10061)\b/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+// Asked only when the fetch error does not say why it failed. A server that comes up
+// between the failed fetch and this probe makes it answer false (seen under load), which is
+// why the fetch's own cause is read first.
 async function refused(url: URL): Promise<boolean> {
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
   const hostname = url.hostname.replace(/^\[|\]$/g, "");
@@ -248,7 +266,7 @@ export class TaskClient {
         });
       } catch (error) {
         if (!(error instanceof TypeError)) throw error;
-        if (!(await refused(url))) {
+        if (!fetchWasRefused(error) && !(await refused(url))) {
           throw new ServerUnreachableError(
             "server.connection_failed",
             `the connection to ${this.#base} failed: ${error.message}`,

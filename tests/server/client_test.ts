@@ -9,6 +9,7 @@ import {
   TaskClient,
   TokenMissingError,
 } from "../../src/server/mod.ts";
+import { fetchWasRefused } from "../../src/server/client.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { startTestServer } from "./_server.ts";
 
@@ -110,6 +111,27 @@ Deno.test("client: retries while the connection is refused, then reaches the ser
     await starter;
     await started?.stop();
   }
+});
+
+Deno.test("client: a refused connect is read from the fetch error itself, not from a later probe", async () => {
+  // The real error Deno gives for a port nobody listens on.
+  const port = freePort();
+  const real = await fetch(`http://127.0.0.1:${port}/health`).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(real instanceof TypeError, `fetch to a closed port rejects: ${real}`);
+  assert.equal(fetchWasRefused(real), true, `classified as refused: ${real}`);
+  const wrap = (message: string) => new TypeError("fetch failed", { cause: new Error(message) });
+  assert.equal(fetchWasRefused(wrap("tcp connect error: Connection refused (os error 111)")), true);
+  assert.equal(fetchWasRefused(wrap("tcp connect error (os error 10061)")), true);
+  // A connection that broke after connecting may have delivered the request: never a retry.
+  assert.equal(fetchWasRefused(wrap("connection reset by peer (os error 104)")), false);
+  assert.equal(fetchWasRefused(wrap("os error 1110")), false);
+  assert.equal(fetchWasRefused(new TypeError("fetch failed")), false);
+  const looped = new Error("loop");
+  looped.cause = looped;
+  assert.equal(fetchWasRefused(looped), false);
 });
 
 Deno.test("client: gives up after the configured attempts with server.unreachable", async () => {
