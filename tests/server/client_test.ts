@@ -134,6 +134,42 @@ Deno.test("client: a refused connect is read from the fetch error itself, not fr
   assert.equal(fetchWasRefused(looped), false);
 });
 
+Deno.test("client: a refused fetch is retried even when the server is up by the time it is looked at", async () => {
+  // The race CI hit: the server starts listening between the refused connect and the client's
+  // look at the port. The first fetch fails the way Deno words a refused connect; the server
+  // is already listening, so a probe of the port would succeed.
+  const s = await startTestServer();
+  const realFetch = globalThis.fetch;
+  let calls = 0;
+  globalThis.fetch = (input, init) => {
+    calls++;
+    if (calls === 1) {
+      return Promise.reject(
+        new TypeError("fetch failed", {
+          cause: new Error("tcp connect error: Connection refused (os error 111)"),
+        }),
+      );
+    }
+    return realFetch(input, init);
+  };
+  try {
+    const retried: number[] = [];
+    const client = new TaskClient({ url: s.server.url, token: s.operator }, {
+      attempts: 3,
+      baseDelayMs: 1,
+      clock: systemClock,
+      onRetry: (attempt) => retried.push(attempt),
+    });
+    const health = await client.health();
+    assert.equal(health.ok, true);
+    assert.deepEqual(retried, [1]);
+    assert.equal(calls, 2);
+  } finally {
+    globalThis.fetch = realFetch;
+    await s.stop();
+  }
+});
+
 Deno.test("client: gives up after the configured attempts with server.unreachable", async () => {
   const port = freePort();
   const delays: number[] = [];
