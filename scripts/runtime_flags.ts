@@ -2,7 +2,7 @@
 // the sources with the same ones, so their figures are the binaries' figures. The V8 flags
 // live with the product identity (src/meta), where a source run that restarts bernstein
 // finds them too.
-export { RUNTIME_V8_FLAGS, v8FlagsArg } from "../src/meta/mod.ts";
+export { RUNTIME_V8_FLAGS, SOURCE_RUN_FLAGS, v8FlagsArg } from "../src/meta/mod.ts";
 
 /**
  * Modules each binary loads that `deno compile` does not find on its own: the gate's worker

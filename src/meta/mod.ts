@@ -28,3 +28,15 @@ export const RUNTIME_V8_FLAGS: readonly string[] = ["--optimize-for-size"];
 export function v8FlagsArg(): string {
   return `--v8-flags=${RUNTIME_V8_FLAGS.join(",")}`;
 }
+
+/**
+ * `deno run` flags of a source run of either entry point (tests, an agent's `bernstein task …`
+ * shim, background runs), beside {@linkcode v8FlagsArg}. Without
+ * `--unstable-lazy-dynamic-imports` deno walks the module graph of every literal dynamic import
+ * before the first line runs: the command table reaches the whole program (~490 modules,
+ * ~25 ms of CPU a start) although a command loads only its own part. A compiled binary reads
+ * its modules from what `deno compile` embedded and has no such walk; `deno compile` itself
+ * must not get this flag (with it, text imports reached only through a dynamic import are
+ * left out of the binary).
+ */
+export const SOURCE_RUN_FLAGS: readonly string[] = ["--unstable-lazy-dynamic-imports"];

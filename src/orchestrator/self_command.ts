@@ -5,7 +5,7 @@
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EnvReader } from "../io/mod.ts";
-import { v8FlagsArg } from "../meta/mod.ts";
+import { SOURCE_RUN_FLAGS, v8FlagsArg } from "../meta/mod.ts";
 
 /** How to run this same bernstein again (agents' `bernstein task …` shim, background runs). */
 export interface SelfCommand {
@@ -39,6 +39,7 @@ function sourceRun(
       `--config=${join(root, "deno.json")}`,
       `-P=${permissionSet}`,
       v8FlagsArg(),
+      ...SOURCE_RUN_FLAGS,
       join(root, entry),
     ],
     // An agent's `bernstein task …` must not make deno check for updates over the network.

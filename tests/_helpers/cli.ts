@@ -1,7 +1,7 @@
 // Runs the real `bernstein` / `bernstein-verify` entry points as subprocesses, under exactly the
 // permission sets and V8 flags the binaries get (deno.json "permissions", runtime_flags.ts).
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { v8FlagsArg } from "../../scripts/runtime_flags.ts";
+import { SOURCE_RUN_FLAGS, v8FlagsArg } from "../../scripts/runtime_flags.ts";
 import { LineWatcher } from "./events.ts";
 
 /** Repository root. */
@@ -66,6 +66,7 @@ function spawnEntry(
       `-P=${permissionSet}`,
       // As the compiled binaries run.
       v8FlagsArg(),
+      ...SOURCE_RUN_FLAGS,
       `${REPO_ROOT}${entry}`,
       ...args,
     ],

@@ -2,6 +2,7 @@
 // and `bernstein` run as a real subprocess under its real permission set.
 import { join } from "node:path";
 import { type CliRun, REPO_ROOT, runBernstein } from "../_helpers/cli.ts";
+import { SOURCE_RUN_FLAGS } from "../../scripts/runtime_flags.ts";
 import { git, makeRepo } from "../_helpers/temp.ts";
 import { operatorTokenPath } from "../../src/server/mod.ts";
 
@@ -112,6 +113,7 @@ export function startBernstein(dir: string, args: string[]): Deno.ChildProcess {
       "--frozen",
       `--config=${REPO_ROOT}deno.json`,
       "-P=bernstein",
+      ...SOURCE_RUN_FLAGS,
       `${REPO_ROOT}main.ts`,
       ...args,
     ],

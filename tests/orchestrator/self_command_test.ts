@@ -2,7 +2,7 @@
 // verifier): from source, the same permission set and V8 flags as the compiled binary.
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { mapEnv } from "../../src/io/mod.ts";
-import { v8FlagsArg } from "../../src/meta/mod.ts";
+import { SOURCE_RUN_FLAGS, v8FlagsArg } from "../../src/meta/mod.ts";
 import { selfCommand, verifyCommand } from "../../src/orchestrator/mod.ts";
 
 Deno.test("source runs of bernstein and bernstein-verify carry their permission set and V8 flags", () => {
@@ -14,6 +14,8 @@ Deno.test("source runs of bernstein and bernstein-verify carry their permission 
   ok(self.argv[self.argv.length - 1].endsWith("main.ts"));
   ok(verify.argv.includes("-P=verify") && verify.argv.includes(v8FlagsArg()));
   ok(verify.argv[verify.argv.length - 1].endsWith("verify.ts"));
+  // Source runs load a command's modules when it imports them (no walk of the whole graph).
+  for (const flag of SOURCE_RUN_FLAGS) ok(self.argv.includes(flag) && verify.argv.includes(flag));
   deepStrictEqual(self.env, { DENO_DIR: "/home/op/.cache/deno", DENO_NO_UPDATE_CHECK: "1" });
   deepStrictEqual(verify.env, self.env);
 });
