@@ -88,7 +88,8 @@ export class Completion {
 
   async #commit(s: RunningSession, task: Task): Promise<void> {
     const authored = { name: s.agentId, email: `${s.session}@agents.bernstein.invalid` };
-    await this.#deps.git.commitAll(
+    // By branch name from here on; git's auto maintenance is the merge queue's (git.ts).
+    await this.#deps.git.commitChanges(
       s.worktree,
       `${task.id}: ${task.title}\n\n${
         task.result_summary ?? ""
@@ -163,9 +164,12 @@ export class Completion {
         );
       }
     }
-    for (const gate of gates) {
-      await recorder.record({ kind: "gate.result", taskId: task.id, session: s.session, gate });
-    }
+    // Issued together, in order: the audit chain commits them as one group (one fsync).
+    await Promise.all(
+      gates.map((gate) =>
+        recorder.record({ kind: "gate.result", taskId: task.id, session: s.session, gate })
+      ),
+    );
     return gates.find((g) => !g.ok);
   }
 

@@ -2,6 +2,7 @@
 // runs git with a safe environment and configuration an agent cannot change.
 
 import { resolve } from "node:path";
+import { bytesEqual } from "../canonical/mod.ts";
 import { isRunConfigPath } from "../config/mod.ts";
 import { BernsteinError } from "../errors/mod.ts";
 import {
@@ -124,6 +125,13 @@ export const SAFE_GIT_CONFIG: readonly string[] = [
   "fetch.recurseSubmodules=false",
 ];
 
+/**
+ * Before a commit or merge of bernstein's: git would start `git maintenance run --auto` after
+ * each (one more process per commit and per merge); the merge queue runs it every few merges
+ * instead ({@linkcode Git.maintainAuto}).
+ */
+const NO_AUTO_MAINTENANCE: readonly string[] = ["-c", "maintenance.auto=false"];
+
 /** Per repository root: the tail of its worktree-change and fetch queue (see `Git.exclusive`). */
 const REPOSITORY_QUEUES = new Map<string, Promise<unknown>>();
 
@@ -141,6 +149,8 @@ export class Git {
   readonly #identity: GitIdentity;
   readonly #timeoutMs: number;
   readonly #transport: string[];
+  /** The repository config's bytes git last listed, and its listing (`repoConfigPaths`). */
+  #configSeen: { bytes: Uint8Array; listing: string } | undefined;
 
   constructor(root: string, options: GitOptions) {
     this.root = root;
@@ -170,10 +180,11 @@ export class Git {
   /** Runs `git ARGS` in `cwd` (default: the root); throws {@linkcode GitError} on failure. */
   async run(
     args: readonly string[],
-    options: { cwd?: string; allowFailure?: boolean } = {},
+    options: { cwd?: string; allowFailure?: boolean; stdin?: Uint8Array } = {},
   ): Promise<ProcessResult> {
     const result = await runProcess(this.argv(args), {
       cwd: options.cwd ?? this.root,
+      stdin: options.stdin,
       env: this.#env,
       timeoutMs: this.#timeoutMs,
       // A run starts ~15 git commands per task: spawning them must not fork the orchestrator.
@@ -367,23 +378,45 @@ export class Git {
 
   /** Stages everything in `cwd` and commits; returns the new commit, or undefined when clean. */
   async commitAll(cwd: string, message: string, author?: GitIdentity): Promise<string | undefined> {
+    return await this.#commit(cwd, message, author, true)
+      ? await this.revParse("HEAD", cwd)
+      : undefined;
+  }
+
+  /**
+   * Stages everything in `cwd` and commits; true when a commit was made, false when the tree
+   * was clean. The run's commit: it goes on by branch name, so the new commit's id is not read
+   * ({@linkcode Git.commitAll} does: one git process more), and git's auto maintenance is left
+   * to {@linkcode Git.maintainAuto}, which the merge queue runs every few merges.
+   */
+  commitChanges(cwd: string, message: string, author?: GitIdentity): Promise<boolean> {
+    return this.#commit(cwd, message, author, false);
+  }
+
+  async #commit(
+    cwd: string,
+    message: string,
+    author: GitIdentity | undefined,
+    autoMaintenance: boolean,
+  ): Promise<boolean> {
     await this.run(["add", "--all"], { cwd });
     const authorArgs = author ? [`--author=${author.name} <${author.email}>`] : [];
+    const settings = autoMaintenance ? [] : NO_AUTO_MAINTENANCE;
     // No separate `diff --cached`: on a clean tree commit itself exits 1 and says so.
-    const r = await this.run(["commit", "--no-verify", ...authorArgs, "-m", message], {
+    const r = await this.run([...settings, "commit", "--no-verify", ...authorArgs, "-m", message], {
       cwd,
       allowFailure: true,
     });
     const out = outputText(r.stdout);
     if (r.code !== 0) {
-      if (/nothing (added )?to commit/.test(out)) return undefined;
+      if (/nothing (added )?to commit/.test(out)) return false;
       throw new GitError(
         `git commit failed (exit ${r.code}): ${
           (out + outputText(r.stderr)).trim().split("\n").slice(-2).join(" | ")
         }`,
       );
     }
-    return await this.revParse("HEAD", cwd);
+    return true;
   }
 
   /** Paths changed between `base` and `head` (merge-base diff, renames as add+delete). */
@@ -436,12 +469,35 @@ export class Git {
   /**
    * What the repository's own config (`<gitDir>/config`, read as a file: includes are not
    * followed, nothing runs) says about hooks and included files, as repo-relative paths inside
-   * the work tree: `core.hooksPath` and `include.path`/`includeIf.*.path` targets.
+   * the work tree: `core.hooksPath` and `include.path`/`includeIf.*.path` targets. The file's
+   * bytes are read here and handed to git on stdin, so the answer is always that of the bytes
+   * read; git parses them only when they differ from the last bytes it parsed (a run asks once
+   * per task, and the file rarely changes).
    */
   async repoConfigPaths(gitDir: string): Promise<{ hooksPath?: string; included: string[] }> {
-    const r = await this.run(["config", "--file", `${gitDir}/config`, "--list", "-z"], {
-      allowFailure: true,
-    });
+    const bytes = await Deno.readFile(`${gitDir}/config`).catch(() => undefined);
+    const seen = this.#configSeen;
+    let listing: string;
+    if (seen !== undefined && bytes !== undefined && bytesEqual(seen.bytes, bytes)) {
+      listing = seen.listing;
+    } else {
+      const r = bytes === undefined
+        // Unreadable here: git says what it makes of the path, as it always did.
+        ? await this.run(["config", "--file", `${gitDir}/config`, "--list", "-z"], {
+          allowFailure: true,
+        })
+        : await this.run(["config", "--no-includes", "--file", "-", "--list", "-z"], {
+          allowFailure: true,
+          stdin: bytes,
+        });
+      listing = outputText(r.stdout);
+      this.#configSeen = bytes === undefined ? undefined : { bytes, listing };
+    }
+    return this.#configPaths(listing);
+  }
+
+  /** The hooks path and included files of a `git config --list -z` listing (see above). */
+  #configPaths(listing: string): { hooksPath?: string; included: string[] } {
     const inside = (value: string): string | undefined => {
       const abs = value.startsWith("/") ? value : `${this.root}/${value}`;
       const rel = abs.startsWith(`${this.root}/`) ? abs.slice(this.root.length + 1) : undefined;
@@ -449,7 +505,7 @@ export class Git {
     };
     let hooksPath: string | undefined;
     const included: string[] = [];
-    for (const item of outputText(r.stdout).split("\0")) {
+    for (const item of listing.split("\0")) {
       const nl = item.indexOf("\n");
       if (nl <= 0) continue;
       const key = item.slice(0, nl).toLowerCase();
@@ -470,13 +526,14 @@ export class Git {
 
   /**
    * Merges `branch` into the branch checked out in `cwd` with a merge commit. A conflict is
-   * aborted so the work tree is left as it was; the branch keeps the work.
+   * aborted so the work tree is left as it was; the branch keeps the work. Git's auto
+   * maintenance is left to {@linkcode Git.maintainAuto} (the merge queue runs it).
    */
   async merge(branch: string, message: string, cwd?: string): Promise<MergeOutcome> {
-    const r = await this.run(["merge", "--no-ff", "--no-edit", "-m", message, branch], {
-      cwd,
-      allowFailure: true,
-    });
+    const r = await this.run(
+      [...NO_AUTO_MAINTENANCE, "merge", "--no-ff", "--no-edit", "-m", message, branch],
+      { cwd, allowFailure: true },
+    );
     if (r.code === 0) return { ok: true, sha: await this.revParse("HEAD", cwd) };
     const output = (outputText(r.stdout) + outputText(r.stderr)).trim();
     const unmerged = await this.run(["diff", "--name-only", "--diff-filter=U", "-z"], {
@@ -487,6 +544,20 @@ export class Git {
     await this.run(["merge", "--abort"], { cwd, allowFailure: true });
     if (conflicts.length > 0) return { ok: false, reason: "conflict", conflicts, output };
     return { ok: false, reason: "failed", output };
+  }
+
+  /**
+   * The repository housekeeping that git's commit and merge would each start on their own
+   * (`git maintenance run --auto`: packs loose objects once there are enough of them). Bernstein
+   * commits and merges without it ({@linkcode NO_AUTO_MAINTENANCE}: two processes per task
+   * saved) and runs it here instead, every few merges and at the end of a run. Never fails the
+   * caller: a run must not stop over housekeeping.
+   */
+  async maintainAuto(): Promise<void> {
+    await this.exclusive(() =>
+      this.run(["maintenance", "run", "--auto", "--quiet"], { allowFailure: true })
+    )
+      .catch(() => {});
   }
 
   /** True when `ancestor` is reachable from `ref` (e.g. a branch already merged into HEAD). */

@@ -4,7 +4,9 @@
  * it brings in, closes the task and records the merge; a conflict or a lineage refusal (with
  * `lineage.strict`) undoes nothing already merged, keeps the agent's branch and fails the task
  * (which may retry). A session adopted after a crash whose branch is already merged is never
- * merged twice. The queue also owns the cached HEAD new worktrees start from.
+ * merged twice. The queue also owns the cached HEAD new worktrees start from, and git's auto
+ * maintenance, which bernstein's own commits and merges leave to it: every
+ * {@linkcode MAINTAIN_EVERY} merges, between two merges, and once when the run ends.
  */
 import { sha256Hex } from "../crypto/mod.ts";
 import type { Clock } from "../io/mod.ts";
@@ -51,6 +53,13 @@ export interface MergeRequest {
   changes: ChangedPath[];
 }
 
+/**
+ * Merges between two runs of `git maintenance run --auto` (which does nothing until the
+ * repository holds enough loose objects: git's `gc.auto`, 6,700 by default; a task's merge
+ * writes a handful).
+ */
+export const MAINTAIN_EVERY = 32;
+
 /** Merges one branch at a time into the root's branch. */
 export class MergeQueue {
   readonly #deps: MergeQueueDeps;
@@ -58,6 +67,8 @@ export class MergeQueue {
   #pending = 0;
   /** HEAD of the root, cached between merges (the only thing that moves it). */
   #head: string | undefined;
+  /** Merges since git's auto maintenance last ran. */
+  #unmaintained = 0;
 
   constructor(deps: MergeQueueDeps) {
     this.#deps = deps;
@@ -78,12 +89,30 @@ export class MergeQueue {
     await Promise.allSettled([this.#chain]);
   }
 
+  /**
+   * Runs git's auto maintenance behind the merges queued so far, when a merge happened since it
+   * last ran (the run's end). Never fails.
+   */
+  async maintain(): Promise<void> {
+    this.#chain = this.#chain.then(() => this.#maintainIfMerged(1));
+    await this.drained();
+  }
+
+  async #maintainIfMerged(atLeast: number): Promise<void> {
+    if (this.#unmaintained < atLeast) return;
+    this.#unmaintained = 0;
+    await this.#deps.git.maintainAuto();
+  }
+
   /** Queues a merge behind the ones already waiting. */
   enqueue(request: MergeRequest): void {
     const { recorder, work, wake } = this.#deps;
     request.session.state = "merging";
     this.#pending++;
-    this.#chain = this.#chain.then(() => this.#merge(request)).catch((error) =>
+    this.#chain = this.#chain.then(async () => {
+      await this.#merge(request);
+      await this.#maintainIfMerged(MAINTAIN_EVERY);
+    }).catch((error) =>
       recorder.warn(
         `merge of ${request.task.id} failed unexpectedly: ${(error as Error).message}`,
       )
@@ -131,6 +160,7 @@ export class MergeQueue {
     const merged = already
       ? { sha: await this.#deps.git.revParse("HEAD") }
       : await this.#mergeBranch(s, task);
+    if (!already) this.#unmaintained++;
     if ("conflict" in merged) {
       await this.refuse(s, task, "merge-conflict", merged.conflict, costUsd);
       return;

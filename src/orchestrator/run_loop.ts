@@ -272,6 +272,8 @@ export class RunLoop {
         if (ended) break;
         await this.#sleep();
       }
+      // Git's auto maintenance, which the run's own commits and merges skip (merge_queue.ts).
+      if (this.#storageFailure === undefined) await this.#merges.maintain();
     } finally {
       unsubscribe();
       offExecutor?.();
