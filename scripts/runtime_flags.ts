@@ -12,7 +12,7 @@ export { RUNTIME_V8_FLAGS, SOURCE_RUN_FLAGS, v8FlagsArg } from "../src/meta/mod.
 export const COMPILE_INCLUDES: Readonly<Record<string, readonly string[]>> = {
   "main.ts": [
     "src/cli/mod.ts",
-    "src/sandbox/mod.ts",
+    "src/sandbox/net_init.ts",
     "src/verify/_gate_worker.ts",
     "src/compliance/_deflate_worker.ts",
   ],

@@ -1,6 +1,6 @@
 // Enforces docs/DESIGN.md: inward dependencies, mod.ts-only imports across folders, the
 // verifier's closed module set, and a start-up path that loads no YAML, zod or crypto.
-import { equal, ok } from "node:assert/strict";
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { relative } from "node:path";
 import { REPO_ROOT } from "./_helpers/cli.ts";
 import { forbiddenApiIn, verifierModuleProblem } from "./_helpers/verifier_rules.ts";
@@ -90,6 +90,13 @@ Deno.test("the pack writer loads node:zlib only when a pack is built (every run 
   for (const spec of await reachable("src/compliance/mod.ts", true)) {
     ok(spec !== "node:zlib", `src/compliance/mod.ts statically loads ${spec}`);
   }
+});
+
+Deno.test("the sandbox's network init loads its two files only (every agent start loads it)", async () => {
+  // main.ts imports src/sandbox/net_init.ts alone for `__sandbox-init`: each module more, and
+  // node:path above all (~8 ms of CPU), is paid once per agent.
+  const loaded = [...await reachable("src/sandbox/net_init.ts", false)].map((s) => local(s) ?? s);
+  deepStrictEqual(loaded.sort(), ["src/sandbox/_wire.ts", "src/sandbox/net_init.ts"]);
 });
 
 // Lower rank = more inward. A folder may import its own rank or lower, never higher.

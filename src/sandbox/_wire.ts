@@ -2,6 +2,9 @@
 // init (inside): reading an HTTP request or response head with a size limit, writing fully,
 // and piping two connections until either side ends.
 
+/** Header the sandbox's network init sets on tunnels it opens for a loopback port. */
+export const DIRECT_FORWARD_HEADER = "x-bernstein-forward";
+
 /** Largest request or response head accepted (the request line plus headers). */
 export const HEAD_LIMIT = 16 * 1024;
 

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import {
   closeQuietly,
   type Conn,
+  DIRECT_FORWARD_HEADER,
   parseRequestHead,
   pipeInto,
   readHead,
@@ -24,9 +25,6 @@ export interface EgressTarget {
   /** TCP port. */
   port: number;
 }
-
-/** Header the sandbox's network init sets on tunnels it opens for a loopback port. */
-export const DIRECT_FORWARD_HEADER = "x-bernstein-forward";
 
 const LOOPBACK_NAMES: Readonly<Record<string, string>> = {
   localhost: "127.0.0.1",

@@ -19,8 +19,8 @@
  * @module
  */
 export { nodePrefix, shebangInterpreter, systemSecrets } from "./closure.ts";
+export { DIRECT_FORWARD_HEADER } from "./_wire.ts";
 export {
-  DIRECT_FORWARD_HEADER,
   egressAllows,
   EgressProxy,
   parseEgressTarget,
@@ -41,5 +41,5 @@ export {
   type SandboxSpec,
 } from "./linux.ts";
 export { macSandboxProfile } from "./macos.ts";
-export { parseSandboxInitArgs, runSandboxInit, sandboxInitArgv } from "./net_init.ts";
+export { parseSandboxInitArgs, sandboxInitArgv } from "./net_init.ts";
 export { makeSandboxDir, proxiedEnv, sandboxCommand, upstreamProxy } from "./wrap.ts";
