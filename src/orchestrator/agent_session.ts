@@ -267,15 +267,16 @@ export async function startAgent(
   await Deno.mkdir(home, { recursive: true, mode: 0o700 });
   // HEAD moves only when a merge lands; the caller passes the sha it already knows.
   const baseSha = launch.baseSha ?? await options.git.revParse("HEAD");
-  // Never touch a branch this session did not create: a name clash is an error, not a reuse.
-  if (await options.git.refExists(`refs/heads/${paths.branch}`)) {
+  // Never touch a branch this session did not create: a name clash is an error, not a reuse
+  // (created only if absent, in one step: nothing can take the name between a check and it).
+  if (!(await options.git.createBranch(paths.branch, baseSha))) {
     throw new BernsteinError(
       "run.branch_exists",
       `branch ${paths.branch} already exists; refusing to reuse it`,
     );
   }
   try {
-    await options.git.addWorktree(worktree, paths.branch, baseSha);
+    await options.git.checkoutWorktree(worktree, paths.branch);
     return await launchInWorktree(launch, options, {
       worktree,
       branch: paths.branch,

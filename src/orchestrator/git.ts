@@ -330,6 +330,21 @@ export class Git {
     await this.#populate(path);
   }
 
+  /**
+   * Creates branch `branch` at `base` only if no such branch exists (one atomic `update-ref`
+   * with an empty old value): true when created, false when it was already there. Then
+   * {@linkcode Git.checkoutWorktree} needs no `git branch` of its own.
+   */
+  async createBranch(branch: string, base: string): Promise<boolean> {
+    const ref = `refs/heads/${branch}`;
+    const r = await this.run(["update-ref", ref, base, ""], { allowFailure: true });
+    if (r.code === 0) return true;
+    if (await this.refExists(ref)) return false;
+    throw new GitError(
+      `git update-ref ${ref} failed (exit ${r.code}): ${outputText(r.stderr).trim()}`,
+    );
+  }
+
   /** Creates a worktree at `path` checking out the existing branch `branch`. */
   async checkoutWorktree(path: string, branch: string): Promise<void> {
     await this.#worktreeOps(async () => {

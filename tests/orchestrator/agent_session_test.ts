@@ -8,7 +8,8 @@ import { getAdapter } from "../../src/adapters/mod.ts";
 import { processEnv } from "../../src/io/mod.ts";
 import { Git, startAgent } from "../../src/orchestrator/mod.ts";
 import { liveGroupMembers } from "../_helpers/processes.ts";
-import { makeRepo, withTempDir } from "../_helpers/temp.ts";
+import { git, makeRepo, withTempDir } from "../_helpers/temp.ts";
+import { BernsteinError } from "../../src/errors/mod.ts";
 
 /** A "CLI" that prints one JSON line, then waits far past the test's patience. */
 function standIn(seen: InvocationInput[], line: string): Adapter {
@@ -67,5 +68,25 @@ Deno.test("a fatal progress event stops the agent's process group before its dea
     // The settings of adapters.<name> reached the adapter's build.
     assert.deepEqual(seen[0].settings, { env: ["HTTPS_PROXY"], extra_args: ["--flag"] });
     assert.deepEqual(liveGroupMembers(agent.handle.pid), [], "the whole process group is gone");
+  });
+});
+
+Deno.test("a branch that already has the session's name is refused and left as it was; nothing starts", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const g = new Git(dir, { env: processEnv });
+    await Deno.writeTextFile(join(dir, "other.txt"), "someone else's work\n");
+    const theirs = await g.commitAll(dir, "their work");
+    await git(dir, "branch", "agent/t1-a1", theirs as string);
+    await git(dir, "reset", "-q", "--hard", "HEAD~1");
+    const seen: InvocationInput[] = [];
+    await assert.rejects(
+      launch(dir, standIn(seen, "{}")),
+      (e: unknown) => e instanceof BernsteinError && e.code === "run.branch_exists",
+    );
+    assert.equal(await g.revParse("agent/t1-a1"), theirs, "the branch is untouched");
+    assert.deepEqual(seen, [], "no agent was built or started");
+    const worktrees = await git(dir, "worktree", "list", "--porcelain");
+    assert.equal(worktrees.match(/^worktree /gm)?.length, 1, "no worktree was added");
   });
 });

@@ -1,7 +1,7 @@
 // The git calls a run saves per task: the repository config listed once per distinct content
 // (`repoConfigPaths`), and git's auto maintenance left out of bernstein's commits and merges
 // and run by `maintainAuto` instead. Each test shows the saved call still answers as before.
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { Git } from "../../src/orchestrator/mod.ts";
 import { processEnv } from "../../src/io/mod.ts";
@@ -98,5 +98,24 @@ Deno.test("commitAll keeps git's auto maintenance (the check above can fail)", a
     await Deno.writeTextFile(join(dir, "f.txt"), "x");
     ok(await g.commitAll(dir, "with maintenance"));
     ok(await packCount(dir) >= 1);
+  });
+});
+
+Deno.test("createBranch creates a branch only where none exists, in one step", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const g = new Git(dir, { env: processEnv });
+    const head = await g.revParse("HEAD");
+    strictEqual(await g.createBranch("agent/new", "HEAD"), true);
+    strictEqual(await g.revParse("agent/new"), head);
+    await Deno.writeTextFile(join(dir, "f.txt"), "x");
+    const later = await g.commitAll(dir, "later") as string;
+    strictEqual(await g.createBranch("agent/new", later), false, "an existing branch");
+    strictEqual(await g.revParse("agent/new"), head, "left where it was");
+    strictEqual(await g.createBranch("feature", head), false, "the checked-out branch");
+    strictEqual(await g.revParse("feature"), later);
+    await rejects(g.createBranch("agent/bad", "no-such-commit"), /update-ref/);
+    strictEqual(await g.refExists("refs/heads/agent/bad"), false);
+    await rejects(g.createBranch("agent/..", head), /update-ref/, "a name git refuses");
   });
 });
