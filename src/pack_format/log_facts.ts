@@ -50,6 +50,90 @@ interface Sibling {
   forked: boolean;
 }
 
+/** Largest prefix {@linkcode prefix52} reads from 13 hex digits. */
+const MAX_PREFIX = 2 ** 52 - 1;
+
+/**
+ * The first sibling group of each parent prefix, in typed arrays (open addressing): a log has
+ * about one group per entry, which as a Map of objects cost ~100 000 objects and Map entries
+ * for the collector to insert and the collector's heap to trace. Holds only keys that are whole
+ * numbers in 0..2^52-1 (what 13 hex digits give); the collector keeps any other prefix
+ * (`parseInt`'s NaN or a negative value from an odd hash) in a Map, so every key has one home.
+ */
+class PrefixGroups {
+  #keys: Float64Array;
+  #used: Uint8Array;
+  #size = 0;
+  /** Per slot: the group's artefact, its first content prefix, whether it forked. */
+  artefact: Int32Array;
+  content: Float64Array;
+  forked: Uint8Array;
+
+  constructor(slots = 1024) {
+    this.#keys = new Float64Array(slots);
+    this.#used = new Uint8Array(slots);
+    this.artefact = new Int32Array(slots);
+    this.content = new Float64Array(slots);
+    this.forked = new Uint8Array(slots);
+  }
+
+  /** True when `key` can live here. */
+  static holds(key: number): boolean {
+    return Number.isInteger(key) && key >= 0 && key <= MAX_PREFIX;
+  }
+
+  /** The slot of `key` (one this table holds), or -1 - the free slot where it would go. */
+  find(key: number): number {
+    const n = this.#used.length;
+    // Both halves of the 52 bits mixed, so keys alike in their low bits spread out.
+    const lo = key % 0x100000000;
+    const hi = (key - lo) / 0x100000000;
+    let i = (Math.imul((lo ^ Math.imul(hi, 0x9e3779b1)) | 0, 0x85ebca6b) >>> 0) % n;
+    for (;;) {
+      if (this.#used[i] === 0) return -1 - i;
+      if (this.#keys[i] === key) return i;
+      i = i + 1 === n ? 0 : i + 1;
+    }
+  }
+
+  /** Starts the group of `key` at the free slot `-1 - free` that {@linkcode find} gave. */
+  insert(free: number, key: number, artefact: number, content: number): void {
+    let slot = -1 - free;
+    if ((this.#size + 1) * 4 > this.#used.length * 3) {
+      this.#grow();
+      slot = -1 - this.find(key);
+    }
+    this.#keys[slot] = key;
+    this.#used[slot] = 1;
+    this.artefact[slot] = artefact;
+    this.content[slot] = content;
+    this.#size++;
+  }
+
+  #grow(): void {
+    const keys = this.#keys;
+    const used = this.#used;
+    const artefact = this.artefact;
+    const content = this.content;
+    const forked = this.forked;
+    const n = used.length * 2;
+    this.#keys = new Float64Array(n);
+    this.#used = new Uint8Array(n);
+    this.artefact = new Int32Array(n);
+    this.content = new Float64Array(n);
+    this.forked = new Uint8Array(n);
+    for (let i = 0; i < used.length; i++) {
+      if (used[i] === 0) continue;
+      const slot = -1 - this.find(keys[i]);
+      this.#keys[slot] = keys[i];
+      this.#used[slot] = 1;
+      this.artefact[slot] = artefact[i];
+      this.content[slot] = content[i];
+      this.forked[slot] = forked[i];
+    }
+  }
+}
+
 // Strings parsed out of a log line share its memory, so keeping them would keep every line
 // alive. Sibling groups are keyed and compared by numbers taken from the hashes instead: the
 // first 52 bits of a SHA-256 decide equality here (a collision only makes a fork statistic
@@ -85,8 +169,10 @@ export class LogFactsCollector {
   #merges = 0;
   #forks = 0;
   // Sibling groups are keyed by (artefact, parent's prefix): by the prefix alone for the first
-  // artefact seen with it (no string per entry), by both in `#otherSiblings` for any other.
-  #siblings = new Map<number, Sibling>();
+  // artefact seen with it (no string per entry; in typed arrays, or in `#oddSiblings` for a
+  // prefix they do not hold), by both in `#otherSiblings` for any other.
+  #siblings = new PrefixGroups();
+  #oddSiblings = new Map<number, Sibling>();
   #otherSiblings = new Map<string, Sibling>();
   #agents = new Map<string, { kids: Set<string>; entries: number; merges: number }>();
 
@@ -105,10 +191,13 @@ export class LogFactsCollector {
     if (entry.parent_hashes.length === 1) {
       const parent = prefix52(entry.parent_hashes[0]);
       const content = prefix52(entry.content_hash);
-      const sibling = this.#sibling(artefact, parent, content);
-      if (sibling !== undefined && !sibling.forked && sibling.content !== content) {
-        sibling.forked = true;
-        this.#forks++;
+      if (PrefixGroups.holds(parent)) this.#typedSibling(artefact, parent, content);
+      else {
+        const sibling = this.#sibling(this.#oddSiblings, artefact, parent, content);
+        if (sibling !== undefined && !sibling.forked && sibling.content !== content) {
+          sibling.forked = true;
+          this.#forks++;
+        }
       }
     }
     let agent = this.#agents.get(entry.agent_id);
@@ -121,14 +210,44 @@ export class LogFactsCollector {
     if (isMerge) agent.merges++;
   }
 
-  /** The group of (artefact, parent), or undefined after starting it with `content`. */
-  #sibling(artefact: number, parent: number, content: number): Sibling | undefined {
-    const first = this.#siblings.get(parent);
-    if (first === undefined) {
-      this.#siblings.set(parent, { artefact, content, forked: false });
-      return undefined;
+  /** Counts a fork when (artefact, parent) already has a group of other content. */
+  #typedSibling(artefact: number, parent: number, content: number): void {
+    const groups = this.#siblings;
+    const slot = groups.find(parent);
+    if (slot < 0) return groups.insert(slot, parent, artefact, content);
+    if (groups.artefact[slot] !== artefact) {
+      const other = this.#sibling(undefined, artefact, parent, content);
+      if (other !== undefined && !other.forked && other.content !== content) {
+        other.forked = true;
+        this.#forks++;
+      }
+      return;
     }
-    if (first.artefact === artefact) return first;
+    if (groups.forked[slot] === 0 && groups.content[slot] !== content) {
+      groups.forked[slot] = 1;
+      this.#forks++;
+    }
+  }
+
+  /**
+   * The group of (artefact, parent), or undefined after starting it with `content`. `first`:
+   * the map of first groups by prefix, or undefined when the prefix's first group is another
+   * artefact's (in the typed table).
+   */
+  #sibling(
+    firsts: Map<number, Sibling> | undefined,
+    artefact: number,
+    parent: number,
+    content: number,
+  ): Sibling | undefined {
+    if (firsts !== undefined) {
+      const first = firsts.get(parent);
+      if (first === undefined) {
+        firsts.set(parent, { artefact, content, forked: false });
+        return undefined;
+      }
+      if (first.artefact === artefact) return first;
+    }
     const key = `${artefact}:${parent}`;
     const other = this.#otherSiblings.get(key);
     if (other === undefined) this.#otherSiblings.set(key, { artefact, content, forked: false });
