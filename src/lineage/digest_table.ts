@@ -75,16 +75,18 @@ export class DigestTable {
     return digestInto(hash, this.#scratch) ? this.#scratch : undefined;
   }
 
-  #slot(key: Uint8Array): number {
+  /** The slot of the 32-byte key at `from` in `key`: where it is, or the free one it would take. */
+  #slot(key: Uint8Array, from = 0): number {
     const n = this.#used.length;
     // The key is already a uniform hash: its first four bytes pick the slot.
-    let i = ((key[0] | (key[1] << 8) | (key[2] << 16) | (key[3] << 24)) >>> 0) % n;
+    let i = ((key[from] | (key[from + 1] << 8) | (key[from + 2] << 16) | (key[from + 3] << 24)) >>>
+      0) % n;
     for (;;) {
       if (this.#used[i] === 0) return i;
       const at = i * DIGEST_BYTES;
       let same = true;
       for (let b = 0; b < DIGEST_BYTES; b++) {
-        if (this.#keys[at + b] !== key[b]) {
+        if (this.#keys[at + b] !== key[from + b]) {
           same = false;
           break;
         }
@@ -127,8 +129,39 @@ export class DigestTable {
 
   /** True when the 32 digest bytes at `at` of `digests` are a key (no string needed). */
   hasDigest(digests: Uint8Array, at = 0): boolean {
-    this.#scratch.set(digests.subarray(at, at + DIGEST_BYTES));
-    return this.#used[this.#slot(this.#scratch)] === 1;
+    return this.#used[this.#slot(digests, at)] === 1;
+  }
+
+  /** The value of the 32 digest bytes at `at` of `digests`, or undefined. */
+  getDigest(digests: Uint8Array, at = 0): number | undefined {
+    const slot = this.#slot(digests, at);
+    return this.#used[slot] === 1 ? this.#values[slot] : undefined;
+  }
+
+  /** Sets the 32 digest bytes at `at` of `digests` to `value`. */
+  setDigest(digests: Uint8Array, at: number, value: number): void {
+    this.#put(digests, at, value, true);
+  }
+
+  /**
+   * Sets the 32 digest bytes at `at` of `digests` to `value` unless they are a key already;
+   * true when they were not (one probe for `has` then `set`).
+   */
+  addDigest(digests: Uint8Array, at: number, value: number): boolean {
+    return this.#put(digests, at, value, false);
+  }
+
+  #put(key: Uint8Array, from: number, value: number, replace: boolean): boolean {
+    if (this.#size + 1 > this.#used.length * MAX_LOAD) this.#grow();
+    const slot = this.#slot(key, from);
+    const added = this.#used[slot] === 0;
+    if (added) {
+      this.#keys.set(key.subarray(from, from + DIGEST_BYTES), slot * DIGEST_BYTES);
+      this.#used[slot] = 1;
+      this.#size++;
+    }
+    if (added || replace) this.#values[slot] = value;
+    return added;
   }
 
   /**
@@ -145,16 +178,9 @@ export class DigestTable {
 
   /** Sets `hash` to `value`; returns false (and stores nothing) for a malformed key. */
   set(hash: string, value: number): boolean {
-    if (this.#size + 1 > this.#used.length * MAX_LOAD) this.#grow();
     const key = this.#decode(hash);
     if (key === undefined) return false;
-    const slot = this.#slot(key);
-    if (this.#used[slot] === 0) {
-      this.#keys.set(key, slot * DIGEST_BYTES);
-      this.#used[slot] = 1;
-      this.#size++;
-    }
-    this.#values[slot] = value;
+    this.#put(key, 0, value, true);
     return true;
   }
 }

@@ -115,14 +115,23 @@ class DigestColumn {
     this.data = new Uint8Array(Math.max(1024, capacity) * 32);
   }
   push(hash: string): boolean {
+    this.#room();
+    if (!digestInto(hash, this.data, this.length * 32)) return false;
+    this.length++;
+    return true;
+  }
+  /** Appends the 32 bytes at the start of `digest`. */
+  pushDigest(digest: Uint8Array): void {
+    this.#room();
+    this.data.set(digest.subarray(0, 32), this.length * 32);
+    this.length++;
+  }
+  #room(): void {
     if ((this.length + 1) * 32 > this.data.length) {
       const next = new Uint8Array(this.data.length * 2);
       next.set(this.data);
       this.data = next;
     }
-    if (!digestInto(hash, this.data, this.length * 32)) return false;
-    this.length++;
-    return true;
   }
   text(i: number): string {
     return digestText(this.data, i * 32);
@@ -208,18 +217,22 @@ export class LineageAnalyzer {
     return [this.#gFirstChild.text(group), ...(this.#moreChildren.get(group) ?? [])];
   }
 
-  #addChild(id: number, parent: string, entry: AnalyzedEntry): void {
-    const head = this.#groupOf.get(parent);
+  #addChild(id: number, parent: string, entry: AnalyzedEntry, digests?: Uint8Array): void {
+    const head = digests === undefined
+      ? this.#groupOf.get(parent)
+      : this.#groupOf.getDigest(digests, 32);
     let group = head ?? -1;
     while (group >= 0 && this.#gArtefact.data[group] !== id) group = this.#gNext.data[group];
     if (group < 0) {
       const index = this.#gArtefact.length;
-      if (!this.#gFirstChild.push(entry.hash)) return; // not a digest: the entry was refused
+      if (digests !== undefined) this.#gFirstChild.pushDigest(digests);
+      else if (!this.#gFirstChild.push(entry.hash)) return; // not a digest: the entry was refused
       this.#gFirstContent.push(entry.content_hash);
       this.#gArtefact.push(id);
       this.#gNext.push(head ?? -1);
       this.#gDistinct.push(0);
-      this.#groupOf.set(parent, index);
+      if (digests !== undefined) this.#groupOf.setDigest(digests, 32, index);
+      else this.#groupOf.set(parent, index);
       return;
     }
     const more = this.#moreChildren.get(group);
@@ -234,8 +247,12 @@ export class LineageAnalyzer {
     }
   }
 
-  /** Feeds the next entry of the log. */
-  add(entry: AnalyzedEntry): void {
+  /**
+   * Feeds the next entry of the log. `digests`, when the caller decoded them already: the
+   * entry hash's 32 bytes at 0 and, for an entry with exactly one parent, the parent's at 32
+   * (the same analysis with fewer decodes; both must be the digests of those strings).
+   */
+  add(entry: AnalyzedEntry, digests?: Uint8Array): void {
     const id = this.#artefactId(entry.artefact_path);
     const open = this.#open[id];
     for (const p of entry.parent_hashes) {
@@ -246,7 +263,7 @@ export class LineageAnalyzer {
       open.add(entry.hash);
     }
     if (entry.parent_hashes.length === 1) {
-      this.#addChild(id, entry.parent_hashes[0], entry);
+      this.#addChild(id, entry.parent_hashes[0], entry, digests);
     } else if (entry.parent_hashes.length >= 2) {
       this.#merges.push({ artefact: id, parents: new Set(entry.parent_hashes) });
     }

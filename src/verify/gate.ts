@@ -12,6 +12,7 @@ import {
 import {
   AgentCardSet,
   chunksOf,
+  digestInto,
   DigestTable,
   LineageAnalyzer,
   type LineageEntry,
@@ -188,6 +189,8 @@ export async function runLineageGate(
     : 0;
   const analyzer = new LineageAnalyzer(expected);
   const seen = new DigestTable(Math.max(4096, expected)); // entry hash → line
+  // The entry being fed's hash (bytes 0-31) and single parent (32-63), decoded once.
+  const digests = new Uint8Array(64);
   const dangling: { issue: GateIssue; parent: string }[] = [];
   // Every line's issues (framing, entry rules, signatures, dangling parents); sorted at the end.
   const lineIssues: GateIssue[] = [];
@@ -290,8 +293,13 @@ export async function runLineageGate(
     facts: FactFields | null | undefined,
   ): void {
     entries++;
+    // The entry hash and a single parent decoded once, for every digest table below.
+    const single = entry.parent_hashes.length === 1;
+    const decoded = digestInto(hash, digests, 0) &&
+      (!single || digestInto(entry.parent_hashes[0], digests, 32));
     for (const parent of entry.parent_hashes) {
-      if (seen.has(parent) || input.knownParents?.has(parent)) continue;
+      const earlier = decoded && single ? seen.hasDigest(digests, 32) : seen.has(parent);
+      if (earlier || input.knownParents?.has(parent)) continue;
       const issue: GateIssue = {
         kind: "dangling parent_hash",
         line,
@@ -302,11 +310,14 @@ export async function runLineageGate(
       lineIssues.push(issue);
       dangling.push({ issue, parent });
     }
-    if (!seen.has(hash)) seen.set(hash, line);
+    if (decoded) seen.addDigest(digests, 0, line);
+    else if (!seen.has(hash)) seen.set(hash, line);
     // Workers send whole entries back exactly when there is an `onEntry` to give them to.
     if (input.onEntry !== undefined && whole) input.onEntry(whole, hash, bytes);
     // …and the window's fact fields exactly when there is a window consumer (and no onEntry).
-    if (input.window !== undefined && facts) input.window.onEntry(facts, hash);
+    if (input.window !== undefined && facts) {
+      input.window.onEntry(facts, hash, decoded ? digests : undefined);
+    }
     if (attested.has(hash)) {
       attested.set(hash, { content_hash: entry.content_hash, artefact_path: entry.artefact_path });
     }
@@ -315,7 +326,7 @@ export async function runLineageGate(
       artefact_path: entry.artefact_path,
       parent_hashes: entry.parent_hashes,
       content_hash: entry.content_hash,
-    });
+    }, decoded ? digests : undefined);
   }
 
   const framer = new LineFramer((l) => {

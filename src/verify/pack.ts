@@ -939,8 +939,8 @@ class SignatureStore {
   }
 
   /** Marks the member of an entry of the log as used (not an orphan). */
-  use(entryHash: string): void {
-    const i = this.#index.get(entryHash);
+  use(entryHash: string, digest?: Uint8Array): void {
+    const i = digest === undefined ? this.#index.get(entryHash) : this.#index.getDigest(digest);
     if (i !== undefined) this.#used[i] = 1;
   }
 

@@ -30,8 +30,11 @@ import { ZipMemberError } from "./zip_reader.ts";
 export interface WindowSignatures {
   /** The signature member of an entry hash (undefined: there is none). */
   get(entryHash: string): SignatureFetch;
-  /** Marks the signature of an entry of the log as used (not an orphan). */
-  use(entryHash: string): void;
+  /**
+   * Marks the signature of an entry of the log as used (not an orphan); `digest`, when given,
+   * holds the entry hash's 32 bytes at its start.
+   */
+  use(entryHash: string, digest?: Uint8Array): void;
 }
 
 /** What the window phase reads. */
@@ -146,9 +149,10 @@ export async function runWindowPhase(
         // The entries' fact fields and CSV rows are made where each batch is checked.
         window: {
           onCsvRows: (rows) => csv.update(rows),
-          onEntry: (entry, hash) => {
-            signatures.use(hash);
-            leaves?.add(hash);
+          onEntry: (entry, hash, digest) => {
+            signatures.use(hash, digest);
+            if (digest !== undefined) leaves?.addDigest(digest);
+            else leaves?.add(hash);
             facts.add(entry);
             for (const p of entry.parent_hashes) if (external.has(p)) referenced.add(p);
             if (external.has(hash)) {
@@ -218,13 +222,24 @@ export class DigestList {
 
   /** Appends an entry hash (`sha256:` hex). */
   add(hash: string): void {
+    this.#room();
+    digestInto(hash, this.#bytes, this.count * 32);
+    this.count++;
+  }
+
+  /** Appends the 32 bytes at the start of `digest`. */
+  addDigest(digest: Uint8Array): void {
+    this.#room();
+    this.#bytes.set(digest.subarray(0, 32), this.count * 32);
+    this.count++;
+  }
+
+  #room(): void {
     if (this.#bytes.length < (this.count + 1) * 32) {
       const grown = new Uint8Array(this.#bytes.length * 2);
       grown.set(this.#bytes);
       this.#bytes = grown;
     }
-    digestInto(hash, this.#bytes, this.count * 32);
-    this.count++;
   }
 
   /** The digests, 32 bytes each (a view). */

@@ -194,8 +194,11 @@ export interface GateInput {
 
 /** See {@linkcode GateInput.window}. */
 export interface GateWindowConsumer {
-  /** An entry's fact fields and its hash, in log order. */
-  onEntry(entry: FactFields, hash: string): void;
+  /**
+   * An entry's fact fields and its hash, in log order; `digest`, when given, holds the hash's
+   * 32 bytes at its start (a view valid during the call only).
+   */
+  onEntry(entry: FactFields, hash: string, digest?: Uint8Array): void;
   /** The CSV rows of the next entries (the bytes are the callee's to keep). */
   onCsvRows(rows: Uint8Array): void;
 }

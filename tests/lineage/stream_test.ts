@@ -82,3 +82,37 @@ Deno.test("digest table: any capacity hint, slot counts that are not powers of t
     for (let i = 0; i < 50; i++) equal(t.has(digestText(rnd.bytes(32))), false);
   }
 });
+
+Deno.test("digest table: keys given as bytes at an offset are the keys given as text", () => {
+  const rnd = new SeededRandom(29);
+  // Keys alike in their first four bytes (one slot) and random ones, past two growths.
+  const keys = Array.from({ length: 600 }, (_, i) => {
+    const d = rnd.bytes(32);
+    if (i % 3 === 0) d.set([1, 2, 3, 4]);
+    return d;
+  });
+  const byText = new DigestTable(4);
+  const byBytes = new DigestTable(4);
+  const buffer = new Uint8Array(40);
+  keys.forEach((k, i) => {
+    buffer.set(k, 8); // at an offset, with other bytes around it
+    equal(byBytes.getDigest(buffer, 8), undefined);
+    equal(byBytes.addDigest(buffer, 8, i), true);
+    equal(byBytes.addDigest(buffer, 8, -1), false); // already a key: kept
+    byText.set(digestText(k), i);
+  });
+  keys.forEach((k, i) => {
+    buffer.set(k, 8);
+    strictEqual(byBytes.getDigest(buffer, 8), i);
+    strictEqual(byBytes.get(digestText(k)), i);
+    strictEqual(byText.getDigest(k), i);
+    equal(byText.hasDigest(buffer, 8), true);
+  });
+  byBytes.setDigest(keys[5], 0, 99); // set replaces
+  strictEqual(byBytes.get(digestText(keys[5])), 99);
+  strictEqual(byBytes.size, byText.size);
+  const near = keys[7].slice();
+  near[31] ^= 1;
+  equal(byBytes.getDigest(near), undefined);
+  equal(byBytes.hasDigest(near), false);
+});

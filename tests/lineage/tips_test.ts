@@ -1,7 +1,9 @@
 // Tips projection bytes and the incremental tips/forks analysis.
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import { SeededRandom } from "../../src/io/mod.ts";
 import {
   applyToTipSet,
+  digestInto,
   LineageAnalyzer,
   parseTipSet,
   renderTipSet,
@@ -88,4 +90,41 @@ Deno.test("a child seen before its parent never leaves the parent open", () => {
   a.add({ hash: h("2"), artefact_path: "f", parent_hashes: [h("1")], content_hash: h("x") });
   a.add({ hash: h("1"), artefact_path: "f", parent_hashes: [], content_hash: h("y") });
   deepStrictEqual(a.openTips("f"), [h("2")]);
+});
+
+Deno.test("the analyzer finds the same forks, splits and tips when the caller gives the decoded digests", () => {
+  const rnd = new SeededRandom(7);
+  const pick = <T>(xs: readonly T[]): T => xs[rnd.bytes(1)[0] % xs.length];
+  const hex = () => Array.from(rnd.bytes(32), (b) => b.toString(16).padStart(2, "0")).join("");
+  for (let round = 0; round < 20; round++) {
+    const plain = new LineageAnalyzer();
+    const fed = new LineageAnalyzer(round * 10);
+    const hashes: string[] = [];
+    const digests = new Uint8Array(64);
+    for (let k = 0; k < 400; k++) {
+      const hash = `sha256:${hex()}`;
+      // Parents: earlier entries (shared, so forks), later-looking unknown ones, merges.
+      const n = pick([0, 1, 1, 1, 1, 1, 2]);
+      const parents = Array.from(
+        { length: n },
+        () => hashes.length > 0 && rnd.bytes(1)[0] % 5 !== 0 ? pick(hashes) : `sha256:${hex()}`,
+      );
+      const entry = {
+        hash,
+        artefact_path: pick(["a.ts", "b.ts", "c/d.ts"]),
+        parent_hashes: parents,
+        content_hash: pick([h("c"), h("d"), `sha256:${hex()}`]),
+      };
+      plain.add(entry);
+      digestInto(hash, digests, 0);
+      if (parents.length === 1) digestInto(parents[0], digests, 32);
+      else digests.fill(0xee, 32); // not read: only a single parent is given as bytes
+      fed.add(entry, digests);
+      hashes.push(hash);
+    }
+    deepStrictEqual(fed.unresolvedForks(), plain.unresolvedForks(), `round ${round}`);
+    deepStrictEqual(fed.splitHeads(new Set()), plain.splitHeads(new Set()));
+    deepStrictEqual(fed.artefacts(), plain.artefacts());
+    for (const a of plain.artefacts()) deepStrictEqual(fed.openTips(a), plain.openTips(a));
+  }
 });
