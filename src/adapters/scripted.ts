@@ -4,6 +4,7 @@
 // it with and no fixtures/ folder, so there it reports itself unavailable.
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
+import { v8FlagsArg } from "../meta/mod.ts";
 import { childEnv } from "./_env.ts";
 import { refuseMedia, worktreeCopies } from "./_media.ts";
 import { isTier, resolveModel } from "./_options.ts";
@@ -90,6 +91,10 @@ function build(input: InvocationInput): Invocation {
     "-q",
     "--no-config",
     "--no-lock",
+    // The V8 flags bernstein runs with: V8 checks its code cache against the flags, so a
+    // process with other flags rejects and rewrites the cached code of the modules it shares
+    // with bernstein (src/io), and the next bernstein start does the same back.
+    v8FlagsArg(),
     "--allow-read",
     "--allow-write",
     "--allow-run",

@@ -10,6 +10,7 @@ import {
   writeInvocationFiles,
 } from "../../src/adapters/mod.ts";
 import { mapEnv, PathEscapeError } from "../../src/io/mod.ts";
+import { v8FlagsArg } from "../../src/meta/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 const ENV = mapEnv({
@@ -412,6 +413,8 @@ Deno.test("scripted: deno runs the fixture agent with the prompt on stdin and lo
   });
   assert.equal(inv.argv[0], "/usr/local/bin/deno");
   assert.ok(inv.argv.includes("--no-config"));
+  // bernstein's V8 flags: a process with other flags rewrites the code cache of shared modules.
+  assert.ok(inv.argv.includes(v8FlagsArg()));
   assert.ok(inv.argv.includes("--allow-net=127.0.0.1,localhost,[::1],127.0.0.1:4321"));
   assert.match(inv.argv[inv.argv.indexOf("--model") - 1], /fixtures\/agents\/scripted_agent\.ts$/);
   assert.equal(inv.argv[inv.argv.indexOf("--model") + 1], "scripted-sonnet");
