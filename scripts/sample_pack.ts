@@ -406,7 +406,7 @@ export async function writeSamplePack(
     sample.agents.map((a) => ({ location: `${a.agentId}/card.json`, bytes: a.card })),
     [...signers.values()],
   ).cards;
-  const written = writePack(
+  const written = await writePack(
     {
       org: options.org ?? "Acme Bank",
       since: sample.since,

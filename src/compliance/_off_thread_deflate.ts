@@ -28,6 +28,11 @@ export type DeflateReply =
 export interface MembersDeflate {
   /** Appends bytes to member `name` (copied: the caller may reuse its buffer). */
   write(name: string, bytes: Uint8Array): void;
+  /**
+   * Appends bytes to member `name`, handing them over: a worker gets their buffer moved, not
+   * copied, and the caller must not use them (or their buffer) again.
+   */
+  give(name: string, bytes: Uint8Array): void;
   /** A promise to wait on before writing more, when too much is queued; else undefined. */
   backlog(): Promise<void> | undefined;
   /** Ends the members and returns them in the order of `names`, with the log's facts. */
@@ -41,8 +46,14 @@ export function inThreadDeflate(): MembersDeflate {
   let window = new WindowCompression();
   return {
     write: (name, bytes) => window.write(name, bytes),
+    give: (name, bytes) => window.write(name, bytes),
     backlog: () => undefined,
-    finish: (names) => Promise.resolve().then(() => window.finish(names)),
+    finish: (names) =>
+      Promise.resolve().then(() => {
+        const done = window.finish(names);
+        window = new WindowCompression();
+        return done;
+      }),
     close: () => (window = new WindowCompression()),
   };
 }
@@ -51,6 +62,15 @@ export function inThreadDeflate(): MembersDeflate {
 const PIECE_BYTES = 256 * 1024;
 const MAX_IN_FLIGHT = 16;
 
+/** Options for {@linkcode offThreadDeflate}. */
+export interface OffThreadDeflateOptions {
+  /**
+   * Keep the worker after `finish`, for more members (the pack's manifest after its window);
+   * the caller then always calls `close`. Default false: `finish` stops the worker.
+   */
+  reusable?: boolean;
+}
+
 /**
  * Compression on a worker thread (falls back to this thread where workers do not exist).
  * Throws {@linkcode CompliancePackError} `compliance.deflate_failed` from `finish` (or the
@@ -58,9 +78,25 @@ const MAX_IN_FLIGHT = 16;
  */
 export function offThreadDeflate(
   workerUrl: URL = new URL("./_deflate_worker.ts", import.meta.url),
+  options: OffThreadDeflateOptions = {},
 ): MembersDeflate {
   if (typeof Worker === "undefined") return inThreadDeflate();
-  return new WorkerDeflate(new Worker(workerUrl, { type: "module" }));
+  return new WorkerDeflate(new Worker(workerUrl, { type: "module" }), options.reusable === true);
+}
+
+/**
+ * One whole member compressed by `deflate` (the same bytes as `prepareMember`): on a worker,
+ * while this thread goes on with other work until it awaits the result. `bytes` are handed
+ * over (see {@linkcode MembersDeflate.give}).
+ */
+export async function compressMember(
+  deflate: MembersDeflate,
+  name: string,
+  bytes: Uint8Array,
+): Promise<PreparedMember> {
+  deflate.give(name, bytes);
+  const { members: [member] } = await deflate.finish([name]);
+  return member;
 }
 
 class WorkerDeflate implements MembersDeflate {
@@ -70,9 +106,11 @@ class WorkerDeflate implements MembersDeflate {
   #drained: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } | undefined;
   #finished: ((reply: DeflateReply) => void) | undefined;
   #failure: Error | undefined;
+  #reusable: boolean;
 
-  constructor(worker: Worker) {
+  constructor(worker: Worker, reusable: boolean) {
     this.#worker = worker;
+    this.#reusable = reusable;
     worker.onmessage = (event: MessageEvent) => this.#reply(event.data as DeflateReply);
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
@@ -120,6 +158,18 @@ class WorkerDeflate implements MembersDeflate {
     }
   }
 
+  give(name: string, bytes: Uint8Array): void {
+    // What was written before goes first, then these bytes as they are.
+    const piece = this.#pieces.get(name);
+    if (piece !== undefined) {
+      this.#post(name, piece.bytes.slice(0, piece.used));
+      this.#pieces.delete(name);
+    }
+    if (bytes.length === 0) return;
+    if (bytes.buffer instanceof ArrayBuffer) this.#post(name, bytes as Uint8Array<ArrayBuffer>);
+    else this.write(name, bytes);
+  }
+
   #post(name: string, bytes: Uint8Array<ArrayBuffer>): void {
     if (this.#failure !== undefined) throw this.#failure;
     this.#inFlight++;
@@ -145,13 +195,15 @@ class WorkerDeflate implements MembersDeflate {
     const reply = new Promise<DeflateReply>((resolve) => (this.#finished = resolve));
     const message: DeflateRequest = { type: "finish", names: [...names] };
     (this.#worker as Worker).postMessage(message);
+    let r: DeflateReply | undefined;
     try {
-      const r = await reply;
-      if (r.type !== "finished") throw this.#failure ?? new Error("deflate worker: no result");
-      return { members: r.members, facts: r.facts };
+      r = await reply;
     } finally {
-      this.close();
+      this.#finished = undefined;
+      if (!this.#reusable || r?.type !== "finished") this.close();
     }
+    if (r.type !== "finished") throw this.#failure ?? new Error("deflate worker: no result");
+    return { members: r.members, facts: r.facts };
   }
 
   close(): void {

@@ -8,6 +8,7 @@ import {
   type JsonValue,
 } from "../canonical/mod.ts";
 import {
+  detachedJwsHeaderB64,
   encodePublicKeyPem,
   indexRanges,
   MERKLE_HASH_BYTES,
@@ -18,6 +19,7 @@ import {
   renderInclusionBatch,
   sha256Hex,
   signDetachedJws,
+  signDetachedJwsInput,
   type SignedCheckpoint,
 } from "../crypto/mod.ts";
 import { digestInto, type LineageEntry } from "../lineage/mod.ts";
@@ -42,7 +44,7 @@ import {
   packMemberKind,
   signatureMemberName,
 } from "../pack_format/mod.ts";
-import { streamedManifestBytes } from "./_manifest_stream.ts";
+import { type InputHash, streamedManifestBytes } from "./_manifest_stream.ts";
 import { renderReadme, renderVerifyInstructions } from "./documents.ts";
 import { CompliancePackError } from "./errors.ts";
 import type { CollectedWindow } from "./window_members.ts";
@@ -432,10 +434,19 @@ export function sealPack(
 
 /** What {@linkcode writePack} wrote. */
 export interface WrittenPack {
-  /** The manifest's bytes as written. */
-  manifestBytes: Uint8Array;
   /** The archive's size in bytes. */
   bytes: number;
+}
+
+/** Options for {@linkcode writePack}. */
+export interface WritePackOptions {
+  /**
+   * Compresses a whole member elsewhere (the builder's deflate worker: `compressMember`), the
+   * same bytes as `prepareMember`; the bytes are handed over (not used again here). The
+   * manifest (~16 MB at 100 000 entries) is then deflated while this thread writes the members
+   * before it. Default: on this thread.
+   */
+  compress?: (name: string, bytes: Uint8Array) => Promise<PreparedMember>;
 }
 
 /**
@@ -446,16 +457,17 @@ export interface WrittenPack {
  * @example
  * ```ts ignore
  * const w = new WindowMembers();
- * for (const e of entries) w.add(e.line, e.entry, e.hash, e.signature);
- * const written = writePack(header, w.finish(), signer, fileSink);
+ * for (const e of entries) w.add(e.line, e.hash, e.signature);
+ * const written = await writePack(header, await w.finish(), signer, fileSink);
  * ```
  */
-export function writePack(
+export async function writePack(
   header: PackHeader,
   window: CollectedWindow,
   signer: OperatorSigner,
   sink: ZipSink,
-): WrittenPack {
+  options: WritePackOptions = {},
+): Promise<WrittenPack> {
   checkSigner(header, signer);
   const cover = new Map<string, PreparedMember>();
   const rawCover = coverMembers(header, window.facts, window.signatures.count);
@@ -468,41 +480,57 @@ export function writePack(
   const coverHashes: [string, string][] = [...cover]
     .map(([n, m]): [string, string] => [n, `sha256:${m.sha256}`])
     .sort((a, b) => compareCodePoints(a[0], b[0]));
-  const { bytes: manifestBytes } = streamedManifestBytes(
+  // Made after the JWS header, so that it is signed where it is (~16 MB not copied again).
+  const { kid } = operatorBlock(signer.publicKey);
+  const { bytes: manifestBytes, prefixed } = streamedManifestBytes(
     manifestBase(header, window.facts.entry_count),
     inputHashesInOrder(coverHashes, window),
+    encoder.encode(detachedJwsHeaderB64(kid) + "."),
   );
-  const signature = signManifest(manifestBytes, signer);
-  cover.set(PACK_MEMBERS.manifest, prepareMember(PACK_MEMBERS.manifest, manifestBytes));
+  const signature = encoder.encode(signDetachedJwsInput(signer.seed, prefixed, { kid }));
+  // Then the manifest's bytes are handed over to be compressed (elsewhere, when it can be)
+  // while this thread writes the members before it; the archive is the same either way.
+  const manifest = options.compress?.(PACK_MEMBERS.manifest, manifestBytes) ??
+    Promise.resolve(prepareMember(PACK_MEMBERS.manifest, manifestBytes));
+  // A rejected compression is awaited below; this only keeps it from counting as unhandled
+  // if writing throws first.
+  manifest.catch(() => {});
   cover.set(
     PACK_MEMBERS.manifestSignature,
     prepareMember(PACK_MEMBERS.manifestSignature, signature),
   );
   // Archive order is name order; the signatures (`signatures/…`) go in as one run.
   const writer = new ZipStreamWriter(sink);
-  const names = [...cover.keys()].sort(byCodeUnit);
+  const names = [...cover.keys(), PACK_MEMBERS.manifest].sort(byCodeUnit);
   const before = names.filter((n) => byCodeUnit(n, "signatures/") < 0);
-  for (const name of before) writer.addPrepared(name, cover.get(name) as PreparedMember);
-  for (const s of window.signatures.inNameOrder()) writer.add(s.name, s.bytes);
-  for (const name of names.slice(before.length)) {
-    writer.addPrepared(name, cover.get(name) as PreparedMember);
-  }
-  return { manifestBytes, bytes: writer.finish() };
+  const put = async (name: string) => {
+    const member = name === PACK_MEMBERS.manifest ? await manifest : cover.get(name);
+    writer.addPrepared(name, member as PreparedMember);
+  };
+  for (const name of before) await put(name);
+  const run = window.signatures.storedRun();
+  writer.addStoredRun(run.names, run.nameBytes, run.data);
+  for (const name of names.slice(before.length)) await put(name);
+  return { bytes: writer.finish() };
 }
 
 /**
- * The cover members' hashes (sorted) merged with the signature members' (in name order) in
- * code point order of the names; a signature member named like a cover member is a clash.
+ * The cover members' hashes (sorted) merged with the signature members' run (in name order)
+ * in code point order of the names. A cover name inside the run's span is under
+ * `signatures/`, which only signature members may use: a clash.
  */
 function* inputHashesInOrder(
   cover: readonly [string, string][],
   window: CollectedWindow,
-): Generator<[string, string]> {
+): Generator<InputHash> {
+  const run = window.signatures.inputHashes();
   let c = 0;
-  for (const s of window.signatures.inNameOrder()) {
-    while (c < cover.length && compareCodePoints(cover[c][0], s.name) < 0) yield cover[c++];
-    if (c < cover.length && cover[c][0] === s.name) throw memberClash(s.name);
-    yield [s.name, s.sha256];
+  if (run.length > 0) {
+    while (c < cover.length && compareCodePoints(cover[c][0], run.first) < 0) yield cover[c++];
+    if (c < cover.length && compareCodePoints(cover[c][0], run.last) <= 0) {
+      throw memberClash(cover[c][0]);
+    }
+    yield run;
   }
   while (c < cover.length) yield cover[c++];
 }

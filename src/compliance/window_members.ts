@@ -6,6 +6,7 @@
 import { sha256IntoPure } from "../crypto/mod.ts";
 import { digestInto, DigestTable, digestText } from "../lineage/mod.ts";
 import { type LogFacts, PACK_MEMBERS, signatureMemberName } from "../pack_format/mod.ts";
+import type { InputHashRun } from "./_manifest_stream.ts";
 import { inThreadDeflate, type MembersDeflate, offThreadDeflate } from "./_off_thread_deflate.ts";
 import type { PreparedMember } from "./zip_writer.ts";
 
@@ -51,6 +52,63 @@ export class SignatureMembers {
     this.#end += signature.length;
   }
 
+  /**
+   * The members' `input_hashes` entries in name order, as canonical bytes with no string made
+   * per member: `"signatures/<hex>.jws":"sha256:<hex>"`, comma-separated.
+   */
+  inputHashes(): InputHashRun {
+    const order = this.#nameOrder();
+    return {
+      first: this.#nameAt(order, 0),
+      last: this.#nameAt(order, order.length - 1),
+      length: order.length * (INPUT_HASH_BYTES + 1) - (order.length > 0 ? 1 : 0),
+      writeInto: (bytes, at) => {
+        for (let k = 0; k < order.length; k++) {
+          const i = order[k];
+          if (k > 0) bytes[at++] = COMMA;
+          bytes[at++] = QUOTE;
+          at = putName(this.#entries, i * 32, bytes, at);
+          bytes.set(HASH_OPEN, at);
+          at += HASH_OPEN.length;
+          at = putHex(this.#shas, i * 32, bytes, at);
+          bytes[at++] = QUOTE;
+        }
+      },
+    };
+  }
+
+  /**
+   * The members as the archive stores them, in name order: their names in one buffer
+   * ({@linkcode SIGNATURE_NAME_BYTES} ASCII bytes each) and each one's bytes (a view).
+   */
+  storedRun(): { names: Uint8Array; nameBytes: number; data: (k: number) => Uint8Array } {
+    const order = this.#nameOrder();
+    const names = new Uint8Array(order.length * SIGNATURE_NAME_BYTES);
+    for (let k = 0; k < order.length; k++) {
+      putName(this.#entries, order[k] * 32, names, k * SIGNATURE_NAME_BYTES);
+    }
+    return {
+      names,
+      nameBytes: SIGNATURE_NAME_BYTES,
+      data: (k) => {
+        const i = order[k];
+        return this.#bytes.subarray(this.#offsets[i], this.#offsets[i] + this.#lengths[i]);
+      },
+    };
+  }
+
+  #nameOrder(): Int32Array {
+    // The manifest and the archive both walk the members in name order: sorted once.
+    this.#order ??= digestOrder(this.#entries, this.count);
+    return this.#order;
+  }
+
+  #nameAt(order: Int32Array, k: number): string {
+    return k < 0 || k >= order.length
+      ? ""
+      : signatureMemberName(digestText(this.#entries, order[k] * 32));
+  }
+
   /** Every member in name order: its name, bytes (a view) and `sha256:` digest. */
   *inNameOrder(): Generator<{ name: string; bytes: Uint8Array; sha256: string }> {
     // The manifest and the archive both walk the members in name order: sorted once.
@@ -63,6 +121,37 @@ export class SignatureMembers {
       };
     }
   }
+}
+
+const encoder = new TextEncoder();
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const NAME_OPEN = encoder.encode("signatures/");
+const NAME_CLOSE = encoder.encode(".jws");
+const HASH_OPEN = encoder.encode('":"sha256:');
+const HEX_DIGITS = encoder.encode("0123456789abcdef");
+
+/** Bytes of a signature member's name: `signatures/<64 hex>.jws`. */
+export const SIGNATURE_NAME_BYTES = NAME_OPEN.length + 64 + NAME_CLOSE.length;
+// `"<name>":"sha256:<64 hex>"`
+const INPUT_HASH_BYTES = 1 + SIGNATURE_NAME_BYTES + HASH_OPEN.length + 64 + 1;
+
+/** Writes the 64 lowercase hex digits of the digest at `from[at]` into `out` at `to`. */
+function putHex(from: Uint8Array, at: number, out: Uint8Array, to: number): number {
+  for (let k = 0; k < 32; k++) {
+    const b = from[at + k];
+    out[to++] = HEX_DIGITS[b >> 4];
+    out[to++] = HEX_DIGITS[b & 15];
+  }
+  return to;
+}
+
+/** Writes `signatures/<hex>.jws` of the entry digest at `from[at]` into `out` at `to`. */
+function putName(from: Uint8Array, at: number, out: Uint8Array, to: number): number {
+  out.set(NAME_OPEN, to);
+  to = putHex(from, at, out, to + NAME_OPEN.length);
+  out.set(NAME_CLOSE, to);
+  return to + NAME_CLOSE.length;
 }
 
 function grow(bytes: Uint8Array, atLeast: number): Uint8Array {
@@ -138,6 +227,11 @@ export interface WindowMembersOptions {
    * {@linkcode WindowMembers.close} if it stops before {@linkcode WindowMembers.finish}.
    */
   offThread?: boolean;
+  /**
+   * Compress on this one instead (the caller's, which it keeps using after
+   * {@linkcode WindowMembers.finish} and closes itself); `offThread` is then ignored.
+   */
+  deflate?: MembersDeflate;
 }
 
 /**
@@ -152,10 +246,13 @@ export interface WindowMembersOptions {
  */
 export class WindowMembers {
   #deflate: MembersDeflate;
+  #owned: boolean;
   #signatures = new SignatureMembers();
 
   constructor(options: WindowMembersOptions = {}) {
-    this.#deflate = options.offThread === true ? offThreadDeflate() : inThreadDeflate();
+    this.#owned = options.deflate === undefined;
+    this.#deflate = options.deflate ??
+      (options.offThread === true ? offThreadDeflate() : inThreadDeflate());
   }
 
   /**
@@ -184,8 +281,11 @@ export class WindowMembers {
     return { log, csv, signatures: this.#signatures, facts };
   }
 
-  /** Stops compressing (a build that failed before {@linkcode WindowMembers.finish}). */
+  /**
+   * Stops compressing (a build that failed before {@linkcode WindowMembers.finish}); a deflate
+   * handed in by the caller is the caller's to close.
+   */
   close(): void {
-    this.#deflate.close();
+    if (this.#owned) this.#deflate.close();
   }
 }

@@ -116,7 +116,8 @@ class RunningCrc32 {
 }
 
 function crc32Of(bytes: Uint8Array): number {
-  const crc = new RunningCrc32();
+  if (nativeCrc32 !== undefined) return nativeCrc32(bytes, 0) >>> 0;
+  const crc = new Crc32();
   crc.update(bytes);
   return crc.value();
 }
@@ -245,21 +246,146 @@ export function prepareMember(name: string, bytes: Uint8Array): PreparedMember {
 // 1980-01-01 00:00:00 in the DOS date/time fields, as fflate writes `new Date(1980, 0, 1)`.
 const DOS_TIME = (1 << 21) | (1 << 16);
 const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
 
 function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** One directory record kept per member: 16 bytes of numbers and the name. */
-interface DirectoryRecord {
-  name: Uint8Array;
-  flags: number;
-  method: number;
-  crc32: number;
-  compressedSize: number;
-  size: number;
-  offset: number;
+// A directory record's fields, one column each in `DirectoryRecords`.
+const NAME_BUFFER = 0;
+const NAME_AT = 1;
+const NAME_LENGTH = 2;
+const FLAGS = 3;
+const METHOD = 4;
+const CRC32 = 5;
+const COMPRESSED_SIZE = 6;
+const SIZE = 7;
+const OFFSET = 8;
+const RECORD_FIELDS = 9;
+
+/**
+ * The central directory's records, kept until the archive ends: numbers in one array and the
+ * names in a few buffers (a pack has a member per entry: no object or buffer per member; a
+ * run's names stay in the run's own buffer).
+ */
+class DirectoryRecords {
+  #fields = new Uint32Array(RECORD_FIELDS * 64);
+  #buffers: Uint8Array[] = [new Uint8Array(4096)];
+  #namesEnd = 0; // in the last buffer, which single names are copied into
+  count = 0;
+
+  /** Adds a record, its name copied; returns its index. */
+  add(
+    name: Uint8Array,
+    flags: number,
+    member: Omit<ZipDataMember, "data">,
+    offset: number,
+  ): number {
+    let last = this.#buffers.length - 1;
+    if (this.#namesEnd + name.length > this.#buffers[last].length) {
+      this.#buffers.push(new Uint8Array(Math.max(64 * 1024, name.length)));
+      this.#namesEnd = 0;
+      last++;
+    }
+    this.#buffers[last].set(name, this.#namesEnd);
+    const r = this.#fill(last, this.#namesEnd, name.length, flags, member, offset);
+    this.#namesEnd += name.length;
+    return r;
+  }
+
+  /**
+   * Adds the records of a run whose names are in `names` (kept, not copied; the caller does
+   * not change them): returns a function that adds the record of the run's member `k`.
+   */
+  run(
+    names: Uint8Array,
+    nameBytes: number,
+  ): (k: number, member: Omit<ZipDataMember, "data">, offset: number) => number {
+    const buffer = this.#buffers.length;
+    this.#buffers.push(names);
+    // Names copied after the run go to a new buffer, after it in the list.
+    this.#buffers.push(new Uint8Array(4096));
+    this.#namesEnd = 0;
+    return (k, member, offset) => this.#fill(buffer, k * nameBytes, nameBytes, 0, member, offset);
+  }
+
+  #fill(
+    buffer: number,
+    nameAt: number,
+    nameLength: number,
+    flags: number,
+    member: Omit<ZipDataMember, "data">,
+    offset: number,
+  ): number {
+    const r = this.count++;
+    if ((r + 1) * RECORD_FIELDS > this.#fields.length) {
+      const grown = new Uint32Array(this.#fields.length * 2);
+      grown.set(this.#fields);
+      this.#fields = grown;
+    }
+    const f = this.#fields;
+    const at = r * RECORD_FIELDS;
+    f[at + NAME_BUFFER] = buffer;
+    f[at + NAME_AT] = nameAt;
+    f[at + NAME_LENGTH] = nameLength;
+    f[at + FLAGS] = flags;
+    f[at + METHOD] = member.method;
+    f[at + CRC32] = member.crc32;
+    f[at + COMPRESSED_SIZE] = member.compressedSize;
+    f[at + SIZE] = member.size;
+    f[at + OFFSET] = offset;
+    return r;
+  }
+
+  /** Bytes of record `r`'s header (local or central). */
+  headerLength(r: number, central: boolean): number {
+    return (central ? ZIP_CENTRAL_LEN : ZIP_LOCAL_LEN) +
+      this.#fields[r * RECORD_FIELDS + NAME_LENGTH];
+  }
+
+  /**
+   * Writes record `r`'s local (30 bytes + name) or central (46 bytes + name) header into `out`
+   * at `to`, as fflate writes them; returns where it ends.
+   */
+  header(r: number, central: boolean, out: Uint8Array, view: DataView, to: number): number {
+    const f = this.#fields;
+    const rec = r * RECORD_FIELDS;
+    let at = to;
+    view.setUint32(at, central ? ZIP_CENTRAL_SIG : ZIP_LOCAL_SIG, true);
+    at += 4;
+    if (central) {
+      view.setUint16(at, 20, true); // made by: version 2.0, MS-DOS
+      at += 2;
+    }
+    view.setUint16(at, 20, true); // needed to extract: 2.0
+    view.setUint16(at + 2, f[rec + FLAGS], true);
+    view.setUint16(at + 4, f[rec + METHOD], true);
+    view.setUint32(at + 6, DOS_TIME, true);
+    view.setUint32(at + 10, f[rec + CRC32], true);
+    view.setUint32(at + 14, f[rec + COMPRESSED_SIZE], true);
+    view.setUint32(at + 18, f[rec + SIZE], true);
+    view.setUint16(at + 22, f[rec + NAME_LENGTH], true);
+    view.setUint16(at + 24, 0, true); // no extra field
+    at += 26;
+    if (central) {
+      // Comment length, disk, internal and external attributes: all zero; then the offset.
+      out.fill(0, at, at + 10);
+      view.setUint32(at + 10, f[rec + OFFSET], true);
+      at += 14;
+    }
+    const nameAt = f[rec + NAME_AT];
+    const names = this.#buffers[f[rec + NAME_BUFFER]];
+    out.set(names.subarray(nameAt, nameAt + f[rec + NAME_LENGTH]), at);
+    return at + f[rec + NAME_LENGTH];
+  }
 }
+
+/** What the headers need of a member. */
+type ZipDataMember = Omit<PreparedMember, "sha256">;
+
+/** Pieces in which headers and small members are handed to the sink. */
+const CHUNK_BYTES = 64 * 1024;
 
 /**
  * Writes a ZIP to a sink member by member, in the order members are added (which must be
@@ -277,7 +403,7 @@ interface DirectoryRecord {
  */
 export class ZipStreamWriter {
   #sink: ZipSink;
-  #records: DirectoryRecord[] = [];
+  #records = new DirectoryRecords();
   #offset = 0;
   #last: string | undefined;
   #finished = false;
@@ -298,13 +424,7 @@ export class ZipStreamWriter {
       return;
     }
     // Stored (a signature): its CRC-32 is all the headers need; no digest is made for it here.
-    this.#addData(name, {
-      method: ZIP_METHOD_STORED,
-      data: bytes.length === 0 ? [] : [bytes],
-      compressedSize: bytes.length,
-      size: bytes.length,
-      crc32: crc32Of(bytes),
-    });
+    this.#addData(name, storedMember(bytes));
   }
 
   /** Adds a member whose bytes were prepared (compressed) already. */
@@ -312,32 +432,107 @@ export class ZipStreamWriter {
     this.#addData(name, member);
   }
 
-  #addData(name: string, member: Omit<PreparedMember, "sha256">): void {
+  /**
+   * Adds stored members in one run (a pack's signature members), the same bytes as adding
+   * each: member `k`'s name is `names[k * nameBytes …]` (ASCII, under `signatures/`, rising),
+   * its bytes `data(k)`. Headers and members go to the sink in pieces of ~64 KiB.
+   */
+  addStoredRun(names: Uint8Array, nameBytes: number, data: (k: number) => Uint8Array): void {
+    this.#open();
+    const count = nameBytes === 0 ? 0 : names.length / nameBytes;
+    if (!Number.isInteger(count)) throw new Error("zip: a run's names are not whole");
+    if (count === 0) return;
+    const first = textDecoder.decode(names.subarray(0, nameBytes));
+    const last = textDecoder.decode(names.subarray(names.length - nameBytes));
+    // Every name between two names under `signatures/` is under it too: all are stored.
+    if (memberLevel(first) !== 0 || memberLevel(last) !== 0) {
+      throw new Error(`zip: member ${first} is not a stored member`);
+    }
+    this.#inOrder(first);
+    for (let k = 0; k < names.length; k++) {
+      if (names[k] >= 0x80) throw new Error(`zip: a run's member name is not ASCII`);
+    }
+    const addRecord = this.#records.run(names, nameBytes);
+    // One record's numbers, reused: the directory copies them.
+    const stored: Omit<ZipDataMember, "data"> = {
+      method: ZIP_METHOD_STORED,
+      crc32: 0,
+      compressedSize: 0,
+      size: 0,
+    };
+    let chunk = new Uint8Array(CHUNK_BYTES);
+    let view = new DataView(chunk.buffer);
+    let used = 0;
+    const flush = () => {
+      if (used > 0) this.#sink.write(chunk.subarray(0, used));
+      chunk = new Uint8Array(CHUNK_BYTES);
+      view = new DataView(chunk.buffer);
+      used = 0;
+    };
+    for (let k = 0; k < count; k++) {
+      const name = names.subarray(k * nameBytes, (k + 1) * nameBytes);
+      if (k > 0 && compareBytes(names.subarray((k - 1) * nameBytes, k * nameBytes), name) >= 0) {
+        throw new Error(`zip: member ${textDecoder.decode(name)} is not in name order`);
+      }
+      const bytes = data(k);
+      stored.crc32 = crc32Of(bytes);
+      stored.compressedSize = stored.size = bytes.length;
+      this.#checkSize(name.length, stored);
+      const r = addRecord(k, stored, this.#offset);
+      const head = this.#records.headerLength(r, false);
+      if (used + head > CHUNK_BYTES) flush();
+      used = this.#records.header(r, false, chunk, view, used);
+      if (used + bytes.length > CHUNK_BYTES) {
+        flush();
+        if (bytes.length > CHUNK_BYTES) {
+          this.#sink.write(bytes);
+        } else {
+          chunk.set(bytes);
+          used = bytes.length;
+        }
+      } else {
+        chunk.set(bytes, used);
+        used += bytes.length;
+      }
+      this.#offset += head + bytes.length;
+    }
+    flush();
+    this.#last = last;
+  }
+
+  #open(): void {
     if (this.#finished) throw new Error("zip: member added after finish");
+  }
+
+  #inOrder(name: string): void {
     if (this.#last !== undefined && compareCodeUnits(this.#last, name) >= 0) {
       throw new Error(`zip: member ${name} is not after ${this.#last} in name order`);
     }
+  }
+
+  /** Refuses a member that would take the archive past 4 GiB. */
+  #checkSize(nameLength: number, member: Omit<ZipDataMember, "data">): void {
+    const total = this.#offset + ZIP_LOCAL_LEN + nameLength + member.compressedSize;
+    if (total > 0xffffffff || member.size > 0xffffffff) {
+      throw new Error("zip: archive past 4 GiB (ZIP64 sizes are not written)");
+    }
+  }
+
+  #addData(name: string, member: ZipDataMember): void {
+    this.#open();
+    this.#inOrder(name);
     if (member.method !== (memberLevel(name) === 0 ? ZIP_METHOD_STORED : ZIP_METHOD_DEFLATE)) {
       throw new Error(`zip: member ${name} prepared with the wrong method`);
     }
     this.#last = name;
     const encoded = textEncoder.encode(name);
     if (encoded.length > 0xffff) throw new Error(`zip: member name too long: ${name}`);
-    const total = this.#offset + ZIP_LOCAL_LEN + encoded.length + member.compressedSize;
-    if (total > 0xffffffff || member.size > 0xffffffff) {
-      throw new Error("zip: archive past 4 GiB (ZIP64 sizes are not written)");
-    }
-    const record: DirectoryRecord = {
-      name: encoded,
-      flags: encoded.length !== name.length ? ZIP_FLAG_UTF8 : 0,
-      method: member.method,
-      crc32: member.crc32,
-      compressedSize: member.compressedSize,
-      size: member.size,
-      offset: this.#offset,
-    };
-    this.#records.push(record);
-    this.#put(header(record, false));
+    this.#checkSize(encoded.length, member);
+    const flags = encoded.length !== name.length ? ZIP_FLAG_UTF8 : 0;
+    const r = this.#records.add(encoded, flags, member, this.#offset);
+    const head = new Uint8Array(this.#records.headerLength(r, false));
+    this.#records.header(r, false, head, new DataView(head.buffer), 0);
+    this.#put(head);
     for (const piece of member.data) this.#put(piece);
   }
 
@@ -352,22 +547,24 @@ export class ZipStreamWriter {
     this.#finished = true;
     const cdOffset = this.#offset;
     // The directory in pieces of ~64 KiB, not one buffer for millions of records.
-    let pending: Uint8Array[] = [];
-    let pendingBytes = 0;
-    for (const r of this.#records) {
-      const h = header(r, true);
-      pending.push(h);
-      pendingBytes += h.length;
-      if (pendingBytes >= PUSH_BYTES) {
-        this.#put(concat(pending, pendingBytes));
-        pending = [];
-        pendingBytes = 0;
+    const records = this.#records;
+    let chunk = new Uint8Array(CHUNK_BYTES);
+    let view = new DataView(chunk.buffer);
+    let used = 0;
+    for (let r = 0; r < records.count; r++) {
+      const head = records.headerLength(r, true);
+      if (used + head > chunk.length) {
+        this.#put(chunk.subarray(0, used));
+        chunk = new Uint8Array(Math.max(CHUNK_BYTES, head));
+        view = new DataView(chunk.buffer);
+        used = 0;
       }
+      used = records.header(r, true, chunk, view, used);
     }
-    if (pendingBytes > 0) this.#put(concat(pending, pendingBytes));
+    if (used > 0) this.#put(chunk.subarray(0, used));
     const cdSize = this.#offset - cdOffset;
-    const count = this.#records.length;
-    this.#records = [];
+    const count = records.count;
+    this.#records = new DirectoryRecords();
     if (cdOffset + cdSize > 0xffffffff) {
       throw new Error("zip: archive past 4 GiB (ZIP64 sizes are not written)");
     }
@@ -377,6 +574,24 @@ export class ZipStreamWriter {
   }
 }
 
+/** A stored member's headers: its size and CRC-32 (no digest made). */
+function storedMember(bytes: Uint8Array): ZipDataMember {
+  return {
+    method: ZIP_METHOD_STORED,
+    data: bytes.length === 0 ? [] : [bytes],
+    compressedSize: bytes.length,
+    size: bytes.length,
+    crc32: crc32Of(bytes),
+  };
+}
+
+/** Byte order of two names (ASCII: the order of their code units). */
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
 function concat(parts: Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(size);
   let at = 0;
@@ -384,37 +599,6 @@ function concat(parts: Uint8Array[], size: number): Uint8Array {
     out.set(p, at);
     at += p.length;
   }
-  return out;
-}
-
-/** A local (30 bytes + name) or central (46 bytes + name) header, as fflate writes them. */
-function header(r: DirectoryRecord, central: boolean): Uint8Array {
-  const fixed = central ? ZIP_CENTRAL_LEN : ZIP_LOCAL_LEN;
-  const out = new Uint8Array(fixed + r.name.length);
-  const v = new DataView(out.buffer);
-  let at = 0;
-  v.setUint32(at, central ? ZIP_CENTRAL_SIG : ZIP_LOCAL_SIG, true);
-  at += 4;
-  if (central) {
-    v.setUint16(at, 20, true); // made by: version 2.0, MS-DOS
-    at += 2;
-  }
-  v.setUint16(at, 20, true); // needed to extract: 2.0
-  v.setUint16(at + 2, r.flags, true);
-  v.setUint16(at + 4, r.method, true);
-  v.setUint32(at + 6, DOS_TIME, true);
-  v.setUint32(at + 10, r.crc32, true);
-  v.setUint32(at + 14, r.compressedSize, true);
-  v.setUint32(at + 18, r.size, true);
-  v.setUint16(at + 22, r.name.length, true);
-  v.setUint16(at + 24, 0, true); // no extra field
-  at += 26;
-  if (central) {
-    // Comment length, disk, internal and external attributes: all zero; then the offset.
-    v.setUint32(at + 10, r.offset, true);
-    at += 14;
-  }
-  out.set(r.name, at);
   return out;
 }
 

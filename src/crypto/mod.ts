@@ -66,6 +66,7 @@ export {
   parseDetachedJws,
   scanDetachedJws,
   signDetachedJws,
+  signDetachedJwsInput,
   verifyDetachedJws,
   verifyScannedJws,
 } from "./jws.ts";

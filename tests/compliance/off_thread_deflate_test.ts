@@ -4,8 +4,13 @@
 // never a hang or a short member.
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { inflateSync } from "fflate";
-import { inThreadDeflate, offThreadDeflate } from "../../src/compliance/_off_thread_deflate.ts";
-import { CompliancePackError } from "../../src/compliance/mod.ts";
+import {
+  compressMember,
+  inThreadDeflate,
+  offThreadDeflate,
+} from "../../src/compliance/_off_thread_deflate.ts";
+import { CompliancePackError, ONE_SHOT_BYTES, prepareMember } from "../../src/compliance/mod.ts";
+import { SeededRandom } from "../../src/io/mod.ts";
 import { concatBytes } from "../../src/canonical/mod.ts";
 import { csvHeader, csvRow, LogFactsCollector } from "../../src/pack_format/mod.ts";
 import { sampleLog } from "../../scripts/sample_pack.ts";
@@ -97,6 +102,50 @@ Deno.test("a deflate worker that fails is compliance.deflate_failed", async () =
       }
       await d.finish([LOG]);
     }, failed);
+  } finally {
+    d.close();
+  }
+});
+
+Deno.test("a reusable worker compresses the window, then whole members, as prepareMember does", async () => {
+  const random = new SeededRandom(21);
+  const text = (n: number) => new TextEncoder().encode("abcdefgh".repeat(n / 8 + 1).slice(0, n));
+  const sizes = [0, 5, ONE_SHOT_BYTES, ONE_SHOT_BYTES + 1, 3 * ONE_SHOT_BYTES + 17];
+  for (const d of [inThreadDeflate(), offThreadDeflate(undefined, { reusable: true })]) {
+    try {
+      for (const p of pieces()) {
+        d.write(LOG, p);
+        await d.backlog();
+      }
+      const window = await d.finish([LOG, CSV]);
+      strictEqual(window.facts.entry_count, sample.log.length);
+      for (const n of sizes) {
+        for (const bytes of [text(n), random.bytes(n)]) {
+          // Made first: compressMember hands the bytes over (a worker detaches them).
+          const expected = prepareMember("pack-manifest.json", bytes);
+          deepStrictEqual(await compressMember(d, "pack-manifest.json", bytes), expected);
+        }
+      }
+    } finally {
+      d.close();
+    }
+  }
+});
+
+Deno.test("a reusable worker that fails is compliance.deflate_failed, and stops", async () => {
+  const d = offThreadDeflate(new URL("./_failing_deflate_worker.ts", import.meta.url), {
+    reusable: true,
+  });
+  try {
+    await rejects(
+      () => compressMember(d, "pack-manifest.json", new Uint8Array(ONE_SHOT_BYTES + 1)),
+      (e) => e instanceof CompliancePackError && e.code === "compliance.deflate_failed",
+    );
+    // Once failed, every later use fails the same way instead of waiting on a dead worker.
+    await rejects(
+      () => compressMember(d, "pack-manifest.json", new Uint8Array(10)),
+      (e) => e instanceof CompliancePackError && e.code === "compliance.deflate_failed",
+    );
   } finally {
     d.close();
   }

@@ -10,10 +10,13 @@ import {
   throws,
 } from "node:assert/strict";
 import { join } from "node:path";
+import { unzipSync } from "fflate";
 import {
   buildPack,
   CompliancePackError,
+  compressMember,
   MemorySink,
+  offThreadDeflate,
   type PackContent,
   type PackHeader,
   WindowMembers,
@@ -161,14 +164,30 @@ Deno.test("more than 65 535 members get ZIP64 end records that unzip, Python and
   });
 });
 
-/** The pack written entry by entry through WindowMembers and writePack. */
+/**
+ * The pack written entry by entry through WindowMembers and writePack; off thread as the
+ * builder does it (one worker for the window, then the manifest).
+ */
 async function streamed(c: PackContent, signer = sample.operator, offThread = false) {
   const { entries, ...header } = c;
-  const members = new WindowMembers({ offThread });
-  for (const e of entries) members.add(e.line, e.hash, e.signature);
-  const sink = new MemorySink();
-  const written = writePack(header satisfies PackHeader, await members.finish(), signer, sink);
-  return { ...written, zip: sink.bytes() };
+  const deflate = offThread ? offThreadDeflate(undefined, { reusable: true }) : undefined;
+  try {
+    const members = new WindowMembers(deflate ? { deflate } : {});
+    for (const e of entries) members.add(e.line, e.hash, e.signature);
+    const sink = new MemorySink();
+    const written = await writePack(
+      header satisfies PackHeader,
+      await members.finish(),
+      signer,
+      sink,
+      deflate ? { compress: (name, bytes) => compressMember(deflate, name, bytes) } : {},
+    );
+    const zip = sink.bytes();
+    const manifest = unzipSync(zip, { filter: (f) => f.name === "pack-manifest.json" });
+    return { ...written, zip, manifestBytes: manifest["pack-manifest.json"] };
+  } finally {
+    deflate?.close();
+  }
 }
 
 Deno.test("a pack written member by member is byte for byte the pack built in memory", async () => {
@@ -213,6 +232,28 @@ Deno.test("a window whose log is past the one-shot size streams: same manifest a
   });
   deepStrictEqual(r.errors, []);
   strictEqual(r.stats.entries, c.entries.length);
+});
+
+Deno.test("a manifest whose compression fails fails the write with that error", async () => {
+  const { entries, ...header } = content;
+  const members = new WindowMembers();
+  for (const e of entries) members.add(e.line, e.hash, e.signature);
+  const collected = await members.finish();
+  const failure = new CompliancePackError("compliance.deflate_failed", "worker gone");
+  const sink = new MemorySink();
+  await rejects(
+    () =>
+      writePack(header, collected, sample.operator, sink, {
+        compress: () => Promise.reject(failure),
+      }),
+    (e) => e === failure,
+  );
+  // Nothing past the members before the manifest was written.
+  const manifestAt = sink.bytes().length;
+  const whole = buildPack(content, sample.operator).zip;
+  ok(manifestAt < whole.length);
+  deepStrictEqual(sink.bytes(), whole.subarray(0, manifestAt));
+  strictEqual(readZipDirectory(memoryBytes(sink.bytes()), packZipLimits()).members.length, 0);
 });
 
 Deno.test("the streamed sample pack (the scale benchmark's) is the in-memory sample pack", async () => {

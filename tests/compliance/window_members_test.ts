@@ -82,3 +82,40 @@ Deno.test("a window entry that is not the line the checkpoint committed to stops
     (e: Error) => e instanceof CompliancePackError && e.code === "compliance.not_checkpointed",
   );
 });
+
+Deno.test("the manifest's signature entries and the archive's names are the members' names and hashes", () => {
+  for (const count of [0, 1, 2, 500]) {
+    const d = digests(count, 13);
+    const members = new SignatureMembers();
+    for (let i = 0; i < count; i++) {
+      members.add(
+        digestText(d, 32 * i),
+        new Uint8Array(Array.from({ length: i % 40 }, (_, k) => k)),
+      );
+    }
+    const listed = [...members.inNameOrder()];
+    const run = members.inputHashes();
+    const bytes = new Uint8Array(run.length + 4).fill(0x20);
+    run.writeInto(bytes, 2);
+    strictEqual(
+      new TextDecoder().decode(bytes),
+      "  " +
+        listed.map((m) => `${JSON.stringify(m.name)}:${JSON.stringify(m.sha256)}`).join(",") +
+        "  ",
+    );
+    strictEqual(run.first, listed[0]?.name ?? "");
+    strictEqual(run.last, listed.at(-1)?.name ?? "");
+    const stored = members.storedRun();
+    strictEqual(stored.nameBytes, "signatures/".length + 64 + ".jws".length);
+    strictEqual(stored.names.length, listed.length * stored.nameBytes);
+    listed.forEach((m, k) => {
+      strictEqual(
+        new TextDecoder().decode(
+          stored.names.subarray(k * stored.nameBytes, (k + 1) * stored.nameBytes),
+        ),
+        m.name,
+      );
+      deepStrictEqual(stored.data(k), m.bytes);
+    });
+  }
+});

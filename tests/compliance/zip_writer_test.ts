@@ -200,3 +200,82 @@ Deno.test("the writer refuses members out of name order, twice, or prepared with
   w.finish();
   throws(() => w.add("z.txt", new Uint8Array([1])), /after finish/);
 });
+
+/** `names` joined into one buffer, each padded to the same length (a run's layout). */
+function runNames(names: string[]): { names: Uint8Array; nameBytes: number } {
+  const enc = new TextEncoder();
+  const nameBytes = names.length === 0 ? 0 : names[0].length;
+  const out = new Uint8Array(names.length * nameBytes);
+  names.forEach((n, k) => out.set(enc.encode(n), k * nameBytes));
+  return { names: out, nameBytes };
+}
+
+Deno.test("a run of stored members is byte for byte the members added one by one", () => {
+  const random = new SeededRandom(11);
+  const name = (i: number) => `signatures/${i.toString(16).padStart(64, "0")}.jws`;
+  for (const count of [0, 1, 2, 300, 66_000]) {
+    // Sizes around the 64 KiB pieces: empty, small, exactly a piece, more than a piece.
+    const data = Array.from(
+      { length: count },
+      (_, k) =>
+        k % 97 === 5
+          ? random.bytes([0, 65_536, 65_537, 200_000][k % 4])
+          : random.bytes(150 + (k % 60)),
+    );
+    const members = new Map<string, Uint8Array>([
+      ["README.md", new TextEncoder().encode("# run\n")],
+      ["pack-manifest.json.sig", random.bytes(178)],
+    ]);
+    data.forEach((d, k) => members.set(name(k), d));
+    members.set("verify-instructions.md", random.bytes(900));
+    const sink = new MemorySink();
+    const w = new ZipStreamWriter(sink);
+    w.add("README.md", members.get("README.md") as Uint8Array);
+    w.add("pack-manifest.json.sig", members.get("pack-manifest.json.sig") as Uint8Array);
+    const run = runNames(data.map((_, k) => name(k)));
+    w.addStoredRun(run.names, run.nameBytes, (k) => data[k]);
+    w.add("verify-instructions.md", members.get("verify-instructions.md") as Uint8Array);
+    const size = w.finish();
+    const zip = sink.bytes();
+    strictEqual(size, zip.length);
+    deepStrictEqual(zip, zipMembers(members));
+    if (count === 300) deepStrictEqual(zip, referenceZip(members));
+  }
+});
+
+Deno.test("a run of stored members is refused out of order, after a later name, or outside signatures/", () => {
+  const sig = (c: string) => `signatures/${c.repeat(64)}.jws`;
+  const one = new Uint8Array([1]);
+  const fresh = () => {
+    const w = new ZipStreamWriter(new MemorySink());
+    w.add("README.md", one);
+    return w;
+  };
+  const bad: [string[], RegExp][] = [
+    [[sig("b"), sig("a")], /not in name order/],
+    [[sig("a"), sig("a")], /not in name order/],
+    [["README.md"], /not a stored member/],
+    [["verify-instructions.md".padEnd(79, "x")], /not a stored member/],
+  ];
+  for (const [names, expected] of bad) {
+    const run = runNames(names);
+    throws(() => fresh().addStoredRun(run.names, run.nameBytes, () => one), expected);
+  }
+  // A name that is not ASCII, and names that are not whole.
+  const run = runNames([sig("a"), sig("b")]);
+  run.names[90] = 0xc3;
+  throws(() => fresh().addStoredRun(run.names, run.nameBytes, () => one), /not ASCII/);
+  throws(() => fresh().addStoredRun(new Uint8Array(100), 79, () => one), /not whole/);
+  // A run that starts before the last member added.
+  const after = fresh();
+  after.add(sig("c"), one);
+  const early = runNames([sig("b")]);
+  throws(() => after.addStoredRun(early.names, early.nameBytes, () => one), /not after/);
+  // After the run, a name before its last is refused.
+  const w = fresh();
+  const ok2 = runNames([sig("a"), sig("c")]);
+  w.addStoredRun(ok2.names, ok2.nameBytes, () => one);
+  throws(() => w.add(sig("b"), one), /not after/);
+  w.finish();
+  throws(() => w.addStoredRun(ok2.names, ok2.nameBytes, () => one), /after finish/);
+});

@@ -12,6 +12,7 @@ import {
   JwsFormatError,
   parseDetachedJws,
   signDetachedJws,
+  signDetachedJwsInput,
   verifyDetachedJws,
 } from "../../src/crypto/mod.ts";
 import { SeededRandom } from "../../src/io/mod.ts";
@@ -134,4 +135,37 @@ Deno.test("a JWS made by jose with the same header is byte-identical to ours and
   const theirs = `${jose.protected}..${jose.signature}`;
   strictEqual(theirs, signDetachedJws(pair.seed, payload, { kid: "k1" }));
   equal(verifyDetachedJws(parseDetachedJws(theirs), { payload, publicKey: pair.publicKey }), true);
+});
+
+Deno.test("a signing input assembled in place signs as signDetachedJws; any other start is refused", () => {
+  const random = new SeededRandom(17);
+  for (const body of [new Uint8Array(0), payload, random.bytes(70_000)]) {
+    for (const kid of ["k1", "kïd"]) {
+      const head = enc(detachedJwsHeaderB64(kid) + ".");
+      const input = new Uint8Array(head.length + body.length);
+      input.set(head);
+      input.set(body, head.length);
+      strictEqual(
+        signDetachedJwsInput(pair.seed, input, { kid }),
+        signDetachedJws(pair.seed, body, { kid }),
+      );
+    }
+  }
+  const head = enc(detachedJwsHeaderB64("k1") + ".");
+  const wrong = [
+    enc(detachedJwsHeaderB64("k2") + "."), // another kid's header
+    head.subarray(0, head.length - 1), // no dot
+    new Uint8Array(0),
+    (() => {
+      const h = head.slice();
+      h[3] ^= 1;
+      return h;
+    })(),
+  ];
+  for (const start of wrong) {
+    const input = new Uint8Array(start.length + payload.length);
+    input.set(start);
+    input.set(payload, start.length);
+    throws(() => signDetachedJwsInput(pair.seed, input, { kid: "k1" }), JwsFormatError);
+  }
 });

@@ -49,7 +49,10 @@ import {
   CheckpointedWindow,
   type CollectedWindow,
   CompliancePackError,
+  compressMember,
   loadNativeCrc32,
+  type MembersDeflate,
+  offThreadDeflate,
   type OperatorSigner,
   type PackAttestation,
   selectCards,
@@ -291,6 +294,7 @@ async function analyzeWindow(
   warnings: Warning[],
   committed: CheckpointedWindow,
   maxLines: number,
+  deflate: MembersDeflate,
 ): Promise<WindowAnalysis> {
   const matchers = riskMatchers(riskPaths);
   const selector = new WindowSelector(window, { keep: false });
@@ -351,7 +355,7 @@ async function analyzeWindow(
   }
   let later = 0;
   // The log and CSV are deflated on a worker while this thread reads sidecars and parses.
-  const members = new WindowMembers({ offThread: true });
+  const members = new WindowMembers({ deflate });
   let collected: CollectedWindow;
   try {
     if (file !== undefined) {
@@ -437,6 +441,34 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     checkpoint.checkpoint,
     await committedTree(lineageDir, checkpoint.checkpoint),
   );
+  // The window's log and CSV, then the manifest, are deflated on this worker.
+  const deflate = offThreadDeflate(undefined, { reusable: true });
+  try {
+    return await analyzeAndWrite(options, window, {
+      lineageDir,
+      warnings,
+      checkpoint,
+      committed,
+      deflate,
+    });
+  } finally {
+    deflate.close();
+  }
+}
+
+/** The window's analysis and the pack's write (see {@linkcode buildProjectPack}). */
+async function analyzeAndWrite(
+  options: ProjectPackOptions,
+  window: PackWindow,
+  built: {
+    lineageDir: string;
+    warnings: Warning[];
+    checkpoint: CheckpointWriteResult;
+    committed: CheckpointedWindow;
+    deflate: MembersDeflate;
+  },
+): Promise<ProjectPackResult> {
+  const { lineageDir, warnings, checkpoint, committed, deflate } = built;
   const a = await analyzeWindow(
     join(lineageDir, LOG_FILE),
     window,
@@ -445,6 +477,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     warnings,
     committed,
     checkpoint.checkpoint.size,
+    deflate,
   );
   const selection = a.selection;
   const picked = selectCards(readCardDirectory(sddFolder(options.sdd, "agents")), a.signers);
@@ -504,7 +537,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     periodEndNs: window.endNs,
     unreadableLogLines: selection.skipped.length,
   });
-  const written = writePack(
+  const written = await writePack(
     {
       org: options.org,
       since: options.since,
@@ -523,6 +556,17 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     a.collected,
     options.signer,
     options.sink,
+    {
+      // The manifest is the worker's last member: it stops once that is back (its heap does
+      // not stay through the rest of the write and the self-check).
+      compress: async (name, bytes) => {
+        try {
+          return await compressMember(deflate, name, bytes);
+        } finally {
+          deflate.close();
+        }
+      },
+    },
   );
   return {
     bytes: written.bytes,
