@@ -6,7 +6,7 @@
 // every merge (the built-in `git_state` gate refuses the task, naming the paths) and at the end
 // of the run, and puts the snapshot back whenever it changed.
 import { join, relative } from "node:path";
-import { sha256Hex } from "../crypto/mod.ts";
+import { bytesEqual } from "../canonical/mod.ts";
 import type { GateResult } from "./gates.ts";
 
 /** One file of the snapshot: its bytes and mode, or null when it did not exist. */
@@ -83,7 +83,8 @@ export async function snapshotGitState(gitDir: string): Promise<GitStateSnapshot
 
 function same(a: Entry, b: Entry): boolean {
   if (a === null || b === null) return a === b;
-  return a.mode === b.mode && sha256Hex(a.bytes) === sha256Hex(b.bytes);
+  // The bytes themselves, not two hashes of them: every gate compares ~20 files.
+  return a.mode === b.mode && bytesEqual(a.bytes, b.bytes);
 }
 
 /** One difference from the snapshot. */

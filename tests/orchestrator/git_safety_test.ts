@@ -331,3 +331,21 @@ Deno.test("git_state gate: an agent's git config and hook are named, refused and
     assert.equal((await gitStateGate(snapshot)).ok, true);
   });
 });
+
+Deno.test("git_state gate: a one-byte change of the same length and a mode change are each caught", async () => {
+  await withTempDir(async (dir) => {
+    await makeRepo(dir);
+    const gitDir = join(dir, ".git");
+    const hook = join(gitDir, "hooks", "pre-commit");
+    await Deno.writeTextFile(hook, "#!/bin/sh\nexit 0\n");
+    await Deno.chmod(hook, 0o644);
+    const snapshot = await snapshotGitState(gitDir);
+    await Deno.writeTextFile(hook, "#!/bin/sh\nexit 1\n");
+    assert.match((await gitStateGate(snapshot)).reason, /\.git\/hooks\/pre-commit changed$/);
+    assert.equal(await Deno.readTextFile(hook), "#!/bin/sh\nexit 0\n", "put back");
+    await Deno.chmod(hook, 0o755);
+    assert.match((await gitStateGate(snapshot)).reason, /\.git\/hooks\/pre-commit changed$/);
+    assert.equal(((await Deno.stat(hook)).mode ?? 0) & 0o777, 0o644, "mode put back");
+    assert.equal((await gitStateGate(snapshot)).ok, true);
+  });
+});
