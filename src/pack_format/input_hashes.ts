@@ -44,6 +44,7 @@ export function inputHashesOf(pairs: Iterable<[string, string]>): InputHashes {
 const VALUE_PREFIX = new TextEncoder().encode(':"sha256:');
 const HEX_AFTER_QUOTE = 1 + VALUE_PREFIX.length;
 const LONGEST_NAME = 4096;
+const ASCII = new TextDecoder();
 
 /** Names and hashes as offsets into the manifest's bytes (kept alive by this object). */
 class ScannedInputHashes implements InputHashes {
@@ -61,10 +62,9 @@ class ScannedInputHashes implements InputHashes {
 
   name(i: number): string {
     const at = this.#starts[i];
-    return String.fromCharCode.apply(
-      null,
-      this.#bytes.subarray(at, at + this.#lengths[i]) as unknown as number[],
-    );
+    // Printable ASCII (the scan takes nothing else), so its UTF-8 decoding is its text; one
+    // native call instead of spreading the bytes as ~80 arguments (a list per name).
+    return ASCII.decode(this.#bytes.subarray(at, at + this.#lengths[i]));
   }
 
   hash(i: number): string {

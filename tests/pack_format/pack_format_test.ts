@@ -196,6 +196,14 @@ Deno.test("input_hashes is read in place from the bytes, and anything unusual in
     strictEqual(r.ok, false, bad.slice(0, 80));
     if (!r.ok) strictEqual(r.problems.some((p) => p.includes(words)), true, r.problems.join("; "));
   }
+  // Every printable ASCII character but the quote and backslash reads back as itself.
+  let printable = "";
+  for (let c = 0x20; c < 0x7f; c++) {
+    if (c !== 0x22 && c !== 0x5c) printable += String.fromCharCode(c);
+  }
+  const odd = parsePackManifest(enc.encode(text.replace(`"${first}":`, `"${printable}":`)));
+  strictEqual(odd.ok, true);
+  if (odd.ok) strictEqual(odd.manifest.input_hashes.name(0), printable);
   // A key named input_hashes inside another field is not the manifest's list.
   const nested = text.replace('"article12":{', '"article12":{"0":{"input_hashes":{"x":"y"}},');
   const r = parsePackManifest(enc.encode(nested));
