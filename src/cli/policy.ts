@@ -147,7 +147,7 @@ async function readStdin(max: number): Promise<Uint8Array> {
 
 /** Asks the run's task server, with the agent's token, within the deadline. */
 function serverDecider(url: string, token: string, deadlineMs: number) {
-  return async (request: import("../policy/mod.ts").HookRequest): Promise<unknown> => {
+  return async (request: import("../policy/hook/mod.ts").HookRequest): Promise<unknown> => {
     const body: Record<string, unknown> = { tool_name: request.tool, tool_input: request.input };
     if (request.transcriptPath !== undefined) body.transcript_path = request.transcriptPath;
     if (request.cwd !== undefined) body.cwd = request.cwd;
@@ -189,20 +189,22 @@ function serverDecider(url: string, token: string, deadlineMs: number) {
 
 async function hook(ctx: CommandContext): Promise<number> {
   const format = stringFlag(ctx, "format") ?? "claude";
-  const policy = await import("../policy/mod.ts");
-  if (!(policy.HOOK_FORMATS as readonly string[]).includes(format)) {
-    return await usage("cli.bad_flag", `--format must be one of ${policy.HOOK_FORMATS.join(", ")}`);
+  // The hook runs once per tool call an agent makes: it loads the rule engine (and the
+  // configuration behind it) only to decide locally, outside a run.
+  const hooks = await import("../policy/hook/mod.ts");
+  if (!(hooks.HOOK_FORMATS as readonly string[]).includes(format)) {
+    return await usage("cli.bad_flag", `--format must be one of ${hooks.HOOK_FORMATS.join(", ")}`);
   }
   const deadlineS = numberFlag(ctx, "deadline-s") ?? 30;
   if (!(deadlineS > 0)) return await usage("cli.bad_flag", "--deadline-s must be positive");
   const server = stringFlag(ctx, "server");
   const tokenFile = stringFlag(ctx, "token-file");
-  let outcome: import("../policy/mod.ts").HookOutcome;
+  let outcome: import("../policy/hook/mod.ts").HookOutcome;
   try {
     const local = server === undefined ? await projectPolicy(ctx) : undefined;
-    const max = local?.tuning.max_hook_input_bytes ?? policy.DEFAULT_MAX_HOOK_INPUT_BYTES;
+    const max = local?.tuning.max_hook_input_bytes ?? hooks.DEFAULT_MAX_HOOK_INPUT_BYTES;
     const stdin = await readStdin(max);
-    let decide: (r: import("../policy/mod.ts").HookRequest) => Promise<unknown>;
+    let decide: (r: import("../policy/hook/mod.ts").HookRequest) => Promise<unknown>;
     if (server !== undefined) {
       // The agent's own token: a file (--token-file, or the BERNSTEIN_TASK_TOKEN_FILE its
       // environment names: how the run hands it over) or its environment.
@@ -218,19 +220,20 @@ async function hook(ctx: CommandContext): Promise<number> {
       decide = serverDecider(server, token, deadlineS * 1000);
     } else {
       const l = local as NonNullable<typeof local>;
+      const policy = await import("../policy/mod.ts");
       // Outside a run nobody is parked for: an ask stays an ask (Claude Code asks its user).
       decide = (r) =>
         Promise.resolve(policy.decide(r, l.policy, { ...l.places, cwd: r.cwd ?? l.places.cwd }));
     }
-    outcome = await policy.answerHook(stdin, {
-      format: format as import("../policy/mod.ts").HookFormat,
+    outcome = await hooks.answerHook(stdin, {
+      format: format as import("../policy/hook/mod.ts").HookFormat,
       maxInputBytes: max,
       decide,
       source: server === undefined ? "the local decision" : "the task server's answer",
     });
   } catch (error) {
-    const d = policy.failClosed("hookFailure", (error as Error).message);
-    outcome = { decision: d, answer: policy.renderHookAnswer(d, format as "claude") };
+    const d = hooks.failClosed("hookFailure", (error as Error).message);
+    outcome = { decision: d, answer: hooks.renderHookAnswer(d, format as "claude") };
   }
   ctx.out.line(JSON.stringify(outcome.answer));
   return 0;
