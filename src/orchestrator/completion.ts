@@ -73,8 +73,12 @@ export class Completion {
       );
       return;
     }
-    const changes = await this.#deps.git.diffEntries(s.baseSha, s.branch);
-    const failed = await this.#runGates(s, task, changes);
+    // The branch's commit is read once: every gate checks it and the merge takes it, so code
+    // run after this point (a tests gate runs the agent's code, with or without a sandbox)
+    // cannot move the branch to unchecked work.
+    const head = await this.#deps.git.revParse(s.branch);
+    const changes = await this.#deps.git.diffEntries(s.baseSha, head);
+    const failed = await this.#runGates(s, task, changes, head);
     if (failed !== undefined) {
       await this.#refuseGate(s, task, failed, costUsd);
       return;
@@ -83,12 +87,12 @@ export class Completion {
       await this.#closeUnchanged(s, task, costUsd);
       return;
     }
-    this.#deps.merges.enqueue({ session: s, task, costUsd, changes });
+    this.#deps.merges.enqueue({ session: s, task, costUsd, changes, head });
   }
 
   async #commit(s: RunningSession, task: Task): Promise<void> {
     const authored = { name: s.agentId, email: `${s.session}@agents.bernstein.invalid` };
-    // By branch name from here on; git's auto maintenance is the merge queue's (git.ts).
+    // Git's auto maintenance is the merge queue's (git.ts).
     await this.#deps.git.commitChanges(
       s.worktree,
       `${task.id}: ${task.title}\n\n${
@@ -109,12 +113,15 @@ export class Completion {
   }
 
   /** The built-in gates: the repository's git state, the change's git safety, secrets. */
-  async #builtinGates(s: RunningSession, changes: DiffEntry[]): Promise<GateResult[]> {
+  async #builtinGates(
+    s: RunningSession,
+    changes: DiffEntry[],
+    head: string,
+  ): Promise<GateResult[]> {
     const { config, git } = this.#deps;
     const gates: GateResult[] = [];
     if (this.#deps.gitState !== undefined) gates.push(await gitStateGate(this.#deps.gitState));
-    const read: BlobReader = (path, side) =>
-      git.readBlob(side === "new" ? s.branch : s.baseSha, path);
+    const read: BlobReader = (path, side) => git.readBlob(side === "new" ? head : s.baseSha, path);
     const repo = this.#deps.gitDir === undefined
       ? { included: [] }
       : await git.repoConfigPaths(this.#deps.gitDir);
@@ -132,7 +139,7 @@ export class Completion {
           entries: changes,
           read,
           secrets: await this.#deps.secrets(),
-          commits: await git.commitTexts(s.baseSha, s.branch),
+          commits: await git.commitTexts(s.baseSha, head),
         }),
       );
     }
@@ -144,9 +151,10 @@ export class Completion {
     s: RunningSession,
     task: Task,
     changes: DiffEntry[],
+    head: string,
   ): Promise<GateResult | undefined> {
     const { config, env, recorder } = this.#deps;
-    const gates: GateResult[] = await this.#builtinGates(s, changes);
+    const gates: GateResult[] = await this.#builtinGates(s, changes, head);
     if (config.quality_gates.run_config) gates.push(runConfigGate(changes));
     const timeoutS = config.tuning.gates.timeout_s;
     for (const name of ["tests", "lint"] as const) {

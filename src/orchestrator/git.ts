@@ -540,13 +540,14 @@ export class Git {
   }
 
   /**
-   * Merges `branch` into the branch checked out in `cwd` with a merge commit. A conflict is
-   * aborted so the work tree is left as it was; the branch keeps the work. Git's auto
-   * maintenance is left to {@linkcode Git.maintainAuto} (the merge queue runs it).
+   * Merges `commit` (a commit id, or a branch name) into the branch checked out in `cwd` with a
+   * merge commit. A conflict is aborted so the work tree is left as it was; the branch keeps the
+   * work. Git's auto maintenance is left to {@linkcode Git.maintainAuto} (the merge queue runs
+   * it).
    */
-  async merge(branch: string, message: string, cwd?: string): Promise<MergeOutcome> {
+  async merge(commit: string, message: string, cwd?: string): Promise<MergeOutcome> {
     const r = await this.run(
-      [...NO_AUTO_MAINTENANCE, "merge", "--no-ff", "--no-edit", "-m", message, branch],
+      [...NO_AUTO_MAINTENANCE, "merge", "--no-ff", "--no-edit", "-m", message, commit],
       { cwd, allowFailure: true },
     );
     if (r.code === 0) return { ok: true, sha: await this.revParse("HEAD", cwd) };

@@ -51,6 +51,8 @@ export interface MergeRequest {
   costUsd: number | null;
   /** Paths the branch changes against its base. */
   changes: ChangedPath[];
+  /** The commit the gates checked: the one merged, wherever the branch points by then. */
+  head: string;
 }
 
 /**
@@ -153,13 +155,13 @@ export class MergeQueue {
   }
 
   /** One merge into the branch checked out at the root; lineage for every file it brings in. */
-  async #merge({ session: s, task, costUsd, changes }: MergeRequest): Promise<void> {
+  async #merge({ session: s, task, costUsd, changes, head }: MergeRequest): Promise<void> {
     // A session adopted after a crash may have merged already: never merge twice.
     const already = s.execution === undefined &&
-      await this.#deps.git.isAncestor(s.branch, "HEAD");
+      await this.#deps.git.isAncestor(head, "HEAD");
     const merged = already
       ? { sha: await this.#deps.git.revParse("HEAD") }
-      : await this.#mergeBranch(s, task);
+      : await this.#mergeChecked(s, task, head);
     if (!already) this.#unmaintained++;
     if ("conflict" in merged) {
       await this.refuse(s, task, "merge-conflict", merged.conflict, costUsd);
@@ -178,13 +180,14 @@ export class MergeQueue {
     await this.#land(s, task, merged.sha, written, costUsd);
   }
 
-  /** Merges the branch: the merge commit, or what git refused. */
-  async #mergeBranch(
+  /** Merges the checked commit of the branch: the merge commit, or what git refused. */
+  async #mergeChecked(
     s: RunningSession,
     task: Task,
+    head: string,
   ): Promise<{ sha: string } | { conflict: string }> {
     const merged = await this.#deps.git.merge(
-      s.branch,
+      head,
       `Merge ${task.id}: ${task.title}\n\nBernstein-Run: ${this.#deps.runId}\nBernstein-Session: ${s.session}`,
     );
     if (merged.ok) return { sha: merged.sha };
