@@ -21,6 +21,7 @@ import {
   TEXT_USAGE,
   writeCall,
 } from "./model_servers/mod.ts";
+import { pipe } from "./model_servers/egress.ts";
 
 // --- scripts ---------------------------------------------------------------------------------
 
@@ -595,6 +596,26 @@ Deno.test("the sentinel refuses and records other hosts, forwards loopback to th
     await sentinel.close();
     await server.close();
   }
+});
+
+Deno.test("the sentinel's pipe ends quietly when the side it half-closes is already closed", async () => {
+  // The race the sentinel meets under load: one direction's copy ends and its handler closes
+  // both connections while the other direction is about to half-close its side. Deno's
+  // closeWrite then rejects (BadResource); a rejection that escaped failed the whole file.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const [from, accepted] = await Promise.all([
+    Deno.connect({ hostname: "127.0.0.1", port }),
+    listener.accept(),
+  ]);
+  const to = await Deno.connect({ hostname: "127.0.0.1", port });
+  const peer = await listener.accept();
+  accepted.close(); // `from` reads end of file at once
+  to.close(); // the side pipe half-closes is gone already
+  await pipe(from, to);
+  from.close();
+  peer.close();
+  listener.close();
 });
 
 // --- media -----------------------------------------------------------------------------------

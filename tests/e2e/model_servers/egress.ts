@@ -76,7 +76,8 @@ async function reply(conn: Deno.Conn, status: string): Promise<void> {
   ).catch(() => {});
 }
 
-async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
+/** Copies `from` into `to` until either side goes, then half-closes `to` (never throws). */
+export async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
   const buf = new Uint8Array(32 * 1024);
   try {
     for (;;) {
@@ -88,7 +89,9 @@ async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
     // One side went away; the other is closed below.
   }
   try {
-    to.closeWrite();
+    // closeWrite returns a promise: a side the other pipe's `finally` already closed rejects it
+    // (BadResource), which a synchronous try/catch let escape as an uncaught error.
+    await to.closeWrite();
   } catch {
     // Already closed.
   }
