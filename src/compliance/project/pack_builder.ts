@@ -441,8 +441,13 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     checkpoint.checkpoint,
     await committedTree(lineageDir, checkpoint.checkpoint),
   );
-  // The window's log and CSV, then the manifest, are deflated on this worker.
-  const deflate = offThreadDeflate(undefined, { reusable: true });
+  // Deflate workers (each stops when its members are done; all are stopped however this ends).
+  const workers: MembersDeflate[] = [];
+  const deflate = () => {
+    const d = offThreadDeflate();
+    workers.push(d);
+    return d;
+  };
   try {
     return await analyzeAndWrite(options, window, {
       lineageDir,
@@ -452,7 +457,7 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
       deflate,
     });
   } finally {
-    deflate.close();
+    for (const d of workers) d.close();
   }
 }
 
@@ -465,7 +470,7 @@ async function analyzeAndWrite(
     warnings: Warning[];
     checkpoint: CheckpointWriteResult;
     committed: CheckpointedWindow;
-    deflate: MembersDeflate;
+    deflate: () => MembersDeflate;
   },
 ): Promise<ProjectPackResult> {
   const { lineageDir, warnings, checkpoint, committed, deflate } = built;
@@ -477,8 +482,11 @@ async function analyzeAndWrite(
     warnings,
     committed,
     checkpoint.checkpoint.size,
-    deflate,
+    deflate(),
   );
+  // The window's worker has stopped; the manifest gets a fresh one (not the window's grown
+  // heap), which loads while this thread links the audit log and builds the manifest.
+  const manifestDeflate = deflate();
   const selection = a.selection;
   const picked = selectCards(readCardDirectory(sddFolder(options.sdd, "agents")), a.signers);
   if (picked.conflicts.length > 0) {
@@ -556,17 +564,8 @@ async function analyzeAndWrite(
     a.collected,
     options.signer,
     options.sink,
-    {
-      // The manifest is the worker's last member: it stops once that is back (its heap does
-      // not stay through the rest of the write and the self-check).
-      compress: async (name, bytes) => {
-        try {
-          return await compressMember(deflate, name, bytes);
-        } finally {
-          deflate.close();
-        }
-      },
-    },
+    // Deflated there while this thread writes the members before it; the worker stops then.
+    { compress: (name, bytes) => compressMember(manifestDeflate, name, bytes) },
   );
   return {
     bytes: written.bytes,
