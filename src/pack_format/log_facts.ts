@@ -61,6 +61,7 @@ const MAX_PREFIX = 2 ** 52 - 1;
  * (`parseInt`'s NaN or a negative value from an odd hash) in a Map, so every key has one home.
  */
 class PrefixGroups {
+  readonly #mix = crypto.getRandomValues(new Int32Array(10));
   #keys: Float64Array;
   #used: Uint8Array;
   #size = 0;
@@ -85,10 +86,19 @@ class PrefixGroups {
   /** The slot of `key` (one this table holds), or -1 - the free slot where it would go. */
   find(key: number): number {
     const n = this.#used.length;
-    // Both halves of the 52 bits mixed, so keys alike in their low bits spread out.
     const lo = key % 0x100000000;
     const hi = (key - lo) / 0x100000000;
-    let i = (Math.imul((lo ^ Math.imul(hi, 0x9e3779b1)) | 0, 0x85ebca6b) >>> 0) % n;
+    // A log's parent hashes may be chosen to collide under any fixed mix (every lookup would
+    // then walk them all), so the slot is keyed by multipliers random to this table: the
+    // 52 bits' four 16-bit chunks hashed multilinearly twice, top halves kept (as
+    // src/lineage/_digest_slot.ts does for whole digests). The sums stay exact in doubles.
+    const m = this.#mix;
+    const c0 = lo & 0xffff, c1 = lo >>> 16, c2 = hi & 0xffff, c3 = hi >>> 16;
+    const a = (m[0] + Math.imul(m[1], c0) + Math.imul(m[2], c1) + Math.imul(m[3], c2) +
+      Math.imul(m[4], c3)) | 0;
+    const b = (m[5] + Math.imul(m[6], c0) + Math.imul(m[7], c1) + Math.imul(m[8], c2) +
+      Math.imul(m[9], c3)) | 0;
+    let i = Math.floor(((a >>> 16) * 65536 + (b >>> 16)) * n / 4294967296);
     for (;;) {
       if (this.#used[i] === 0) return -1 - i;
       if (this.#keys[i] === key) return i;
