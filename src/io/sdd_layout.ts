@@ -157,6 +157,8 @@ export const RUNTIME_ENTRIES = {
   refusedMerges: "refused_merges.jsonl",
   /** The work ledger, a folder per run. */
   ledger: "ledger",
+  /** The task server's port: written by the server, found by its clients (`bernstein task`). */
+  serverPort: "server.port",
 } as const;
 
 /**

@@ -3,7 +3,7 @@
 // connections (not started yet, restarting); any answer, or a connection that broke after
 // the request may have arrived, is final.
 import { dirname, join, resolve } from "node:path";
-import { type Clock, type EnvReader, runtimeDir, sddOf } from "../io/mod.ts";
+import { type Clock, type EnvReader, RUNTIME_ENTRIES, runtimeDir, sddOf } from "../io/mod.ts";
 import type { Approval } from "../policy/mod.ts";
 import type { Hold, Task, TaskDraft, TaskStatus } from "../tasks/mod.ts";
 import { readTokenFile } from "./_secret_file.ts";
@@ -14,7 +14,6 @@ import {
   TokenMissingError,
 } from "./errors.ts";
 import type { AgentLiveness } from "./events.ts";
-import { SERVER_PORT_FILE } from "./server.ts";
 import { operatorTokenPath } from "./tokens.ts";
 import { resolveAuditKeyPath } from "../audit/mod.ts";
 
@@ -88,15 +87,15 @@ export async function discoverServerUrl(
   if (fromEnv !== undefined && fromEnv !== "") {
     return { url: checkUrl(fromEnv, SERVER_URL_ENV), source: SERVER_URL_ENV };
   }
-  const runtime = await findRuntimeDir(options.cwd, SERVER_PORT_FILE);
+  const runtime = await findRuntimeDir(options.cwd, RUNTIME_ENTRIES.serverPort);
   if (runtime === undefined) {
     throw new ServerUnreachableError(
       "server.not_found",
-      `no task server address: ${SERVER_URL_ENV} is not set and no .sdd/runtime/${SERVER_PORT_FILE} was found above ${options.cwd}`,
+      `no task server address: ${SERVER_URL_ENV} is not set and no .sdd/runtime/${RUNTIME_ENTRIES.serverPort} was found above ${options.cwd}`,
       { hint: "is 'bernstein run' running in this project?" },
     );
   }
-  const path = join(runtime, SERVER_PORT_FILE);
+  const path = join(runtime, RUNTIME_ENTRIES.serverPort);
   const text = (await Deno.readTextFile(path)).trim();
   if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) {
     throw new ServerUnreachableError("server.bad_port_file", `'${text}' is not a port`, {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Config } from "../config/mod.ts";
 import type { ErrorCode } from "../errors/mod.ts";
 import type { Clock, Random, SecretRedactor } from "../io/mod.ts";
-import { writeFileAtomic } from "../io/mod.ts";
+import { RUNTIME_ENTRIES, writeFileAtomic } from "../io/mod.ts";
 import type { DashboardSource } from "../report/mod.ts";
 import type { HoldStore, TaskStore } from "../tasks/mod.ts";
 import type { PolicyGateway } from "./_policy_gateway.ts";
@@ -29,9 +29,6 @@ import { compileAllowList, type IpAllowList } from "./ip_allow.ts";
 import { RequestMetrics } from "./metrics.ts";
 import { POLICY_ROUTES } from "./policy_routes.ts";
 import type { TokenRegistry } from "./tokens.ts";
-
-/** File name of the port file inside `.sdd/runtime/`. */
-export const SERVER_PORT_FILE = "server.port";
 
 /** Options of {@linkcode startTaskServer}. */
 export interface TaskServerOptions {
@@ -144,7 +141,7 @@ export async function startTaskServer(options: TaskServerOptions): Promise<TaskS
     await server.shutdown();
     throw error;
   }
-  const portFile = join(options.runtimeDir, SERVER_PORT_FILE);
+  const portFile = join(options.runtimeDir, RUNTIME_ENTRIES.serverPort);
   await Deno.mkdir(options.runtimeDir, { recursive: true, mode: 0o700 });
   await writeFileAtomic(portFile, `${port}\n`, { mode: 0o600 });
   let closed: Promise<void> | undefined;
