@@ -28,7 +28,8 @@ export interface EndedAgent {
  * Ends (SIGKILL to the process group) every agent a session file still lists as running whose
  * process is alive and is still that agent: same kernel start time as recorded at spawn.
  * Where start times cannot be read (no /proc), a live pid of a running session is ended as
- * before. Call only when no orchestrator of this project is alive.
+ * before. Returns once each is gone (see {@linkcode LEFTOVER_EXIT_WAIT_MS}). Call only when no
+ * orchestrator of this project is alive.
  */
 export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
   const ended: EndedAgent[] = [];
@@ -39,7 +40,26 @@ export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
     killLeftover(file.pid);
     ended.push({ session: file.session, taskId: file.task_id, pid: file.pid });
   }
+  await untilGone(ended.map((a) => a.pid));
   return ended;
+}
+
+/**
+ * How long a start waits for the agents it ended to be gone. A SIGKILLed process still needs
+ * the CPU once to exit, and on a loaded machine (or at a low priority) that can take seconds;
+ * the run starts only after, so nothing of the dead run is still alive beside the new one. A
+ * process stuck in the kernel past this (a hung network file system) is left dying: it can no
+ * longer run any code of its own.
+ */
+const LEFTOVER_EXIT_WAIT_MS = 30_000;
+
+async function untilGone(pids: number[]): Promise<void> {
+  const giveUp = performance.now() + LEFTOVER_EXIT_WAIT_MS;
+  let left = pids.filter(processAlive);
+  while (left.length > 0 && performance.now() < giveUp) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    left = left.filter(processAlive);
+  }
 }
 
 /** A fresh run starts with an empty task log: the previous run's log is moved under its run. */
