@@ -1,4 +1,5 @@
-// Where a 32-byte key goes in an open-addressing table (DigestTable's slots). Keys come from
+// Where a key goes in an open-addressing table: a 32-byte digest (DigestTable's slots) or a
+// 52-bit hash prefix (the pack facts' sibling groups). Keys come from
 // files an attacker may have written (a forged pack's member names, a log's parent hashes), so
 // they need not be uniform: any fixed function of their bytes (their first four bytes, say)
 // lets 100 000 chosen keys share one slot, and every lookup then walks them all. The slot is
@@ -36,8 +37,34 @@ export function slotOf(mix: Int32Array, key: Uint8Array, from: number, slots: nu
     a = (a + Math.imul(mix[1 + c], chunk)) | 0;
     b = (b + Math.imul(mix[CHUNKS + 2 + c], chunk)) | 0;
   }
-  // The two top halves as one 32-bit number, scaled onto the slots: exact, since
-  // 2^32 × slots stays below 2^53.
+  return scaled(a, b, slots);
+}
+
+/**
+ * The slot in [0, `slots`) of a whole number in 0..2^52-1 (a 13-hex-digit hash prefix), under
+ * `mix`: the same hashing over the number's four 16-bit chunks.
+ *
+ * @example
+ * ```ts
+ * import { randomSlotMix, slotOfPrefix } from "./_digest_slot.ts";
+ * const slot = slotOfPrefix(randomSlotMix(), 2 ** 52 - 1, 1000);
+ * if (!(slot >= 0 && slot < 1000)) throw new Error("out of range");
+ * ```
+ */
+export function slotOfPrefix(mix: Int32Array, key: number, slots: number): number {
+  const lo = key % 0x100000000;
+  const hi = (key - lo) / 0x100000000;
+  const c0 = lo & 0xffff, c1 = lo >>> 16, c2 = hi & 0xffff, c3 = hi >>> 16;
+  // The sums stay exact in doubles before `| 0` takes them modulo 2^32.
+  const a = (mix[0] + Math.imul(mix[1], c0) + Math.imul(mix[2], c1) + Math.imul(mix[3], c2) +
+    Math.imul(mix[4], c3)) | 0;
+  const b = (mix[CHUNKS + 1] + Math.imul(mix[CHUNKS + 2], c0) + Math.imul(mix[CHUNKS + 3], c1) +
+    Math.imul(mix[CHUNKS + 4], c2) + Math.imul(mix[CHUNKS + 5], c3)) | 0;
+  return scaled(a, b, slots);
+}
+
+/** The two sums' top halves as one 32-bit number, scaled onto the slots (exact: < 2^53). */
+function scaled(a: number, b: number, slots: number): number {
   const mixed = (a >>> 16) * 65536 + (b >>> 16);
   return Math.floor(mixed * slots / 4294967296);
 }

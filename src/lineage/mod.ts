@@ -26,6 +26,7 @@ export {
   type ParsedAgentCard,
   renderAgentCard,
 } from "./card.ts";
+export { randomSlotMix, slotOfPrefix } from "./_digest_slot.ts";
 export { digestInto, DigestTable, digestText } from "./digest_table.ts";
 export {
   type ArtefactKind,

@@ -400,9 +400,10 @@ export class Git {
 
   /**
    * Stages everything in `cwd` and commits; true when a commit was made, false when the tree
-   * was clean. The run's commit: it goes on by branch name, so the new commit's id is not read
-   * ({@linkcode Git.commitAll} does: one git process more), and git's auto maintenance is left
-   * to {@linkcode Git.maintainAuto}, which the merge queue runs every few merges.
+   * was clean. The run's commit: git's auto maintenance is left to {@linkcode Git.maintainAuto},
+   * which the merge queue runs every few merges. The new commit's id is not read here: the
+   * completion reads the branch's commit itself (clean tree or not) and pins it for the gates
+   * and the merge.
    */
   commitChanges(cwd: string, message: string, author?: GitIdentity): Promise<boolean> {
     return this.#commit(cwd, message, author, false);

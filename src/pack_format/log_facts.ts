@@ -2,7 +2,7 @@
 // the verifier recomputes from `lineage-log.jsonl`, so a manifest cannot claim figures its own
 // log does not support. Pure and incremental (entries are fed in log order).
 import { canonicalBytes, type JsonObject, type JsonValue } from "../canonical/mod.ts";
-import type { LineageEntry } from "../lineage/mod.ts";
+import { type LineageEntry, randomSlotMix, slotOfPrefix } from "../lineage/mod.ts";
 import { isoOfNs } from "./period.ts";
 
 /** What one agent identity did in the window. */
@@ -61,7 +61,7 @@ const MAX_PREFIX = 2 ** 52 - 1;
  * (`parseInt`'s NaN or a negative value from an odd hash) in a Map, so every key has one home.
  */
 class PrefixGroups {
-  readonly #mix = crypto.getRandomValues(new Int32Array(10));
+  readonly #mix = randomSlotMix();
   #keys: Float64Array;
   #used: Uint8Array;
   #size = 0;
@@ -86,19 +86,9 @@ class PrefixGroups {
   /** The slot of `key` (one this table holds), or -1 - the free slot where it would go. */
   find(key: number): number {
     const n = this.#used.length;
-    const lo = key % 0x100000000;
-    const hi = (key - lo) / 0x100000000;
     // A log's parent hashes may be chosen to collide under any fixed mix (every lookup would
-    // then walk them all), so the slot is keyed by multipliers random to this table: the
-    // 52 bits' four 16-bit chunks hashed multilinearly twice, top halves kept (as
-    // src/lineage/_digest_slot.ts does for whole digests). The sums stay exact in doubles.
-    const m = this.#mix;
-    const c0 = lo & 0xffff, c1 = lo >>> 16, c2 = hi & 0xffff, c3 = hi >>> 16;
-    const a = (m[0] + Math.imul(m[1], c0) + Math.imul(m[2], c1) + Math.imul(m[3], c2) +
-      Math.imul(m[4], c3)) | 0;
-    const b = (m[5] + Math.imul(m[6], c0) + Math.imul(m[7], c1) + Math.imul(m[8], c2) +
-      Math.imul(m[9], c3)) | 0;
-    let i = Math.floor(((a >>> 16) * 65536 + (b >>> 16)) * n / 4294967296);
+    // then walk them all): the slot is keyed by multipliers random to this table.
+    let i = slotOfPrefix(this.#mix, key, n);
     for (;;) {
       if (this.#used[i] === 0) return -1 - i;
       if (this.#keys[i] === key) return i;

@@ -2,7 +2,7 @@
 // log's parent hashes need not be uniform, and keys that share a slot make every lookup walk
 // them all (a verifier that runs for hours on a crafted 100k-entry pack).
 import assert from "node:assert/strict";
-import { randomSlotMix, slotOf } from "../../src/lineage/_digest_slot.ts";
+import { randomSlotMix, slotOf, slotOfPrefix } from "../../src/lineage/_digest_slot.ts";
 import { DigestTable, digestText } from "../../src/lineage/digest_table.ts";
 
 const KEYS = 40_000;
@@ -74,4 +74,30 @@ Deno.test("digest table: crafted keys are all found, with their values, and stra
   const values = new Set<number>();
   for (const e of table.entries()) values.add(e.value);
   assert.equal(values.size, KEYS);
+});
+
+Deno.test("prefix slots: 52-bit prefixes alike in all but one 16-bit chunk spread like random ones", () => {
+  for (const shift of [0, 16, 32, 36]) {
+    const mix = randomSlotMix();
+    const used = new Uint8Array(SLOTS);
+    let longest = 0;
+    for (let k = 0; k < KEYS; k++) {
+      // 0xabcdabcdabcd everywhere but the chunk at `shift`, which counts k (arithmetic, not
+      // bitwise: these numbers pass 32 bits).
+      const base = 0xabcdabcdabcd;
+      const chunk = Math.floor(base / 2 ** shift) % 65536;
+      const key = base + (k - chunk) * 2 ** shift;
+      assert.ok(Number.isSafeInteger(key) && key >= 0 && key < 2 ** 52, `${key}`);
+      let i = slotOfPrefix(mix, key, SLOTS);
+      assert.ok(i >= 0 && i < SLOTS);
+      let run = 1;
+      while (used[i] === 1) {
+        i = (i + 1) % SLOTS;
+        run++;
+      }
+      used[i] = 1;
+      longest = Math.max(longest, run);
+    }
+    assert.ok(longest < 2_000, `prefixes differing at bit ${shift}: a probe of ${longest} slots`);
+  }
 });
