@@ -3,6 +3,7 @@
 
 import type { EnvReader } from "./env.ts";
 import { SpawnError } from "./errors.ts";
+import { procStatTable } from "./proc_stat.ts";
 
 /** Options for {@linkcode runProcess} and {@linkcode spawnProcess}. */
 export interface ProcessOptions {
@@ -108,21 +109,9 @@ function stopGroupOrChild(pid: number, signal: Deno.Signal): void {
 /** The live members of process group `pgid` other than its leader, read from /proc. */
 function groupMembersButLeader(pgid: number): number[] {
   const out: number[] = [];
-  try {
-    for (const entry of Deno.readDirSync("/proc")) {
-      if (!/^\d+$/.test(entry.name) || Number(entry.name) === pgid) continue;
-      let stat: string;
-      try {
-        stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      } catch {
-        continue; // gone meanwhile
-      }
-      // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z" && Number(fields[2]) === pgid) out.push(Number(entry.name));
-    }
-  } catch {
-    // No /proc: the caller falls back to signalling the group.
+  // No /proc to ask: the caller falls back to signalling the group.
+  for (const [pid, stat] of procStatTable() ?? []) {
+    if (pid !== pgid && stat.state !== "Z" && stat.pgrp === pgid) out.push(pid);
   }
   return out;
 }

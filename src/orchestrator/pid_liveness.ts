@@ -1,6 +1,7 @@
 // Whether a pid is still the process that was started: the kernel's start time, recorded for
 // each agent, tells a live agent from a pid the system has since given to another process, and
 // a liveness probe that does not count a zombie as alive.
+import { procStat } from "../io/mod.ts";
 
 /**
  * The kernel's start time of a process (Linux: field 22 of `/proc/<pid>/stat`, clock ticks
@@ -8,14 +9,7 @@
  * is still that agent from a pid the system has since given to another process.
  */
 export function processStartTime(pid: number): string | null {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
+  return procStat(pid)?.startTime ?? null;
 }
 
 /**
@@ -28,10 +22,7 @@ export function processAlive(pid: number): boolean {
   } catch {
     return false;
   }
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true; // no /proc: the signal probe is all there is
-  }
+  const stat = procStat(pid);
+  if (stat === null) return false; // exited between the probe and the read
+  return stat === undefined || stat.state !== "Z"; // no /proc: the signal probe is all there is
 }

@@ -56,8 +56,13 @@ const LEFTOVER_EXIT_WAIT_MS = 30_000;
 async function untilGone(pids: number[]): Promise<void> {
   const giveUp = performance.now() + LEFTOVER_EXIT_WAIT_MS;
   let left = pids.filter(processAlive);
-  while (left.length > 0 && performance.now() < giveUp) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
+  // Each look may start a cat(1) (see processAlive): back off rather than poll at 10 ms.
+  for (
+    let pause = 10;
+    left.length > 0 && performance.now() < giveUp;
+    pause = Math.min(pause * 2, 250)
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, pause));
     left = left.filter(processAlive);
   }
 }

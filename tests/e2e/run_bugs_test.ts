@@ -76,15 +76,24 @@ ${
   });
 });
 
+/** A running agent session recorded in `.sdd/runtime/sessions/`. */
+interface RunningSession {
+  session: string;
+  pid: number;
+  pid_start: string | null;
+}
+
 /** The running agent sessions recorded in `.sdd/runtime/sessions/`. */
-async function runningSessions(dir: string): Promise<{ session: string; pid: number }[]> {
-  const out: { session: string; pid: number }[] = [];
+async function runningSessions(dir: string): Promise<RunningSession[]> {
+  const out: RunningSession[] = [];
   try {
     for await (const e of Deno.readDir(join(dir, ".sdd", "runtime", "sessions"))) {
       const file = JSON.parse(
         await Deno.readTextFile(join(dir, ".sdd", "runtime", "sessions", e.name)),
       );
-      if (file.state === "running") out.push({ session: file.session, pid: file.pid });
+      if (file.state === "running") {
+        out.push({ session: file.session, pid: file.pid, pid_start: file.pid_start ?? null });
+      }
     }
   } catch {
     // Not written yet.
@@ -92,13 +101,28 @@ async function runningSessions(dir: string): Promise<{ session: string; pid: num
   return out;
 }
 
-/** A live process: it exists and is not a zombie (an ended agent whose parent died). */
-function alive(pid: number): boolean {
+/** The stat line of a process, split after its command name; undefined when it is gone. */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return false;
+    return undefined;
+  }
+}
+
+/** A live process: it exists and is not a zombie (an ended agent whose parent died). */
+function alive(pid: number): boolean {
+  const fields = statFields(pid);
+  return fields !== undefined && fields[0] !== "Z";
+}
+
+/** Ends a process group a failed test would otherwise leave running. */
+function endGroup(pid: number): void {
+  try {
+    Deno.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
   }
 }
 
@@ -126,7 +150,7 @@ ${step("Hang", ["@agent hang"])}
         }\n`,
       );
       const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
-      let sessions: { session: string; pid: number }[] = [];
+      let sessions: RunningSession[] = [];
       const deadline = Date.now() + 60_000;
       // Wait until the agent has said it hangs: it writes nothing after that, so the
       // orchestrator's death cannot end it through a broken pipe.
@@ -143,22 +167,91 @@ ${step("Hang", ["@agent hang"])}
       child.kill("SIGKILL");
       await child.output();
       const [agent] = sessions;
-      strictEqual(alive(agent.pid), true, "the dead run's agent is still running");
-      const next = await bern(dir, ["run", "other.yaml", "--fresh", "--json"]);
-      strictEqual(next.code, 0, next.stderr + next.stdout);
-      strictEqual(alive(agent.pid), false, "ended before the new run started");
-      const warning = eventsOf(next).find((e) =>
-        e.type === "run.warning" && String(e.message).includes("left running by a dead run")
+      try {
+        strictEqual(alive(agent.pid), true, "the dead run's agent is still running");
+        // The orchestrator runs without --allow-all, which Deno asks for any read of /proc:
+        // the start time that identifies the agent must still have been recorded.
+        strictEqual(agent.pid_start, statFields(agent.pid)?.[19], "the agent's start time");
+        const next = await bern(dir, ["run", "other.yaml", "--fresh", "--json"]);
+        strictEqual(next.code, 0, next.stderr + next.stdout);
+        strictEqual(alive(agent.pid), false, `ended before the new run started:\n${next.stdout}`);
+        const warning = eventsOf(next).find((e) =>
+          e.type === "run.warning" && String(e.message).includes("left running by a dead run")
+        );
+        strictEqual(typeof warning?.message, "string");
+        const audit = await bern(dir, [
+          "audit",
+          "show",
+          "--type",
+          "agent.leftover_ended",
+          "--json",
+        ]);
+        const shown = JSON.parse(audit.stdout);
+        deepStrictEqual(
+          shown.records.map((
+            r: { record: { resource_id: string; details: { pid: number } } },
+          ) => [r.record.resource_id, r.record.details.pid]),
+          [[agent.session, agent.pid]],
+        );
+      } finally {
+        endGroup(agent.pid);
+      }
+    });
+  },
+});
+
+Deno.test({
+  name: "a recorded agent whose pid now belongs to another process is not signalled",
+  ignore: Deno.build.os !== "linux", // start times come from /proc
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      await prepareRepo(
+        dir,
+        `cli: scripted\nstages:\n  - name: s\n    steps:\n${
+          step("Quick", ["@agent write q.txt q"])
+        }\n`,
+        { isolation: "none" },
       );
-      strictEqual(typeof warning?.message, "string");
-      const audit = await bern(dir, ["audit", "show", "--type", "agent.leftover_ended", "--json"]);
-      const shown = JSON.parse(audit.stdout);
-      deepStrictEqual(
-        shown.records.map((
-          r: { record: { resource_id: string; details: { pid: number } } },
-        ) => [r.record.resource_id, r.record.details.pid]),
-        [[agent.session, agent.pid]],
-      );
+      // A process group of someone else's that now has the pid a dead run recorded.
+      const stranger = new Deno.Command("sleep", {
+        args: ["600"],
+        stdout: "null",
+        stderr: "null",
+        detached: true,
+      }).spawn();
+      try {
+        const sessions = join(dir, ".sdd", "runtime", "sessions");
+        await Deno.mkdir(sessions, { recursive: true });
+        const start = Number(statFields(stranger.pid)?.[19]);
+        await Deno.writeTextFile(
+          join(sessions, "1.1-old-0001.json"),
+          JSON.stringify({
+            session: "1.1-old-0001",
+            task_id: "1.1-old",
+            adapter: "scripted",
+            model: null,
+            agent_id: "scripted:old",
+            worktree: join(dir, "gone"),
+            branch: "bernstein/old",
+            base_sha: "0".repeat(40),
+            pid: stranger.pid,
+            pid_start: String(start - 1), // the agent that had this pid started earlier
+            started_at: "2026-01-01T00:00:00.000Z",
+            state: "running",
+            attachment_digests: [],
+          }),
+        );
+        const run = await bern(dir, ["run", "plan.yaml", "--fresh", "--json"]);
+        strictEqual(run.code, 0, run.stderr + run.stdout);
+        strictEqual(alive(stranger.pid), true, "the stranger was signalled");
+        const ended = eventsOf(run).filter((e) =>
+          e.type === "run.warning" && String(e.message).includes("left running by a dead run")
+        );
+        deepStrictEqual(ended, []);
+      } finally {
+        endGroup(stranger.pid);
+        await stranger.status;
+      }
     });
   },
 });
