@@ -36,6 +36,22 @@ export function sha256Stream(): Sha256Stream {
   return stream;
 }
 
+/**
+ * Lowercase hex id git gives an object: the SHA-1 (SHA-256 in a `sha256` repository) of
+ * `<type> <size>\0` followed by the content. Lets a reader check that bytes git handed over are
+ * the object it named.
+ */
+export function gitObjectIdHex(
+  type: string,
+  content: Uint8Array,
+  algorithm: "sha1" | "sha256",
+): string {
+  return createHash(algorithm)
+    .update(`${type} ${content.length}\0`)
+    .update(content)
+    .digest("hex");
+}
+
 /** HMAC-SHA256(key, data). */
 export function hmacSha256(key: Uint8Array, data: Uint8Array): Uint8Array {
   return new Uint8Array(createHmac("sha256", key).update(data).digest());

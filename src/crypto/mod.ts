@@ -50,6 +50,7 @@ export {
 } from "./checkpoint_check.ts";
 export { JwsFormatError } from "./errors.ts";
 export {
+  gitObjectIdHex,
   hkdfSha256,
   hmacSha256,
   hmacSha256Hex,

@@ -12,6 +12,7 @@ import {
   type ProcessResult,
   runProcess,
 } from "../io/mod.ts";
+import { batchName, GitObjectBatch } from "./_git_objects.ts";
 
 /** A git command failed. */
 export class GitError extends BernsteinError {
@@ -151,6 +152,8 @@ export class Git {
   readonly #transport: string[];
   /** The repository config's bytes git last listed, and its listing (`repoConfigPaths`). */
   #configSeen: { bytes: Uint8Array; listing: string } | undefined;
+  /** The run-long object reader, while open (`openObjectBatch`). */
+  #objects: GitObjectBatch | undefined;
 
   constructor(root: string, options: GitOptions) {
     this.root = root;
@@ -199,6 +202,45 @@ export class Git {
       );
     }
     return result;
+  }
+
+  /**
+   * From now on blobs at a commit and commits' bytes are read through one `git cat-file --batch`
+   * (started at the first read) instead of a git process per read, until
+   * {@linkcode Git.closeObjectBatch}. The batch answers only an object of the type asked for
+   * whose bytes hash to its id, named by a full commit id; every other read, and every read it
+   * cannot answer, runs the per-call command as before. A run opens it for its gates and merges.
+   */
+  openObjectBatch(): void {
+    this.#objects ??= new GitObjectBatch(() => {
+      const argv = this.argv(["cat-file", "--batch"]);
+      return new Deno.Command(argv[0], {
+        args: argv.slice(1),
+        cwd: this.root,
+        env: this.#env,
+        clearEnv: true,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+    }, this.#timeoutMs);
+  }
+
+  /** Ends the object batch (waits for its reads and its process); per-call reads from now on. */
+  async closeObjectBatch(): Promise<void> {
+    const objects = this.#objects;
+    this.#objects = undefined;
+    await objects?.close();
+  }
+
+  /** `commit` or `commit:path` from the object batch, if open and able to answer (see above). */
+  async #fromBatch(
+    type: "blob" | "commit",
+    commit: string,
+    path?: string,
+  ): Promise<Uint8Array | undefined> {
+    const name = this.#objects === undefined ? undefined : batchName(commit, path);
+    return name === undefined ? undefined : await this.#objects?.read(name, type);
   }
 
   /**
@@ -471,13 +513,17 @@ export class Git {
     const shas = (await this.text(["rev-list", `${base}..${head}`])).split("\n").filter(Boolean);
     const out: { sha: string; bytes: Uint8Array }[] = [];
     for (const sha of shas) {
-      out.push({ sha, bytes: (await this.run(["cat-file", "commit", sha])).stdout });
+      const bytes = await this.#fromBatch("commit", sha) ??
+        (await this.run(["cat-file", "commit", sha])).stdout;
+      out.push({ sha, bytes });
     }
     return out;
   }
 
   /** The bytes of `path` at `ref`, or undefined when it is not there. */
   async readBlob(ref: string, path: string): Promise<Uint8Array | undefined> {
+    const batched = await this.#fromBatch("blob", ref, path);
+    if (batched !== undefined) return batched;
     const r = await this.run(["show", `${ref}:${path}`], { allowFailure: true });
     return r.code === 0 ? r.stdout : undefined;
   }
@@ -537,7 +583,8 @@ export class Git {
 
   /** The bytes of `path` at `ref`. */
   async showFile(ref: string, path: string): Promise<Uint8Array> {
-    return (await this.run(["show", `${ref}:${path}`])).stdout;
+    return await this.#fromBatch("blob", ref, path) ??
+      (await this.run(["show", `${ref}:${path}`])).stdout;
   }
 
   /**

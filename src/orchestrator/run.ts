@@ -617,6 +617,8 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     warn: (message) => runDeps.reporter.event({ type: "run.warning", message }),
   });
   let isolation: RunIsolation | undefined;
+  // The gates' and merges' object reads go through one git process for the whole run.
+  plan.git.openObjectBatch();
   try {
     recorder = new Recorder({
       audit: stores.audit,
@@ -752,6 +754,7 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     feed.end();
     await workers?.close().catch(() => {});
     await isolation?.close();
+    await plan.git.closeObjectBatch();
     await stores.close();
   }
 }
