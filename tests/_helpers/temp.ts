@@ -1,13 +1,32 @@
 // Temporary directories and git repositories for tests.
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
-/** Creates a temp dir, runs `fn`, removes the dir. */
+/**
+ * Creates a temp dir, runs `fn`, removes the dir and what the test kept beside it: files and
+ * folders named after it (`<dir>.audit.key`, `<dir>.keys/`, `<dir>-auth.token` …), which tests
+ * put outside the project on purpose (keys and tokens an agent must not reach).
+ */
 export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bernstein-test-" }));
   try {
     return await fn(dir);
   } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    await removeWithSiblings(dir);
+  }
+}
+
+/**
+ * Removes `dir` and every entry of its parent named `<name of dir>.…` or `<name of dir>-…`. The
+ * name ends in random characters (Deno.makeTempDir), so nothing of another test matches.
+ */
+export async function removeWithSiblings(dir: string): Promise<void> {
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  const parent = dirname(dir);
+  const name = basename(dir);
+  for await (const entry of Deno.readDir(parent)) {
+    if (entry.name.startsWith(`${name}.`) || entry.name.startsWith(`${name}-`)) {
+      await Deno.remove(join(parent, entry.name), { recursive: true }).catch(() => {});
+    }
   }
 }
 

@@ -51,10 +51,14 @@ export async function prepareRepo(
   return dir;
 }
 
-/** Environment of a test run: its own audit key, nothing from the developer's home. */
+/**
+ * Environment of a test run: its own audit key, nothing from the developer's home. The key (and
+ * the operator token bernstein keeps beside it, `projects/<id>/auth.token`) lies outside the
+ * project in `<dir>.keys/`, which withTempDir removes with the dir.
+ */
 export function runEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    BERNSTEIN_AUDIT_KEY_PATH: join(dir, "..", `${dir.split("/").pop()}.audit.key`),
+    BERNSTEIN_AUDIT_KEY_PATH: join(dir, "..", `${dir.split("/").pop()}.keys`, "audit.key"),
     ...extra,
   };
 }
