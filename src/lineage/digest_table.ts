@@ -18,11 +18,21 @@ for (let i = 0; i < 16; i++) HEX_VALUE["0123456789abcdef".charCodeAt(i)] = i;
 /** Writes the 32 digest bytes of `sha256:<hex>` into `out`; false when malformed. */
 export function digestInto(hash: string, out: Uint8Array, at = 0): boolean {
   if (hash.length !== 71 || !hash.startsWith("sha256:")) return false;
+  return hexDigestInto(hash, 7, out, at);
+}
+
+/**
+ * Writes the 32 bytes that the 64 lowercase hex digits at `from` in `text` spell into `out` at
+ * `at`; false when any of them is not one (`out` then holds garbage). For digests inside a
+ * longer text (a signature member's name), without cutting a string out of it.
+ */
+export function hexDigestInto(text: string, from: number, out: Uint8Array, at = 0): boolean {
+  if (from < 0 || text.length < from + 2 * DIGEST_BYTES) return false;
   let bad = 0; // negative once a non-digit is seen
   let codes = 0; // ≥ 128 once a non-ASCII char is seen (it masks onto a digit below)
   for (let i = 0; i < DIGEST_BYTES; i++) {
-    const a = hash.charCodeAt(7 + 2 * i);
-    const b = hash.charCodeAt(8 + 2 * i);
+    const a = text.charCodeAt(from + 2 * i);
+    const b = text.charCodeAt(from + 1 + 2 * i);
     const hi = HEX_VALUE[a & 127];
     const lo = HEX_VALUE[b & 127];
     bad |= hi | lo;

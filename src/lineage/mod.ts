@@ -27,7 +27,7 @@ export {
   renderAgentCard,
 } from "./card.ts";
 export { randomSlotMix, slotOfPrefix } from "./_digest_slot.ts";
-export { digestInto, DigestTable, digestText } from "./digest_table.ts";
+export { digestInto, DigestTable, digestText, hexDigestInto } from "./digest_table.ts";
 export {
   type ArtefactKind,
   computeOperatorHmac,

@@ -2,6 +2,7 @@
 // and how the per-entry, per-card, per-attestation and per-attachment names are made and read
 // back. Shared by the builder (src/compliance), which names members, and the verifier, which
 // refuses any name no pack holds. Pure.
+import { hexDigestInto } from "../lineage/mod.ts";
 
 /** `fleet-events.jsonl`: the window's fleet events (FORMATS.md §5 and §12), when it has any. */
 export const PACK_FLEET_MEMBER = "fleet-events.jsonl";
@@ -125,6 +126,16 @@ export function signatureMemberName(entryHash: string): string {
 /** The entry hash (`sha256:` hex) a signature member name is for, or undefined when it is none. */
 export function signatureMemberHash(name: string): string | undefined {
   return isSignatureMember(name) ? `sha256:${name.slice(11, 75)}` : undefined;
+}
+
+/**
+ * Writes the entry digest a signature member name is for (its 32 bytes) into `out` at `at`;
+ * false, leaving `out` undefined, when the name is no signature member. The same names as
+ * {@linkcode signatureMemberHash}, with no string made: a pack has a member per entry.
+ */
+export function signatureMemberDigestInto(name: string, out: Uint8Array, at = 0): boolean {
+  return name.length === 79 && name.startsWith("signatures/") && name.endsWith(".jws") &&
+    hexDigestInto(name, 11, out, at);
 }
 
 /** A name segment safe in a member name: every character outside `[A-Za-z0-9._-]` → `_`. */

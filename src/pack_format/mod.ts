@@ -50,6 +50,7 @@ export {
   PACK_MEMBERS,
   type PackMemberKind,
   packMemberKind,
+  signatureMemberDigestInto,
   signatureMemberHash,
   signatureMemberName,
 } from "./members.ts";

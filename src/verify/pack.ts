@@ -47,7 +47,7 @@ import {
   type PackMemberKind,
   packMemberKind,
   parsePackManifest,
-  signatureMemberHash,
+  signatureMemberDigestInto,
   signatureMemberName,
 } from "../pack_format/mod.ts";
 import { PACK_LIMITS, packZipLimits } from "./pack_limits.ts";
@@ -466,8 +466,9 @@ async function checkMembers(
       const stored = contents.signatures.add(m.name, bytes);
       if (bytes === undefined || listing === undefined || listing.isListed[i] === 0) continue;
       if (stored >= 0) {
-        pendingHashes.set([i, stored, verdict.errors.length], pending);
-        pending += 3;
+        pendingHashes[pending++] = i;
+        pendingHashes[pending++] = stored;
+        pendingHashes[pending++] = verdict.errors.length;
         continue;
       }
       // Pure JS: a native hash per member leaves ~30 MB of native objects for the next major
@@ -876,6 +877,7 @@ class SignatureStore {
   #bytes: Uint8Array;
   #end = 0;
   #names: { at: Int32Array; keys: Uint8Array } | undefined;
+  #digest = new Uint8Array(32);
 
   /** `expected` members of `bytes` declared bytes in all (a member larger than declared fails). */
   constructor(expected: number, bytes: number) {
@@ -891,8 +893,9 @@ class SignatureStore {
   add(name: string, bytes: Uint8Array | undefined): number {
     const i = this.#count;
     if (i >= this.#offsets.length) return -1; // cannot happen: `expected` counted every member
-    const hash = signatureMemberHash(name);
-    if (hash === undefined || !this.#index.set(hash, i)) return -1;
+    // The name's digest goes straight into the index (no `sha256:` string per member).
+    if (!signatureMemberDigestInto(name, this.#digest)) return -1;
+    this.#index.setDigest(this.#digest, 0, i);
     this.#count++;
     if (bytes === undefined) {
       this.#lengths[i] = -1;

@@ -20,11 +20,12 @@ import {
   packMemberKind,
   packWindow,
   parsePackManifest,
+  signatureMemberDigestInto,
   signatureMemberHash,
   signatureMemberName,
   utcDay,
 } from "../../src/pack_format/mod.ts";
-import { kidForPublicKey } from "../../src/lineage/mod.ts";
+import { digestText, kidForPublicKey } from "../../src/lineage/mod.ts";
 import { parseDetachedJws } from "../../src/crypto/mod.ts";
 
 Deno.test("member names map to their kinds; anything else is unknown", () => {
@@ -223,6 +224,48 @@ Deno.test("a signature member name reads back to its entry hash; other names to 
       PACK_MEMBERS.manifestSignature,
     ]
   ) strictEqual(signatureMemberHash(name), undefined, name);
+});
+
+Deno.test("a signature member name's digest is read in place exactly when its hash reads back", () => {
+  // Every one-character change of a member name, at every position, to characters around the
+  // hex ranges (upper case, neighbours of 0-9 and a-f, non-ASCII that masks onto a digit, the
+  // separators), plus cut, padded and look-alike names: the in-place reader (the verifier's
+  // signature store) accepts a name exactly when signatureMemberHash does, with its digest.
+  const good = signatureMemberName("sha256:" + "0123456789abcdef".repeat(4));
+  const swaps = [
+    "0",
+    "9",
+    "a",
+    "f",
+    "A",
+    "F",
+    "g",
+    "/",
+    ":",
+    "`",
+    "@",
+    ".",
+    "\u0130",
+    "\u0561",
+    "\uff10",
+  ];
+  const names = [good, good.slice(0, -1), good + "s", "x" + good, good.replace(".jws", ".JWS")];
+  for (let i = 0; i < good.length; i++) {
+    for (const c of swaps) names.push(good.slice(0, i) + c + good.slice(i + 1));
+  }
+  const out = new Uint8Array(40);
+  let accepted = 0;
+  for (const name of names) {
+    const hash = signatureMemberHash(name);
+    const read = signatureMemberDigestInto(name, out, 8);
+    strictEqual(read, hash !== undefined, name);
+    if (read) {
+      accepted++;
+      strictEqual(digestText(out, 8), hash, name);
+    }
+  }
+  // The good name and the swaps to other lowercase hex digits inside the hex part.
+  strictEqual(accepted > 64, true);
 });
 
 Deno.test("the manifest and its signature are the members input_hashes never lists", () => {
