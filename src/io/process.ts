@@ -288,16 +288,17 @@ class SupervisedChild {
   async terminate(graceMs = this.#options.killGraceMs ?? 2000): Promise<void> {
     if (this.#exited) return;
     const pid = this.#pid;
+    // Through setsid(1) the group exists only once setsid has run: before that, the child.
+    const stop = this.#setsid ? stopGroupOrChild : killGroup;
     if (this.#options.leaderLast) {
       killMembers(pid, "SIGTERM");
       await this.#exitOrAfter(graceMs);
       if (this.#exited) return;
       killMembers(pid, "SIGKILL");
       await this.#exitOrAfter(LEADER_EXIT_MS);
-      if (!this.#exited) killGroup(pid, "SIGKILL");
+      if (!this.#exited) stop(pid, "SIGKILL");
       return;
     }
-    const stop = this.#setsid ? stopGroupOrChild : killGroup;
     stop(pid, "SIGTERM");
     await this.#exitOrAfter(graceMs);
     if (!this.#exited) stop(pid, "SIGKILL");

@@ -189,6 +189,8 @@ export interface WrappedInvocation {
   release?: () => Promise<void>;
   /** The first process supervises the rest (bwrap): stop its group leader last. */
   leaderLast?: boolean;
+  /** How the first process gets its own group (`ProcessOptions.group`; default `"detach"`). */
+  group?: "detach" | "setsid";
 }
 
 /**
@@ -347,6 +349,7 @@ async function launchInWorktree(
       timeoutMs: launch.deadlineMs,
       killGraceMs: launch.killGraceMs,
       leaderLast: wrapped.leaderLast,
+      group: wrapped.group,
       onStdout: (chunk) => {
         agent.lastOutputMs = options.now();
         output.stdout(chunk);

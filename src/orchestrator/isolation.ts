@@ -196,6 +196,7 @@ function sandboxSpawnPath(ctx: SandboxContext, extraEgress: readonly string[]): 
         isolation: { ...wrapped.record, requested: ctx.decision.requested },
         release: () => wrapped.channel.close(),
         leaderLast: wrapped.leaderLast,
+        group: wrapped.group,
       };
     },
   };

@@ -131,12 +131,17 @@ Deno.test({
           extraReadOnly: [tools],
         },
       );
+      // The run starts it through setsid(1): bwrap is the executable the probe ran.
+      assert.equal(wrapped.group, "setsid");
+      assert.equal(wrapped.argv[0], decision.executable);
       let result;
       try {
         result = await runProcess(wrapped.argv, {
           cwd: wrapped.cwd,
           env: wrapped.env,
           timeoutMs: 120_000,
+          leaderLast: wrapped.leaderLast,
+          group: wrapped.group,
         });
       } finally {
         await wrapped.channel.close();
@@ -209,7 +214,10 @@ Deno.test({
       ["echo ready; sleep 300", true],
       ["trap '' TERM; echo ready; sleep 300", true],
     ];
-    for (const [script, stop] of cases) {
+    // Started as a run starts an agent (through setsid: the executable is known) and detached.
+    for (
+      const [[script, stop], group] of cases.flatMap((c) => [[c, "setsid"], [c, "detach"]] as const)
+    ) {
       let ready!: () => void;
       const started = new Promise<void>((resolve) => (ready = resolve));
       const argv = bwrapArgv([
@@ -224,6 +232,7 @@ Deno.test({
       const handle = spawnProcess(argv, {
         env: { PATH: "/usr/bin:/bin" },
         leaderLast: true,
+        group,
         onStdout: () => ready(),
       });
       await started;
@@ -234,7 +243,7 @@ Deno.test({
       }
       const result = await handle.done;
       assert.notEqual(result.code, 0);
-      assert.deepEqual(groupProcesses(handle.pid), [], script);
+      assert.deepEqual(groupProcesses(handle.pid), [], `${group}: ${script}`);
     }
   },
 });
