@@ -25,6 +25,16 @@ export function batchName(commit: string, path?: string): string | undefined {
   return `${commit}:${path}`;
 }
 
+/**
+ * The batch's input line for the commit a ref names (`<ref>^{commit}`, as `git rev-parse
+ * --verify` is asked), or undefined for anything but a plain ref name: letters, digits and
+ * `._/+-`, no revision syntax (`^ ~ : @{ ..`), not starting with `-` or `.`.
+ */
+export function batchRefName(ref: string): string | undefined {
+  if (!/^[A-Za-z0-9_+-][A-Za-z0-9._/+-]*$/.test(ref) || ref.includes("..")) return undefined;
+  return `${ref}^{commit}`;
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -62,7 +72,15 @@ export class GitObjectBatch {
    * The object `name` (see {@linkcode batchName}) if it is a `type` whose bytes hash to the id
    * git resolved; undefined otherwise (the caller asks git the old way).
    */
-  read(name: string, type: "blob" | "commit"): Promise<Uint8Array | undefined> {
+  async read(name: string, type: "blob" | "commit"): Promise<Uint8Array | undefined> {
+    return (await this.readObject(name, type))?.bytes;
+  }
+
+  /** Like {@linkcode GitObjectBatch.read}, with the object's id (the hash its bytes were checked against). */
+  readObject(
+    name: string,
+    type: "blob" | "commit",
+  ): Promise<{ id: string; bytes: Uint8Array } | undefined> {
     const next = this.#queue.then(() => this.#readNow(name, type));
     this.#queue = next.catch(() => {});
     return next;
@@ -75,7 +93,10 @@ export class GitObjectBatch {
     await this.#stop();
   }
 
-  async #readNow(name: string, type: string): Promise<Uint8Array | undefined> {
+  async #readNow(
+    name: string,
+    type: string,
+  ): Promise<{ id: string; bytes: Uint8Array } | undefined> {
     if (this.#broken || this.#closed || /[\n\r\0]/.test(name)) return undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<"late">((resolve) => {
@@ -87,7 +108,7 @@ export class GitObjectBatch {
       if (answer === undefined || answer.type !== type) return undefined;
       const algorithm = answer.id.length === 40 ? "sha1" : "sha256";
       return gitObjectIdHex(answer.type, answer.bytes, algorithm) === answer.id
-        ? answer.bytes
+        ? { id: answer.id, bytes: answer.bytes }
         : undefined;
     } catch {
       // Out of step with the process (or it is gone): the per-call commands answer from now on.

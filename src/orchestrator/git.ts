@@ -12,7 +12,7 @@ import {
   type ProcessResult,
   runProcess,
 } from "../io/mod.ts";
-import { batchName, GitObjectBatch } from "./_git_objects.ts";
+import { batchName, batchRefName, GitObjectBatch } from "./_git_objects.ts";
 
 /** A git command failed. */
 export class GitError extends BernsteinError {
@@ -308,9 +308,17 @@ export class Git {
       .code === 0;
   }
 
-  /** The commit id a ref points at. */
+  /**
+   * The commit id a ref points at. At the root, with the object batch open, a plain ref name is
+   * resolved there (the same resolution, refs read afresh at each ask; the commit's bytes are
+   * checked against its id); otherwise, or when it cannot answer, by `git rev-parse --verify`.
+   */
   async revParse(ref: string, cwd?: string): Promise<string> {
-    return await this.text(["rev-parse", "--verify", `${ref}^{commit}`], cwd);
+    const name = this.#objects === undefined || (cwd !== undefined && cwd !== this.root)
+      ? undefined
+      : batchRefName(ref);
+    const found = name === undefined ? undefined : await this.#objects?.readObject(name, "commit");
+    return found?.id ?? await this.text(["rev-parse", "--verify", `${ref}^{commit}`], cwd);
   }
 
   /**

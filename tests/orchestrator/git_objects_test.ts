@@ -21,7 +21,7 @@ async function loggingGit(dir: string): Promise<{ env: Record<string, string>; l
   await Deno.mkdir(bin);
   await Deno.writeTextFile(
     join(bin, "git"),
-    `#!/bin/sh\nfor a in "$@"; do case "$a" in show|cat-file|rev-list) echo "$a" >> '${log}';; esac; done\nexec ${
+    `#!/bin/sh\nfor a in "$@"; do case "$a" in show|cat-file|rev-list|rev-parse) echo "$a" >> '${log}';; esac; done\nexec ${
       decoder.decode(real).trim()
     } "$@"\n`,
   );
@@ -205,5 +205,53 @@ Deno.test("the batch keeps its answers in order under concurrent reads, misses i
     }
     // Closed: reads go on per call.
     strictEqual(decoder.decode(await g.showFile(head, "f1.txt")), "file 1\n");
+  });
+});
+
+Deno.test("refs resolve through the batch as git rev-parse resolves them, while they move", async () => {
+  await withTempDir(async (tmp) => {
+    const dir = join(tmp, "repo");
+    await Deno.mkdir(dir);
+    await makeRepo(dir);
+    const { env, log } = await loggingGit(tmp);
+    const plain = new Git(dir, { env: mapEnv(env) });
+    const g = new Git(dir, { env: mapEnv(env) });
+    g.openObjectBatch();
+    const names = ["HEAD", "feature", "main", "refs/heads/feature", "agent/s1", "nope", "HEAD~1"];
+    const answers = async (git: Git) => {
+      const out: string[] = [];
+      for (const n of names) out.push(await git.revParse(n).catch(() => "refused"));
+      return out;
+    };
+    const same = async (when: string) => {
+      const batched = await answers(g);
+      deepStrictEqual(batched, await answers(plain), when);
+    };
+    try {
+      await same("at the start");
+      await git(dir, "commit", "-q", "--allow-empty", "-m", "two");
+      await git(dir, "branch", "agent/s1", "HEAD~1");
+      await same("after a commit and a new branch");
+      await git(dir, "pack-refs", "--all");
+      await same("packed");
+      await git(dir, "commit", "-q", "--allow-empty", "-m", "three");
+      await git(dir, "update-ref", "refs/heads/agent/s1", "HEAD");
+      await same("moved after packing");
+      await git(dir, "update-ref", "-d", "refs/heads/agent/s1");
+      await same("deleted");
+      await git(dir, "checkout", "-q", "main");
+      await same("HEAD on another branch");
+      // A worktree's HEAD is its own: asked of git in that worktree, not of the root's batch.
+      const wt = join(tmp, "wt");
+      await git(dir, "worktree", "add", "-q", "-b", "agent/s2", wt, "feature~1");
+      strictEqual(await g.revParse("HEAD", wt), await plain.revParse("HEAD", wt));
+      strictEqual(await g.revParse("HEAD", wt), (await git(dir, "rev-parse", "feature~1")).trim());
+      await Deno.writeTextFile(log, "");
+      await answers(g);
+      // Plain names came from the batch; the revision syntax and the misses went to rev-parse.
+      deepStrictEqual(await calls(log), ["rev-parse", "rev-parse", "rev-parse"]);
+    } finally {
+      await g.closeObjectBatch();
+    }
   });
 });
