@@ -18,12 +18,31 @@ export interface ProcStat {
 
 /**
  * The stat line of one process: null when there is no such process, undefined where /proc
- * cannot be asked (not Linux, or neither the read nor cat(1) works).
+ * cannot be asked (not Linux, or neither the read nor cat(1) works). Synchronous: where the
+ * direct read is refused it blocks on cat(1) for a few milliseconds — for rare checks; on a
+ * busy path use {@linkcode readProcStat}.
  */
 export function procStat(pid: number): ProcStat | null | undefined {
+  const path = statPath(pid);
+  if (path === undefined) return undefined;
+  const direct = readDirect(path);
+  return statOf(direct === undefined ? catOutput(runSync(CAT_PATHS, [path])) : direct);
+}
+
+/** {@linkcode procStat} without blocking: cat(1), where needed, runs while the caller waits. */
+export async function readProcStat(pid: number): Promise<ProcStat | null | undefined> {
+  const path = statPath(pid);
+  if (path === undefined) return undefined;
+  const direct = readDirect(path);
+  return statOf(direct === undefined ? catOutput(await runAsync(CAT_PATHS, [path])) : direct);
+}
+
+function statPath(pid: number): string | undefined {
   if (Deno.build.os !== "linux" || !Number.isSafeInteger(pid) || pid <= 0) return undefined;
-  const path = `/proc/${pid}/stat`;
-  const text = readDirect(path) ?? readThroughCat(path);
+  return `/proc/${pid}/stat`;
+}
+
+function statOf(text: string | null | undefined): ProcStat | null | undefined {
   if (text === undefined || text === null) return text;
   return parseStatLine(text) ?? undefined;
 }
@@ -33,10 +52,12 @@ export function procStat(pid: number): ProcStat | null | undefined {
  * first field, which a process cannot forge but whose command name it can fill with spaces,
  * parentheses and newlines). Undefined where /proc cannot be asked.
  */
-export function procStatTable(): Map<number, ProcStat> | undefined {
+export async function procStatTable(): Promise<Map<number, ProcStat> | undefined> {
   if (Deno.build.os !== "linux") return undefined;
   const direct = readTableDirect();
-  return direct === undefined ? readTableThroughShell() : direct;
+  if (direct !== undefined) return direct;
+  const out = await runAsync(SH_PATHS, ["-c", TABLE_SCRIPT]);
+  return out === undefined || out.code !== 0 ? undefined : tableOf(out.stdout);
 }
 
 /**
@@ -76,9 +97,8 @@ function readDirect(path: string): string | null | undefined {
 const CAT_PATHS = ["/bin/cat", "/usr/bin/cat"];
 const SH_PATHS = ["/bin/sh", "/usr/bin/sh"];
 
-/** The file's text read by cat(1); null when cat says it is not there; undefined when no cat ran. */
-function readThroughCat(path: string): string | null | undefined {
-  const out = runSync(CAT_PATHS, [path]);
+/** cat(1)'s answer: the file's text; null when cat says it is not there; undefined when none ran. */
+function catOutput(out: Deno.CommandOutput | undefined): string | null | undefined {
   if (out === undefined) return undefined;
   return out.code === 0 ? new TextDecoder().decode(out.stdout) : null;
 }
@@ -112,11 +132,9 @@ function readTableDirect(): Map<number, ProcStat> | undefined {
 const TABLE_SCRIPT = 'for f in /proc/[0-9]*/stat; do IFS= read -r l < "$f" 2>/dev/null && ' +
   `p="\${f#/proc/}" && printf '%s\\t%s\\0' "\${p%/stat}" "$l"; done; exit 0`;
 
-function readTableThroughShell(): Map<number, ProcStat> | undefined {
-  const out = runSync(SH_PATHS, ["-c", TABLE_SCRIPT]);
-  if (out === undefined || out.code !== 0) return undefined;
+function tableOf(stdout: Uint8Array): Map<number, ProcStat> {
   const table = new Map<number, ProcStat>();
-  for (const record of new TextDecoder().decode(out.stdout).split("\0")) {
+  for (const record of new TextDecoder().decode(stdout).split("\0")) {
     const tab = record.indexOf("\t");
     const pid = record.slice(0, tab);
     if (tab < 0 || !/^\d+$/.test(pid)) continue;
@@ -126,18 +144,34 @@ function readTableThroughShell(): Map<number, ProcStat> | undefined {
   return table;
 }
 
-/** Runs the first of `paths` that exists; undefined when none could be started. */
+function command(path: string, args: string[]): Deno.Command {
+  return new Deno.Command(path, {
+    args,
+    env: {},
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  });
+}
+
+/** Runs the first of `paths` that starts; undefined when none could be started. */
 function runSync(paths: string[], args: string[]): Deno.CommandOutput | undefined {
   for (const path of paths) {
     try {
-      return new Deno.Command(path, {
-        args,
-        env: {},
-        clearEnv: true,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-      }).outputSync();
+      return command(path, args).outputSync();
+    } catch {
+      // Not there (or not allowed): try the next.
+    }
+  }
+  return undefined;
+}
+
+/** {@linkcode runSync} without blocking. */
+async function runAsync(paths: string[], args: string[]): Promise<Deno.CommandOutput | undefined> {
+  for (const path of paths) {
+    try {
+      return await command(path, args).output();
     } catch {
       // Not there (or not allowed): try the next.
     }

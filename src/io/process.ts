@@ -107,17 +107,17 @@ function stopGroupOrChild(pid: number, signal: Deno.Signal): void {
 }
 
 /** The live members of process group `pgid` other than its leader, read from /proc. */
-function groupMembersButLeader(pgid: number): number[] {
+async function groupMembersButLeader(pgid: number): Promise<number[]> {
   const out: number[] = [];
   // No /proc to ask: the caller falls back to signalling the group.
-  for (const [pid, stat] of procStatTable() ?? []) {
+  for (const [pid, stat] of await procStatTable() ?? []) {
     if (pid !== pgid && stat.state !== "Z" && stat.pgrp === pgid) out.push(pid);
   }
   return out;
 }
 
-function killMembers(pgid: number, signal: Deno.Signal): void {
-  for (const pid of groupMembersButLeader(pgid)) {
+async function killMembers(pgid: number, signal: Deno.Signal): Promise<void> {
+  for (const pid of await groupMembersButLeader(pgid)) {
     try {
       Deno.kill(pid, signal);
     } catch {
@@ -291,10 +291,10 @@ class SupervisedChild {
     // Through setsid(1) the group exists only once setsid has run: before that, the child.
     const stop = this.#setsid ? stopGroupOrChild : killGroup;
     if (this.#options.leaderLast) {
-      killMembers(pid, "SIGTERM");
+      await killMembers(pid, "SIGTERM");
       await this.#exitOrAfter(graceMs);
       if (this.#exited) return;
-      killMembers(pid, "SIGKILL");
+      await killMembers(pid, "SIGKILL");
       await this.#exitOrAfter(LEADER_EXIT_MS);
       if (!this.#exited) stop(pid, "SIGKILL");
       return;

@@ -299,7 +299,12 @@ export class Dispatcher {
   ): Promise<RunningSession> {
     const { ctx } = this.#deps;
     const running = await this.#markStarted(a, execution, pins);
-    const file = this.#sessionFile(a, execution, attachments);
+    const file = this.#sessionFile(
+      a,
+      execution,
+      attachments,
+      await processStartTime(execution.pid),
+    );
     await saveSessionFile(ctx.sdd, file);
     await this.#recordSpawn(a, execution, file);
     return {
@@ -493,6 +498,7 @@ export class Dispatcher {
     a: Attempt,
     execution: Execution,
     attachments: SpawnAttachments | undefined,
+    pidStart: string | null,
   ): SessionFile {
     return {
       session: a.session,
@@ -505,7 +511,7 @@ export class Dispatcher {
       branch: execution.branch,
       base_sha: execution.baseSha,
       pid: execution.pid,
-      pid_start: processStartTime(execution.pid),
+      pid_start: pidStart,
       started_at: new Date(this.#deps.ctx.clock.nowMs()).toISOString(),
       state: "running",
       attachment_digests: attachments?.digests ?? [],

@@ -1,15 +1,15 @@
 // Whether a pid is still the process that was started: the kernel's start time, recorded for
 // each agent, tells a live agent from a pid the system has since given to another process, and
 // a liveness probe that does not count a zombie as alive.
-import { procStat } from "../io/mod.ts";
+import { procStat, readProcStat } from "../io/mod.ts";
 
 /**
  * The kernel's start time of a process (Linux: field 22 of `/proc/<pid>/stat`, clock ticks
  * since boot), or null where it cannot be read. Recorded for each agent, it tells a pid that
  * is still that agent from a pid the system has since given to another process.
  */
-export function processStartTime(pid: number): string | null {
-  return procStat(pid)?.startTime ?? null;
+export async function processStartTime(pid: number): Promise<string | null> {
+  return (await readProcStat(pid))?.startTime ?? null;
 }
 
 /**

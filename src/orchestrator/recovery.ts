@@ -35,7 +35,7 @@ export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
   const ended: EndedAgent[] = [];
   for (const file of await listSessionFiles(sdd)) {
     if (file.state !== "running" || !processAlive(file.pid)) continue;
-    const now = processStartTime(file.pid);
+    const now = await processStartTime(file.pid);
     if (file.pid_start != null && now !== null && now !== file.pid_start) continue;
     killLeftover(file.pid);
     ended.push({ session: file.session, taskId: file.task_id, pid: file.pid });

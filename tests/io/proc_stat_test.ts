@@ -38,19 +38,25 @@ async function readUnderBernsteinPermissions(
 ): Promise<{
   direct: string;
   stats: Record<string, unknown>;
+  later: Record<string, unknown>;
   table: [number, { state: string; pgrp: number; startTime: string }][];
 }> {
   const script = join(dir, "reader.ts");
   await Deno.writeTextFile(
     script,
-    `import { procStat, procStatTable } from ${
+    `import { procStat, procStatTable, readProcStat } from ${
       JSON.stringify(new URL("src/io/proc_stat.ts", `file://${REPO_ROOT}`).href)
     };
 let direct = "read";
 try { Deno.readTextFileSync("/proc/" + Deno.pid + "/stat"); } catch (e) { direct = (e as Error).name; }
 const stats: Record<string, unknown> = {};
-for (const pid of ${JSON.stringify(pids)}) stats[pid] = procStat(pid) ?? String(procStat(pid));
-console.log(JSON.stringify({ direct, stats, table: [...(procStatTable() ?? [])] }));
+const later: Record<string, unknown> = {};
+for (const pid of ${JSON.stringify(pids)}) {
+  stats[pid] = procStat(pid) ?? String(procStat(pid));
+  const read = await readProcStat(pid);
+  later[pid] = read ?? String(read);
+}
+console.log(JSON.stringify({ direct, stats, later, table: [...((await procStatTable()) ?? [])] }));
 `,
   );
   const out = await new Deno.Command(Deno.execPath(), {
@@ -78,7 +84,9 @@ Deno.test({
         const seen = await readUnderBernsteinPermissions(dir, [live.pid, gone.pid]);
         strictEqual(seen.direct, "NotCapable", "the direct read is refused, so cat was used");
         deepStrictEqual(seen.stats[live.pid], kernelStat(live.pid));
+        deepStrictEqual(seen.later[live.pid], kernelStat(live.pid), "read without blocking");
         strictEqual(seen.stats[gone.pid], "null", "an exited process is not there");
+        strictEqual(seen.later[gone.pid], "null");
         const row = seen.table.find(([pid]) => pid === live.pid);
         deepStrictEqual(row?.[1], kernelStat(live.pid));
       } finally {
