@@ -167,7 +167,9 @@ export class DigestTable {
     const slot = this.#slot(key, from);
     const added = this.#used[slot] === 0;
     if (added) {
-      this.#keys.set(key.subarray(from, from + DIGEST_BYTES), slot * DIGEST_BYTES);
+      // Byte by byte: a subarray to copy from would be an object per key added.
+      const to = slot * DIGEST_BYTES;
+      for (let b = 0; b < DIGEST_BYTES; b++) this.#keys[to + b] = key[from + b];
       this.#used[slot] = 1;
       this.#size++;
     }

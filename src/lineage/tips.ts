@@ -123,7 +123,8 @@ class DigestColumn {
   /** Appends the 32 bytes at the start of `digest`. */
   pushDigest(digest: Uint8Array): void {
     this.#room();
-    this.data.set(digest.subarray(0, 32), this.length * 32);
+    const to = this.length * 32;
+    for (let b = 0; b < 32; b++) this.data[to + b] = digest[b];
     this.length++;
   }
   #room(): void {
@@ -140,6 +141,89 @@ class DigestColumn {
     if (!digestInto(hash, scratch)) return false;
     for (let b = 0; b < 32; b++) if (this.data[i * 32 + b] !== scratch[b]) return false;
     return true;
+  }
+}
+
+/** Open tips an artefact keeps as digests before it keeps them as a Set of their texts. */
+const SMALL_TIPS = 8;
+
+/**
+ * The open tips of one artefact: an insertion-ordered set with the operations of a
+ * `Set<string>` (delete, then add appends; adding a member keeps its place). An artefact's log
+ * is mostly a chain, so it holds one or two tips: up to {@linkcode SMALL_TIPS} are kept as
+ * digests back to back and found by comparing bytes (no string hashed, no hash table churned
+ * by a delete and an add per entry). Past that, or once a hash comes without its digest (a
+ * text that is not `sha256:` + lowercase hex), the tips move, in order, into a `Set` of their
+ * texts for good, so no artefact costs more than a Set per operation, whatever a log holds.
+ */
+class OpenTips {
+  #bytes = new Uint8Array(32);
+  #count = 0;
+  #set: Set<string> | undefined;
+
+  get size(): number {
+    return this.#set === undefined ? this.#count : this.#set.size;
+  }
+
+  /** The tips in order. */
+  list(): string[] {
+    if (this.#set !== undefined) return [...this.#set];
+    return Array.from({ length: this.#count }, (_, i) => digestText(this.#bytes, 32 * i));
+  }
+
+  /**
+   * Removes `text` (`Set.delete`); `digest` holds its 32 bytes at `at`, or is undefined when
+   * `text` is not a digest's text. True when it was a tip.
+   */
+  delete(text: string, digest: Uint8Array | undefined, at: number): boolean {
+    if (this.#set !== undefined) return this.#set.delete(text);
+    // Every tip kept as a digest has a digest's text: a text that is none is not among them.
+    if (digest === undefined) return false;
+    const i = this.#find(digest, at);
+    if (i < 0) return false;
+    this.#bytes.copyWithin(32 * i, 32 * (i + 1), 32 * this.#count);
+    this.#count--;
+    return true;
+  }
+
+  /** Adds `text` at the end unless it is a tip (`Set.add`); `digest` as for `delete`. */
+  add(text: string, digest: Uint8Array | undefined, at: number): void {
+    if (this.#set === undefined && (digest === undefined || this.#count === SMALL_TIPS)) {
+      if (digest !== undefined && this.#find(digest, at) >= 0) return;
+      this.#toSet();
+    }
+    if (this.#set !== undefined) {
+      this.#set.add(text);
+      return;
+    }
+    const d = digest as Uint8Array;
+    if (this.#find(d, at) >= 0) return;
+    if (this.#bytes.length < 32 * (this.#count + 1)) {
+      const grown = new Uint8Array(Math.min(32 * SMALL_TIPS, this.#bytes.length * 2));
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+    }
+    const to = 32 * this.#count;
+    for (let b = 0; b < 32; b++) this.#bytes[to + b] = d[at + b];
+    this.#count++;
+  }
+
+  #find(digest: Uint8Array, at: number): number {
+    const bytes = this.#bytes;
+    for (let i = 0; i < this.#count; i++) {
+      const from = 32 * i;
+      let b = 0;
+      while (b < 32 && bytes[from + b] === digest[at + b]) b++;
+      if (b === 32) return i;
+    }
+    return -1;
+  }
+
+  /** From here on, the tips are the Set of their texts (in the same order). */
+  #toSet(): void {
+    this.#set = new Set(this.list());
+    this.#bytes = new Uint8Array(0);
+    this.#count = 0;
   }
 }
 
@@ -169,7 +253,7 @@ export interface AnalyzedEntry {
 export class LineageAnalyzer {
   #artefactIds = new Map<string, number>();
   #artefactNames: string[] = [];
-  #open: Set<string>[] = [];
+  #open: OpenTips[] = [];
   // Fork groups: one per (artefact, single parent), in typed columns so 100 000 entries cost
   // a few MB. A group is keyed by its parent digest; groups of other artefacts under the same
   // parent are chained through #gNext. The parent is kept only as that key (a fork finds it
@@ -186,6 +270,7 @@ export class LineageAnalyzer {
   // Parents named before they appeared (out-of-order or missing entries), per artefact.
   #namedEarly = new Set<string>();
   #scratch = new Uint8Array(32);
+  #tipScratch = new Uint8Array(32);
 
   /**
    * `expectedEntries`: a hint only (the tables start that large instead of growing to it by
@@ -208,7 +293,7 @@ export class LineageAnalyzer {
       const name = detach(path);
       this.#artefactIds.set(name, id);
       this.#artefactNames.push(name);
-      this.#open.push(new Set());
+      this.#open.push(new OpenTips());
     }
     return id;
   }
@@ -255,12 +340,26 @@ export class LineageAnalyzer {
   add(entry: AnalyzedEntry, digests?: Uint8Array): void {
     const id = this.#artefactId(entry.artefact_path);
     const open = this.#open[id];
-    for (const p of entry.parent_hashes) {
-      if (!open.delete(p)) this.#namedEarly.add(detach(`${id}:${p}`));
+    const parents = entry.parent_hashes;
+    // The tips are compared as digests: the caller's when given (the single parent at 32),
+    // else decoded here; a text that is no digest goes as text (see OpenTips).
+    const given = digests !== undefined && parents.length === 1;
+    for (const p of parents) {
+      const digest = given
+        ? digests
+        : digestInto(p, this.#tipScratch)
+        ? this.#tipScratch
+        : undefined;
+      if (!open.delete(p, digest, given ? 32 : 0)) this.#namedEarly.add(detach(`${id}:${p}`));
     }
     // An entry some earlier entry of its artefact already named as parent is never open.
     if (this.#namedEarly.size === 0 || !this.#namedEarly.has(`${id}:${entry.hash}`)) {
-      open.add(entry.hash);
+      const digest = digests !== undefined
+        ? digests
+        : digestInto(entry.hash, this.#tipScratch)
+        ? this.#tipScratch
+        : undefined;
+      open.add(entry.hash, digest, 0);
     }
     if (entry.parent_hashes.length === 1) {
       this.#addChild(id, entry.parent_hashes[0], entry, digests);
@@ -290,7 +389,7 @@ export class LineageAnalyzer {
   /** Open tips of an artefact, in log order (empty when never seen). */
   openTips(artefactPath: string): string[] {
     const id = this.#artefactIds.get(artefactPath);
-    return id === undefined ? [] : [...this.#open[id]];
+    return id === undefined ? [] : this.#open[id].list();
   }
 
   /** Forks not covered by any merge entry of the same artefact, in order of detection. */
@@ -327,7 +426,7 @@ export class LineageAnalyzer {
     const out: SplitHead[] = [];
     this.#artefactNames.forEach((name, id) => {
       if (this.#open[id].size > 1 && !forked.has(name)) {
-        out.push({ artefact_path: name, open: [...this.#open[id]] });
+        out.push({ artefact_path: name, open: this.#open[id].list() });
       }
     });
     return out;

@@ -318,7 +318,7 @@ export async function runLineageGate(
     if (input.window !== undefined && facts) {
       input.window.onEntry(facts, hash, decoded ? digests : undefined);
     }
-    if (attested.has(hash)) {
+    if (attested.size > 0 && attested.has(hash)) {
       attested.set(hash, { content_hash: entry.content_hash, artefact_path: entry.artefact_path });
     }
     analyzer.add({

@@ -7,6 +7,7 @@
 // (see pack_reuse.ts); pack.ts turns its outcome into the verdict's failures.
 import { sha256Stream } from "../crypto/mod.ts";
 import { type ByteSource, chunksOf, digestInto } from "../lineage/mod.ts";
+import { TextDigestSet } from "./_text_digest_set.ts";
 import {
   csvHeader,
   isoOfNs,
@@ -115,6 +116,7 @@ export async function runWindowPhase(
   const external = input.externalParents;
   const window = period === undefined ? undefined : packWindow(period.since, period.until);
   const referenced = new Set<string>();
+  const externals = new TextDigestSet(external);
   const facts = new LogFactsCollector();
   const csv = new CsvHash();
   const outside: string[] = [];
@@ -154,8 +156,14 @@ export async function runWindowPhase(
             if (digest !== undefined) leaves?.addDigest(digest);
             else leaves?.add(hash);
             facts.add(entry);
-            for (const p of entry.parent_hashes) if (external.has(p)) referenced.add(p);
-            if (external.has(hash)) {
+            const parents = entry.parent_hashes;
+            for (let k = 0; k < parents.length; k++) {
+              const given = digest !== undefined && parents.length === 1;
+              if (externals.has(parents[k], given ? digest : undefined, 32)) {
+                referenced.add(parents[k]);
+              }
+            }
+            if (externals.has(hash, digest, 0)) {
               inline.push({
                 kind: "external parent invalid",
                 message:
@@ -230,7 +238,8 @@ export class DigestList {
   /** Appends the 32 bytes at the start of `digest`. */
   addDigest(digest: Uint8Array): void {
     this.#room();
-    this.#bytes.set(digest.subarray(0, 32), this.count * 32);
+    const to = this.count * 32;
+    for (let b = 0; b < 32; b++) this.#bytes[to + b] = digest[b];
     this.count++;
   }
 

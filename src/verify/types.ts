@@ -196,7 +196,8 @@ export interface GateInput {
 export interface GateWindowConsumer {
   /**
    * An entry's fact fields and its hash, in log order; `digest`, when given, holds the hash's
-   * 32 bytes at its start (a view valid during the call only).
+   * 32 bytes at its start and, for an entry with exactly one parent, that parent's 32 bytes
+   * after them (a view valid during the call only).
    */
   onEntry(entry: FactFields, hash: string, digest?: Uint8Array): void;
   /** The CSV rows of the next entries (the bytes are the callee's to keep). */

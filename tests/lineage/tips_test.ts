@@ -128,3 +128,68 @@ Deno.test("the analyzer finds the same forks, splits and tips when the caller gi
     for (const a of plain.artefacts()) deepStrictEqual(fed.openTips(a), plain.openTips(a));
   }
 });
+
+/** The open-tip rule as a Set of texts per artefact (the analyzer's rule before digests). */
+class SetTips {
+  open = new Map<string, Set<string>>();
+  early = new Set<string>();
+  add(e: { hash: string; artefact_path: string; parent_hashes: readonly string[] }): void {
+    const open = this.open.get(e.artefact_path) ?? new Set<string>();
+    this.open.set(e.artefact_path, open);
+    for (const p of e.parent_hashes) if (!open.delete(p)) this.early.add(`${e.artefact_path}:${p}`);
+    if (!this.early.has(`${e.artefact_path}:${e.hash}`)) open.add(e.hash);
+  }
+}
+
+Deno.test("open tips kept as digests follow the Set rule exactly, past the small limit and with texts that are no digests", () => {
+  const rnd = new SeededRandom(22);
+  const byte = () => rnd.bytes(1)[0];
+  const pick = <T>(xs: readonly T[]): T => xs[byte() % xs.length];
+  const hex = () => Array.from(rnd.bytes(32), (b) => b.toString(16).padStart(2, "0")).join("");
+  let grew = 0;
+  for (let round = 0; round < 40; round++) {
+    // A small pool, so hashes come back: duplicate lines, tips re-opened after they closed,
+    // parents named twice by one entry, a parent of another artefact, odd texts (upper case,
+    // short, a digest's text with a prefix of another case) that must take the text path.
+    const pool = Array.from({ length: 6 + (byte() % 30) }, () => `sha256:${hex()}`);
+    const odd = [
+      `sha256:${"AB".repeat(32)}`,
+      "sha256:abc",
+      `SHA256:${hex()}`,
+      "",
+      `sha256:${hex()}0`,
+    ];
+    const text = () => byte() % 12 === 0 ? pick(odd) : pick(pool);
+    const reference = new SetTips();
+    const plain = new LineageAnalyzer();
+    const fed = new LineageAnalyzer();
+    const digests = new Uint8Array(64);
+    const artefacts = ["a", "b", "c"].slice(0, 1 + (byte() % 3));
+    for (let k = 0; k < 300; k++) {
+      // Bursts of genesis entries push an artefact past the small limit (8 tips).
+      const n = round % 4 === 0 && k < 40 ? 0 : pick([0, 1, 1, 1, 1, 2, 2, 3]);
+      const entry = {
+        hash: text(),
+        artefact_path: pick(artefacts),
+        parent_hashes: Array.from({ length: n }, text),
+        content_hash: h("c"),
+      };
+      reference.add(entry);
+      plain.add(entry);
+      const decoded = digestInto(entry.hash, digests, 0) &&
+        (n !== 1 || digestInto(entry.parent_hashes[0], digests, 32));
+      fed.add(entry, decoded ? digests : undefined);
+      if (k % 25 === 24 || k === 299) {
+        for (const a of artefacts) {
+          const want = [...(reference.open.get(a) ?? [])];
+          grew = Math.max(grew, want.length);
+          deepStrictEqual(plain.openTips(a), want, `round ${round} entry ${k} ${a}`);
+          deepStrictEqual(fed.openTips(a), want, `round ${round} entry ${k} ${a} (digests)`);
+        }
+      }
+    }
+    deepStrictEqual(fed.splitHeads(), plain.splitHeads());
+  }
+  // The rounds did reach past the small limit.
+  strictEqual(grew > 8, true);
+});
