@@ -443,7 +443,9 @@ export class WorkerPool implements Executor {
       execution.finish(exitOf(body), signer);
     } catch (error) {
       w.held.delete(session);
-      execution.lost(`the result of worker ${name} was not usable: ${(error as Error).message}`);
+      execution.lostWork(
+        `the result of worker ${name} was not usable: ${(error as Error).message}`,
+      );
       throw error;
     } finally {
       this.#changed();
@@ -647,7 +649,7 @@ export class WorkerPool implements Executor {
     w.wake?.();
     for (const execution of held) {
       await this.#releaseClaim(execution.taskId, execution.session, reason);
-      execution.lost(reason);
+      execution.lostWork(reason);
     }
   }
 
@@ -683,7 +685,7 @@ export class WorkerPool implements Executor {
     if (w === undefined || execution === undefined) return;
     if (w.lost) {
       w.held.delete(session);
-      execution.lost(`worker ${worker} is lost`);
+      execution.lostWork(`worker ${worker} is lost`);
       return;
     }
     w.stops.add(session);

@@ -118,11 +118,27 @@ export class RemoteExecution implements Execution {
     this.#resolve(exit);
   }
 
-  /** The worker is gone or never answered: the agent counts as killed. */
+  /**
+   * The worker never reported the stopped agent: the agent counts as killed (its task fails as
+   * the stop's cause says: deadline, stall …).
+   */
   lost(reason: string, signal: string | null = null): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#resolve({ result: lostResult(reason), timedOut: false, signal });
+  }
+
+  /**
+   * The agent's work never reached the project (its worker is gone, or its result was not
+   * usable): the agent counts as killed and its work as lost. A task the agent reported `done`
+   * itself (agents report to the run's task server directly, so an orphaned agent can) then
+   * fails as an infrastructure error and retries per policy, instead of going to completion on
+   * a branch that never came (the run waited on it forever).
+   */
+  lostWork(reason: string): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#resolve({ result: lostResult(reason), timedOut: false, signal: null, workLost: reason });
   }
 }
 

@@ -218,6 +218,10 @@ Deno.test({
         ok(victim === 1 || victim === 2, `spawned on ${first.worker}`);
         // kill -9 the worker process (its agent, in its own process group, goes on alone).
         c.workers[victim - 1].child.kill("SIGKILL");
+        // The orphaned agent may finish only once its claim is gone: it reports to the run's
+        // task server directly, and a report made before would be an agent's done on a lost
+        // worker (tests/workers/routes_test.ts: the run fails such a task as infra-error).
+        await run.waitFor((l) => l.includes('"run.warning"') && l.includes("expired"));
         await Deno.writeTextFile(join(dir, "go"), "");
         const summary = await finish(run);
         strictEqual(summary.health, "HEALTHY", run.errLines.join("\n"));

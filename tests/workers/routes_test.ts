@@ -360,6 +360,48 @@ Deno.test("worker pool: a worker silent past the timeout is lost; its sessions' 
   });
 });
 
+Deno.test("worker pool: a worker lost after its agent reported done itself: the exit says the work is lost (the run fails the task, it never completes a branch that never came)", async () => {
+  await withSetup(async ({ t, pool, clock, token, repo }) => {
+    const w1 = await token("w1");
+    await t.call("POST", "/workers/register", { token: w1, body: REGISTER("w1") });
+    await t.store.create({ id: "t1", title: "Task one", role: "dev" }, { actor: "test" });
+    const claimed = await t.store.claim("t1", {
+      agent: "t1-a1-0a1b2c",
+      expectedVersion: 1,
+      actor: "orchestrator",
+    });
+    const base = (await git(repo, "rev-parse", "HEAD")).trim();
+    const started = pool.start(request("t1-a1-0a1b2c", base));
+    await t.call("POST", "/workers/w1/poll", { token: w1, body: { free: 1, wait_ms: 0 } });
+    await t.call("POST", "/workers/w1/sessions/t1-a1-0a1b2c/started", {
+      token: w1,
+      body: { pid: 7, argv0: "deno", prompt_channel: "stdin", notes: [] },
+    });
+    const execution = await started;
+    // The worker dies; its orphaned agent reports done straight to the task server.
+    const running = await t.store.transition("t1", "in_progress", {
+      actor: "orchestrator",
+      reason: "started",
+      expectedVersion: claimed.version,
+    });
+    await t.store.transition("t1", "done", {
+      actor: "agent:t1-a1-0a1b2c",
+      reason: "agent reported completion",
+      expectedVersion: running.version,
+    });
+    clock.advance(61_000); // lostAfterS is 60
+    assert.equal(pool.list()[0].state, "lost");
+    const exit = await execution.exit;
+    assert.equal(exit.result.ok, false);
+    assert.match(exit.workLost ?? "", /was lost/, "the agent's branch never reached the project");
+    assert.equal(
+      (await t.store.get("t1"))?.status,
+      "done",
+      "the pool leaves the verdict to the run",
+    );
+  });
+});
+
 Deno.test("worker pool: a draining worker is let go only once the run is done with its finished sessions (their merge may still ask it to sign)", async () => {
   await withSetup(async ({ t, pool, clock, token, repo }) => {
     const w1 = await token("w1");
