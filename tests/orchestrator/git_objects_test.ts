@@ -200,6 +200,11 @@ Deno.test("the batch keeps its answers in order under concurrent reads, misses i
       await git(dir, "commit", "-q", "-m", "late");
       const later = (await git(dir, "rev-parse", "HEAD")).trim();
       strictEqual(decoder.decode(await g.showFile(later, "late.txt")), "late\n");
+      // Housekeeping moves every loose object into a new pack under the running batch.
+      await git(dir, "gc", "--quiet", "--prune=now");
+      strictEqual(decoder.decode(await g.showFile(later, "late.txt")), "late\n");
+      strictEqual(decoder.decode(await g.showFile(head, "f7.txt")), "file 7\n");
+      strictEqual(await g.revParse("HEAD"), later);
     } finally {
       await g.closeObjectBatch();
     }
