@@ -1,9 +1,11 @@
 // The tests' temp dirs leave nothing behind: withTempDir removes the dir and what a test kept
-// beside it on purpose (keys and tokens outside the project), and nothing of another dir.
+// beside it on purpose (keys and tokens outside the project), and nothing of another dir; a test
+// server that fails to start removes its folders.
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { withTempDir } from "../_helpers/temp.ts";
 import { runEnv } from "../e2e/_run_helpers.ts";
+import { startTestServer } from "../server/_server.ts";
 
 async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
@@ -33,4 +35,13 @@ Deno.test("withTempDir removes the dir and the keys, tokens and folders named af
   } finally {
     for (const decoy of decoys) await Deno.remove(decoy).catch(() => {});
   }
+});
+
+Deno.test("a test server that does not start leaves no folder behind", async () => {
+  await withTempDir(async (root) => {
+    // Refused at start (a bad allowed IP), after the operator token was written beside the root.
+    await assert.rejects(startTestServer({ root, allowedIps: ["127.0.0.300"] }));
+    assert.equal(await exists(`${root}.state`), false, "the operator state folder is left");
+    assert.equal(await exists(root), true, "a given root is the caller's");
+  });
 });

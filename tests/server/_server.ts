@@ -71,10 +71,23 @@ export interface TestServerOptions {
   redactor?: SecretRedactor;
 }
 
-/** Starts a server with a memory store, operator token and holds under a temp folder. */
+/**
+ * Starts a server with a memory store, operator token and holds under a temp folder. A server
+ * that does not start (tests of refused settings) leaves no folder behind.
+ */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const root = options.root ??
     await Deno.realPath(await Deno.makeTempDir({ prefix: "bernstein-srv-" }));
+  try {
+    return await startIn(root, options);
+  } catch (error) {
+    if (options.root === undefined) await Deno.remove(root, { recursive: true }).catch(() => {});
+    await Deno.remove(`${root}.state`, { recursive: true }).catch(() => {});
+    throw error;
+  }
+}
+
+async function startIn(root: string, options: TestServerOptions): Promise<TestServer> {
   const runtimeDir = join(root, ".sdd", "runtime");
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
   const sink = new MemoryEventSink();
