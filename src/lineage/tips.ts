@@ -269,6 +269,8 @@ export class LineageAnalyzer {
   #merges: { artefact: number; parents: Set<string> }[] = [];
   // Parents named before they appeared (out-of-order or missing entries), per artefact.
   #namedEarly = new Set<string>();
+  // The digests of the parents in #namedEarly that are digests' texts (any artefact).
+  #namedEarlyDigests = new DigestTable(16);
   #scratch = new Uint8Array(32);
   #tipScratch = new Uint8Array(32);
 
@@ -350,15 +352,24 @@ export class LineageAnalyzer {
         : digestInto(p, this.#tipScratch)
         ? this.#tipScratch
         : undefined;
-      if (!open.delete(p, digest, given ? 32 : 0)) this.#namedEarly.add(detach(`${id}:${p}`));
+      if (!open.delete(p, digest, given ? 32 : 0)) {
+        this.#namedEarly.add(detach(`${id}:${p}`));
+        if (digest !== undefined) this.#namedEarlyDigests.addDigest(digest, given ? 32 : 0, 0);
+      }
     }
-    // An entry some earlier entry of its artefact already named as parent is never open.
-    if (this.#namedEarly.size === 0 || !this.#namedEarly.has(`${id}:${entry.hash}`)) {
-      const digest = digests !== undefined
-        ? digests
-        : digestInto(entry.hash, this.#tipScratch)
-        ? this.#tipScratch
-        : undefined;
+    const digest = digests !== undefined
+      ? digests
+      : digestInto(entry.hash, this.#tipScratch)
+      ? this.#tipScratch
+      : undefined;
+    // An entry some earlier entry of its artefact already named as parent is never open. A
+    // hash named early is a digest's text when the entry's is (equal texts decode alike), so
+    // the digest rules most entries out without the `${id}:${hash}` text being made.
+    if (
+      this.#namedEarly.size === 0 ||
+      (digest !== undefined && !this.#namedEarlyDigests.hasDigest(digest, 0)) ||
+      !this.#namedEarly.has(`${id}:${entry.hash}`)
+    ) {
       open.add(entry.hash, digest, 0);
     }
     if (entry.parent_hashes.length === 1) {
