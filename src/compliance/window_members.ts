@@ -17,29 +17,53 @@ const NEWLINE = new Uint8Array([0x0a]);
  * SHA-256 for the manifest, handed out in member-name order.
  */
 export class SignatureMembers {
-  #index = new DigestTable();
+  #index: DigestTable | undefined = new DigestTable();
   #entries: Uint8Array = new Uint8Array(32 * 1024); // entry digests, 32 bytes each
   #shas: Uint8Array = new Uint8Array(32 * 1024); // SHA-256 of each member's bytes
-  #offsets: number[] = [];
-  #lengths: number[] = [];
+  #offsets: Uint32Array = new Uint32Array(1024);
+  #lengths: Uint32Array = new Uint32Array(1024);
+  #count = 0;
   #bytes: Uint8Array = new Uint8Array(256 * 1024);
   #end = 0;
   #order: Int32Array | undefined; // member indices in name order, once asked for
 
+  /**
+   * The members collected elsewhere (on another thread: {@linkcode SignatureMembers.columns}),
+   * the same members as there.
+   */
+  static fromColumns(columns: SignatureColumns): SignatureMembers {
+    const m = new SignatureMembers();
+    const { count, entries, shas, offsets, lengths, bytes, end } = columns;
+    if (
+      !(count >= 0 && entries.length >= count * 32 && shas.length >= count * 32 &&
+        offsets.length >= count && lengths.length >= count && bytes.length >= end)
+    ) throw new Error("signature members: inconsistent columns");
+    m.#index = undefined; // made again only if more members are added
+    m.#entries = entries;
+    m.#shas = shas;
+    m.#offsets = offsets;
+    m.#lengths = lengths;
+    m.#count = count;
+    m.#bytes = bytes;
+    m.#end = end;
+    return m;
+  }
+
   /** Members held. */
   get count(): number {
-    return this.#offsets.length;
+    return this.#count;
   }
 
   /** Adds the signature of entry `hash` (ignored when that entry already has one). */
   add(hash: string, signature: Uint8Array): void {
-    const i = this.#offsets.length;
-    if (this.#index.has(hash) || !this.#index.set(hash, i)) return;
+    const i = this.#count;
     if ((i + 1) * 32 > this.#entries.length) {
       this.#entries = grow(this.#entries, (i + 1) * 32);
       this.#shas = grow(this.#shas, (i + 1) * 32);
     }
-    digestInto(hash, this.#entries, i * 32);
+    // The hash is decoded once, into its column; a key already held leaves the slot free.
+    if (!digestInto(hash, this.#entries, i * 32)) return;
+    if (!this.#table().addDigest(this.#entries, i * 32, i)) return;
     // Pure JS: a native hash object per signature waits for a major GC to be freed.
     sha256IntoPure(signature, this.#shas, i * 32);
     this.#order = undefined;
@@ -47,9 +71,38 @@ export class SignatureMembers {
       this.#bytes = grow(this.#bytes, this.#end + signature.length);
     }
     this.#bytes.set(signature, this.#end);
-    this.#offsets.push(this.#end);
-    this.#lengths.push(signature.length);
+    if (i === this.#offsets.length) {
+      this.#offsets = growWords(this.#offsets);
+      this.#lengths = growWords(this.#lengths);
+    }
+    this.#offsets[i] = this.#end;
+    this.#lengths[i] = signature.length;
     this.#end += signature.length;
+    this.#count = i + 1;
+  }
+
+  /**
+   * The members as columns of bytes, for another thread ({@linkcode SignatureMembers.fromColumns});
+   * their buffers may be transferred, after which this collection must not be used.
+   */
+  columns(): SignatureColumns {
+    return {
+      count: this.#count,
+      entries: this.#entries,
+      shas: this.#shas,
+      offsets: this.#offsets,
+      lengths: this.#lengths,
+      bytes: this.#bytes,
+      end: this.#end,
+    };
+  }
+
+  #table(): DigestTable {
+    if (this.#index === undefined) {
+      this.#index = new DigestTable(this.#count);
+      for (let i = 0; i < this.#count; i++) this.#index.setDigest(this.#entries, i * 32, i);
+    }
+    return this.#index;
   }
 
   /**
@@ -152,6 +205,30 @@ function putName(from: Uint8Array, at: number, out: Uint8Array, to: number): num
   to = putHex(from, at, out, to + NAME_OPEN.length);
   out.set(NAME_CLOSE, to);
   return to + NAME_CLOSE.length;
+}
+
+/** {@linkcode SignatureMembers} as plain columns (see {@linkcode SignatureMembers.columns}). */
+export interface SignatureColumns {
+  /** Members. */
+  count: number;
+  /** Each member's entry digest, 32 bytes each. */
+  entries: Uint8Array;
+  /** Each member's SHA-256, 32 bytes each. */
+  shas: Uint8Array;
+  /** Where each member's bytes start in `bytes`. */
+  offsets: Uint32Array;
+  /** Each member's length. */
+  lengths: Uint32Array;
+  /** The members' bytes, one after the other. */
+  bytes: Uint8Array;
+  /** Bytes used in `bytes`. */
+  end: number;
+}
+
+function growWords(words: Uint32Array): Uint32Array {
+  const out = new Uint32Array(words.length * 2);
+  out.set(words);
+  return out;
 }
 
 function grow(bytes: Uint8Array, atLeast: number): Uint8Array {

@@ -156,7 +156,7 @@ Deno.test("both binaries carry the runtime V8 flags the benchmarks measured", as
   }
 });
 
-Deno.test("each binary embeds the modules it loads lazily: the CLI, the gate and deflate workers, the storage drivers", async () => {
+Deno.test("each binary embeds the modules it loads lazily: the CLI, the gate, deflate and sidecar workers, the storage drivers", async () => {
   const { dir } = await sharedBuild();
   const embeds = async (name: string, text: string) => {
     const bytes = await Deno.readFile(join(dir, LINUX, name));
@@ -167,10 +167,12 @@ Deno.test("each binary embeds the modules it loads lazily: the CLI, the gate and
     return false;
   };
   // A string only src/cli/demo.ts holds (main.ts imports the CLI by a computed specifier),
-  // and one only each worker holds (started by URL): the gate's, and the pack builder's deflate.
+  // and one only each worker holds (started by URL): the gate's, and the pack builder's deflate
+  // and sidecar workers.
   strictEqual(await embeds("bernstein", "demo complete:"), true);
   strictEqual(await embeds("bernstein", "gate worker used before init"), true);
   strictEqual(await embeds("bernstein", "the deflate worker runs only as a worker"), true);
+  strictEqual(await embeds("bernstein", "the sidecar worker runs only as a worker"), true);
   // Each storage driver's own error text: src/storage imports them only when it connects.
   strictEqual(await embeds("bernstein", "The client is closed"), true);
   strictEqual(await embeds("bernstein", "You cannot execute queries during copy"), true);

@@ -37,7 +37,6 @@ import {
   type PackVerifyResult,
   readAttestationDirectory,
   readCardDirectory,
-  sidecarReader,
   verifyPack,
 } from "../../verify/mod.ts";
 import {
@@ -65,6 +64,7 @@ import {
   type ZipSink,
 } from "../mod.ts";
 import { sddFolder } from "../../io/mod.ts";
+import { offThreadSidecars, type SidecarSignatures } from "./_off_thread_sidecars.ts";
 
 /** The `compliance` section of the configuration. */
 export interface ComplianceSettings {
@@ -295,6 +295,7 @@ async function analyzeWindow(
   committed: CheckpointedWindow,
   maxLines: number,
   deflate: MembersDeflate,
+  sidecars: SidecarSignatures,
 ): Promise<WindowAnalysis> {
   const matchers = riskMatchers(riskPaths);
   const selector = new WindowSelector(window, { keep: false });
@@ -313,23 +314,13 @@ async function analyzeWindow(
     stored.set(a.entry_hash, list);
   }
   const attestations: PackAttestation[] = [];
-  // The verifier's reader: each artefact's sidecar folder is listed once (the listing says
-  // which names are regular files, so a symlink is never opened), then one read per sidecar.
-  const readSidecar = sidecarReader(lineageDir);
   const take = (w: WindowEntry) => {
     committed.add(w.hash, w.leaf);
     attestations.push(...stored.get(w.hash) ?? []);
-    const sig = readSidecar(w.entry.artefact_path, w.hash);
-    if (!(sig instanceof Uint8Array)) {
-      const sidecar = join(lineageDir, signaturePath(w.entry.artefact_path, w.hash));
-      warnings.push({
-        code: "compliance.signature_missing",
-        message: `${sidecar}: signature of ${w.hash} ${
-          sig === undefined ? "is missing" : sig.problem
-        }; the pack will fail verification`,
-      });
-    }
-    members.add(w.line, w.hash, sig instanceof Uint8Array ? sig : undefined);
+    // Its sidecar is read and packed where `sidecars` runs (a worker); the line goes to the
+    // log member here.
+    sidecars.add(w.entry.artefact_path, w.hash);
+    members.add(w.line, w.hash, undefined);
     toolCallIds.add(w.entry.tool_call_id);
     const signer = `${w.entry.agent_id}\u0000${w.entry.agent_card_kid}`;
     if (!signers.has(signer)) {
@@ -371,12 +362,25 @@ async function analyzeWindow(
           take(picked);
           const backlog = members.backlog();
           if (backlog !== undefined) await backlog;
+          const unread = sidecars.backlog();
+          if (unread !== undefined) await unread;
         }
       }
     }
-    collected = await members.finish();
+    const [window, signed] = await Promise.all([members.finish(), sidecars.finish()]);
+    collected = { ...window, signatures: signed.signatures };
+    for (const p of signed.problems) {
+      const sidecar = join(lineageDir, signaturePath(p.artefact, p.hash));
+      warnings.push({
+        code: "compliance.signature_missing",
+        message: `${sidecar}: signature of ${p.hash} ${
+          p.problem ?? "is missing"
+        }; the pack will fail verification`,
+      });
+    }
   } finally {
     members.close();
+    sidecars.close();
   }
   if (later > 0) {
     warnings.push({
@@ -436,28 +440,33 @@ export async function buildProjectPack(options: ProjectPackOptions): Promise<Pro
     ...options.signer,
     kid: kidForPublicKey(options.signer.publicKey),
   };
-  const checkpoint = await checkpointLogs(options.sdd, signer, warnings);
-  const committed = new CheckpointedWindow(
-    checkpoint.checkpoint,
-    await committedTree(lineageDir, checkpoint.checkpoint),
-  );
-  // Deflate workers (each stops when its members are done; all are stopped however this ends).
-  const workers: MembersDeflate[] = [];
+  // Workers (each stops when its part is done; all are stopped however this ends). The
+  // window's two start now, so that they load while this thread checkpoints the logs.
+  const workers: { close(): void }[] = [];
   const deflate = () => {
     const d = offThreadDeflate();
     workers.push(d);
     return d;
   };
+  const sidecars = offThreadSidecars(lineageDir);
+  workers.push(sidecars);
+  const windowDeflate = deflate();
   try {
+    const checkpoint = await checkpointLogs(options.sdd, signer, warnings);
+    const committed = new CheckpointedWindow(
+      checkpoint.checkpoint,
+      await committedTree(lineageDir, checkpoint.checkpoint),
+    );
     return await analyzeAndWrite(options, window, {
       lineageDir,
       warnings,
       checkpoint,
       committed,
       deflate,
+      window: { deflate: windowDeflate, sidecars },
     });
   } finally {
-    for (const d of workers) d.close();
+    for (const w of workers) w.close();
   }
 }
 
@@ -471,6 +480,8 @@ async function analyzeAndWrite(
     checkpoint: CheckpointWriteResult;
     committed: CheckpointedWindow;
     deflate: () => MembersDeflate;
+    /** The window's deflate and sidecar readers. */
+    window: { deflate: MembersDeflate; sidecars: SidecarSignatures };
   },
 ): Promise<ProjectPackResult> {
   const { lineageDir, warnings, checkpoint, committed, deflate } = built;
@@ -482,7 +493,8 @@ async function analyzeAndWrite(
     warnings,
     committed,
     checkpoint.checkpoint.size,
-    deflate(),
+    built.window.deflate,
+    built.window.sidecars,
   );
   // The window's worker has stopped; the manifest gets a fresh one (not the window's grown
   // heap), which loads while this thread links the audit log and builds the manifest.
