@@ -42,4 +42,5 @@ export {
 } from "./linux.ts";
 export { macSandboxProfile } from "./macos.ts";
 export { parseSandboxInitArgs, sandboxInitArgv } from "./net_init.ts";
-export { makeSandboxDir, proxiedEnv, sandboxCommand, upstreamProxy } from "./wrap.ts";
+export { proxiedEnv, sandboxCommand, upstreamProxy } from "./wrap.ts";
+export { makeSandboxDir } from "./private_dir.ts";

@@ -262,11 +262,6 @@ export async function sandboxCommand(
   }
 }
 
-/** A private per-run folder for sandbox files (sockets, git config copies), mode 0700. */
-export async function makeSandboxDir(): Promise<string> {
-  return await Deno.makeTempDir({ prefix: "bernstein-sbx-" });
-}
-
 /** Path of a session's cleaned git config inside the private folder. */
 export function gitConfigCopyPath(privateDir: string, session: string): string {
   return join(privateDir, `${session}.gitconfig`);
