@@ -366,7 +366,14 @@ export class Browser {
       "--remote-debugging-port=0",
       "about:blank",
     ], {
-      env: { HOME: profileDir, PATH: "/usr/bin:/bin", TZ: "UTC", LANG: "C.UTF-8" },
+      // TMPDIR too: Chromium's own temp folders (org.chromium.Chromium.*) go with the profile.
+      env: {
+        HOME: profileDir,
+        TMPDIR: profileDir,
+        PATH: "/usr/bin:/bin",
+        TZ: "UTC",
+        LANG: "C.UTF-8",
+      },
       killGraceMs: 2000,
       onStderr: (chunk) => {
         stderr += new TextDecoder().decode(chunk);
