@@ -3,23 +3,13 @@
 // `MemberCompressor` as the main thread would (fixed 64 KiB pushes of fflate's deflater), so
 // the members' bytes do not depend on where, or in what pieces, they were compressed. It only
 // computes: no file, network or environment access.
+import { workerScope } from "./_worker_scope.ts";
 import { crc32 } from "node:zlib";
 import { useNativeCrc32 } from "./zip_writer.ts";
 import { WindowCompression } from "./_window_log.ts";
 import type { DeflateReply, DeflateRequest } from "./_off_thread_deflate.ts";
 
-interface WorkerScope {
-  onmessage: ((event: MessageEvent) => void) | null;
-  postMessage(message: unknown, transfer?: Transferable[]): void;
-}
-
-function isWorkerScope(g: unknown): g is WorkerScope {
-  return typeof g === "object" && g !== null && "postMessage" in g &&
-    typeof g.postMessage === "function";
-}
-
-const scope: unknown = globalThis;
-if (!isWorkerScope(scope)) throw new Error("the deflate worker runs only as a worker");
+const scope = workerScope("deflate worker");
 // The log and CSV of a large window: worth node:zlib's native checksum (only this worker and
 // a pack build load node:zlib).
 useNativeCrc32(crc32);

@@ -171,8 +171,8 @@ Deno.test("each binary embeds the modules it loads lazily: the CLI, the gate, de
   // and sidecar workers.
   strictEqual(await embeds("bernstein", "demo complete:"), true);
   strictEqual(await embeds("bernstein", "gate worker used before init"), true);
-  strictEqual(await embeds("bernstein", "the deflate worker runs only as a worker"), true);
-  strictEqual(await embeds("bernstein", "the sidecar worker runs only as a worker"), true);
+  strictEqual(await embeds("bernstein", 'workerScope("deflate worker")'), true);
+  strictEqual(await embeds("bernstein", 'workerScope("sidecar worker")'), true);
   // Each storage driver's own error text: src/storage imports them only when it connects.
   strictEqual(await embeds("bernstein", "The client is closed"), true);
   strictEqual(await embeds("bernstein", "You cannot execute queries during copy"), true);

@@ -2,24 +2,14 @@
 // the pack's signature members on another core while the main thread picks the window's
 // lines (see `_off_thread_sidecars.ts`). It reads with the verifier's reader under the
 // builder's own permissions, and writes nothing.
+import { workerScope } from "../_worker_scope.ts";
 import {
   SidecarCollector,
   type SidecarReply,
   type SidecarRequest,
 } from "./_off_thread_sidecars.ts";
 
-interface WorkerScope {
-  onmessage: ((event: MessageEvent) => void) | null;
-  postMessage(message: unknown, transfer?: Transferable[]): void;
-}
-
-function isWorkerScope(g: unknown): g is WorkerScope {
-  return typeof g === "object" && g !== null && "postMessage" in g &&
-    typeof g.postMessage === "function";
-}
-
-const scope: unknown = globalThis;
-if (!isWorkerScope(scope)) throw new Error("the sidecar worker runs only as a worker");
+const scope = workerScope("sidecar worker");
 let collector: SidecarCollector | undefined;
 let failed = false;
 
