@@ -102,6 +102,11 @@ export function step(title: string, lines: string[], extra = ""): string {
   return `      - title: ${title}\n        description: |\n${body}\n${extra}`;
 }
 
+/** A plan of one stage (`s`) for the scripted agent, its steps made with {@linkcode step}. */
+export function scriptedPlan(...steps: string[]): string {
+  return `cli: scripted\nstages:\n  - name: s\n    steps:\n${steps.join("")}\n`;
+}
+
 /** Starts `bernstein ARGS` in the repo without waiting (for crash, stop and watch tests). */
 export function startBernstein(dir: string, args: string[]): Deno.ChildProcess {
   const env = {

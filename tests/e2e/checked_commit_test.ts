@@ -4,7 +4,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { git, withTempDir } from "../_helpers/temp.ts";
-import { bern, eventsOf, prepareRepo, step } from "./_run_helpers.ts";
+import { bern, eventsOf, prepareRepo, scriptedPlan, step } from "./_run_helpers.ts";
 
 const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
 
@@ -18,12 +18,7 @@ Deno.test("a gate command that commits on the agent's branch does not get its co
       `git rev-parse HEAD > '${mark}'`;
     await prepareRepo(
       dir,
-      `cli: scripted
-stages:
-  - name: s
-    steps:
-${step("Write a", ["@agent write a.txt alpha"])}
-`,
+      scriptedPlan(step("Write a", ["@agent write a.txt alpha"])),
       {
         isolation: "none",
         quality_gates: { tests: { command: ["sh", "-c", sneak] } },

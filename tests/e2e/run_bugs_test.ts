@@ -3,7 +3,15 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { withTempDir } from "../_helpers/temp.ts";
-import { bern, eventsOf, prepareRepo, startBernstein, step, summaryOf } from "./_run_helpers.ts";
+import {
+  bern,
+  eventsOf,
+  prepareRepo,
+  scriptedPlan,
+  startBernstein,
+  step,
+  summaryOf,
+} from "./_run_helpers.ts";
 
 Deno.test("a dependency that fails once and succeeds on retry still lets its dependent run", async () => {
   await withTempDir(async (dir) => {
@@ -133,21 +141,14 @@ Deno.test({
     await withTempDir(async (dir) => {
       await prepareRepo(
         dir,
-        `cli: scripted
-stages:
-  - name: s
-    steps:
-${step("Hang", ["@agent hang"])}
-`,
+        scriptedPlan(step("Hang", ["@agent hang"])),
         // Without the sandbox: a sandboxed agent dies with the orchestrator that started it
         // (bwrap --die-with-parent), so there would be no leftover to end.
         { isolation: "none" },
       );
       await Deno.writeTextFile(
         join(dir, "other.yaml"),
-        `cli: scripted\nstages:\n  - name: s\n    steps:\n${
-          step("Quick", ["@agent write q.txt q"])
-        }\n`,
+        scriptedPlan(step("Quick", ["@agent write q.txt q"])),
       );
       const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
       let sessions: RunningSession[] = [];
@@ -207,9 +208,7 @@ Deno.test({
     await withTempDir(async (dir) => {
       await prepareRepo(
         dir,
-        `cli: scripted\nstages:\n  - name: s\n    steps:\n${
-          step("Quick", ["@agent write q.txt q"])
-        }\n`,
+        scriptedPlan(step("Quick", ["@agent write q.txt q"])),
         { isolation: "none" },
       );
       // A process group of someone else's that now has the pid a dead run recorded.
@@ -263,9 +262,7 @@ Deno.test("an agent still reporting progress at its deadline is given more time,
     work.push("@agent write done.txt done");
     await prepareRepo(
       dir,
-      `cli: scripted\nstages:\n  - name: s\n    steps:\n${
-        step("Long", work, "        scope: small\n")
-      }\n`,
+      scriptedPlan(step("Long", work, "        scope: small\n")),
       {
         tuning: {
           orchestrator: {
