@@ -5,6 +5,7 @@
 // content, so the pack is the same byte for byte either way. Writes to the
 // worker are batched into pieces; at most a few pieces are in flight, so a slow worker holds
 // the builder back instead of queueing the whole log in memory.
+import { WorkerBacklog } from "./_worker_backlog.ts";
 import { CompliancePackError } from "./errors.ts";
 import type { LogFacts } from "../pack_format/mod.ts";
 import { type CompressedWindow, WindowCompression } from "./_window_log.ts";
@@ -102,8 +103,7 @@ export async function compressMember(
 class WorkerDeflate implements MembersDeflate {
   #worker: Worker | undefined;
   #pieces = new Map<string, { bytes: Uint8Array<ArrayBuffer>; used: number }>();
-  #inFlight = 0;
-  #drained: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } | undefined;
+  readonly #backlog = new WorkerBacklog(MAX_IN_FLIGHT);
   #finished: ((reply: DeflateReply) => void) | undefined;
   #failure: Error | undefined;
   #reusable: boolean;
@@ -120,11 +120,7 @@ class WorkerDeflate implements MembersDeflate {
 
   #reply(reply: DeflateReply): void {
     if (reply.type === "written") {
-      this.#inFlight--;
-      if (this.#drained !== undefined && this.#inFlight <= MAX_IN_FLIGHT / 2) {
-        this.#drained.resolve();
-        this.#drained = undefined;
-      }
+      this.#backlog.answered();
       return;
     }
     if (reply.type === "failed") {
@@ -132,8 +128,7 @@ class WorkerDeflate implements MembersDeflate {
         "compliance.deflate_failed",
         `compressing the pack's log and CSV failed: ${reply.message}`,
       );
-      this.#drained?.reject(this.#failure);
-      this.#drained = undefined;
+      this.#backlog.failed(this.#failure);
     }
     this.#finished?.(reply);
   }
@@ -172,19 +167,14 @@ class WorkerDeflate implements MembersDeflate {
 
   #post(name: string, bytes: Uint8Array<ArrayBuffer>): void {
     if (this.#failure !== undefined) throw this.#failure;
-    this.#inFlight++;
+    this.#backlog.sent();
     const message: DeflateRequest = { type: "write", name, bytes };
     (this.#worker as Worker).postMessage(message, [bytes.buffer]);
   }
 
   backlog(): Promise<void> | undefined {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
-    if (this.#inFlight <= MAX_IN_FLIGHT) return undefined;
-    if (this.#drained === undefined) {
-      const d = Promise.withResolvers<void>();
-      this.#drained = d;
-    }
-    return this.#drained.promise;
+    return this.#backlog.wait();
   }
 
   async finish(names: readonly string[]): Promise<CompressedWindow> {

@@ -5,6 +5,7 @@
 // this thread. Both run the same `SidecarCollector` over the same entries in log order: the
 // verifier's `sidecarReader` (folders listed once, symlinks never opened, reads bounded), the
 // same members and the same problems, whatever thread read them.
+import { WorkerBacklog } from "../_worker_backlog.ts";
 import { type SignatureColumns, SignatureMembers } from "../window_members.ts";
 import { sidecarReader } from "../../verify/mod.ts";
 
@@ -120,8 +121,7 @@ class WorkerSidecars implements SidecarSignatures {
   #worker: Worker | undefined;
   #artefacts: string[] = [];
   #hashes: string[] = [];
-  #inFlight = 0;
-  #drained: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } | undefined;
+  readonly #backlog = new WorkerBacklog(MAX_IN_FLIGHT);
   #finished: ((reply: SidecarReply) => void) | undefined;
   #failure: Error | undefined;
 
@@ -141,17 +141,12 @@ class WorkerSidecars implements SidecarSignatures {
 
   #reply(reply: SidecarReply): void {
     if (reply.type === "read") {
-      this.#inFlight--;
-      if (this.#drained !== undefined && this.#inFlight <= MAX_IN_FLIGHT / 2) {
-        this.#drained.resolve();
-        this.#drained = undefined;
-      }
+      this.#backlog.answered();
       return;
     }
     if (reply.type === "failed") {
       this.#failure ??= rebuiltError(reply.name, reply.message);
-      this.#drained?.reject(this.#failure);
-      this.#drained = undefined;
+      this.#backlog.failed(this.#failure);
     }
     this.#finished?.(reply);
   }
@@ -165,7 +160,7 @@ class WorkerSidecars implements SidecarSignatures {
   #post(): void {
     if (this.#failure !== undefined) throw this.#failure;
     if (this.#hashes.length === 0) return;
-    this.#inFlight++;
+    this.#backlog.sent();
     this.#send({ type: "read", artefacts: this.#artefacts, hashes: this.#hashes });
     this.#artefacts = [];
     this.#hashes = [];
@@ -173,9 +168,7 @@ class WorkerSidecars implements SidecarSignatures {
 
   backlog(): Promise<void> | undefined {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
-    if (this.#inFlight <= MAX_IN_FLIGHT) return undefined;
-    this.#drained ??= Promise.withResolvers<void>();
-    return this.#drained.promise;
+    return this.#backlog.wait();
   }
 
   async finish(): Promise<WindowSignatures> {
