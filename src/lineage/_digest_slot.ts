@@ -1,22 +1,26 @@
 // Where a key goes in an open-addressing table: a 32-byte digest (DigestTable's slots) or a
-// 52-bit hash prefix (the pack facts' sibling groups). Keys come from
-// files an attacker may have written (a forged pack's member names, a log's parent hashes), so
-// they need not be uniform: any fixed function of their bytes (their first four bytes, say)
-// lets 100 000 chosen keys share one slot, and every lookup then walks them all. The slot is
-// instead a keyed mix with multipliers drawn at random for each table: multilinear hashing of
-// the key's sixteen 16-bit chunks, whose top 16 bits are strongly universal (Lemire and Kaser,
-// "Strongly universal string hashing is fast"), done twice for 32 bits. Outside the process no
-// one knows the multipliers, so no one can aim keys at a slot. Nothing a table answers depends
-// on them (its entries come in table order, which no caller keeps), so outputs stay
-// reproducible.
+// 52-bit hash prefix (the pack facts' sibling groups). Keys come from files an attacker may have
+// written (a forged pack's member names, a log's parent hashes), so they need not be uniform:
+// any fixed function of their bytes (their first four bytes, say) lets 100 000 chosen keys share
+// one slot, and every lookup then walks them all. The slot is instead simple tabulation hashing
+// with tables drawn at random for each table: one random 32-bit word per (byte position, byte
+// value), XORed over the key's bytes. Linear probing under it takes O(1) expected probes on any
+// key set, with runs concentrated like a truly random hash's (Pătraşcu and Thorup, "The power of
+// simple tabulation hashing"). Pairwise-universal hashing is not enough for linear probing: the
+// multilinear mix used before spread keys that count up in one 16-bit chunk as an arithmetic
+// progression of sums, and for about one multiplier in 3 000 that progression piled onto a few
+// points (runs of 3 000-13 000 slots for 40 000 keys). Outside the process no one knows the
+// tables, so no one can aim keys at a slot. Nothing a table answers depends on them (its entries
+// come in table order, which no caller keeps), so outputs stay reproducible.
 
 const KEY_BYTES = 32;
-const CHUNKS = KEY_BYTES / 2;
-const MIX_WORDS = 2 * (CHUNKS + 1);
+const BYTE_VALUES = 256;
+// A 52-bit prefix is 7 bytes; it uses the first seven positions' tables.
+const PREFIX_BYTES = 7;
 
-/** Fresh random multipliers for one table. */
+/** Fresh random tables for one hash table: 32 positions × 256 byte values (32 KiB). */
 export function randomSlotMix(): Int32Array {
-  return crypto.getRandomValues(new Int32Array(MIX_WORDS));
+  return crypto.getRandomValues(new Int32Array(KEY_BYTES * BYTE_VALUES));
 }
 
 /**
@@ -30,19 +34,14 @@ export function randomSlotMix(): Int32Array {
  * ```
  */
 export function slotOf(mix: Int32Array, key: Uint8Array, from: number, slots: number): number {
-  let a = mix[0];
-  let b = mix[CHUNKS + 1];
-  for (let c = 0; c < CHUNKS; c++) {
-    const chunk = key[from + 2 * c] | (key[from + 2 * c + 1] << 8);
-    a = (a + Math.imul(mix[1 + c], chunk)) | 0;
-    b = (b + Math.imul(mix[CHUNKS + 2 + c], chunk)) | 0;
-  }
-  return scaled(a, b, slots);
+  let h = 0;
+  for (let i = 0; i < KEY_BYTES; i++) h ^= mix[i * BYTE_VALUES + key[from + i]];
+  return scaled(h, slots);
 }
 
 /**
  * The slot in [0, `slots`) of a whole number in 0..2^52-1 (a 13-hex-digit hash prefix), under
- * `mix`: the same hashing over the number's four 16-bit chunks.
+ * `mix`: the same hashing over the number's seven low-order-first bytes.
  *
  * @example
  * ```ts
@@ -53,18 +52,17 @@ export function slotOf(mix: Int32Array, key: Uint8Array, from: number, slots: nu
  */
 export function slotOfPrefix(mix: Int32Array, key: number, slots: number): number {
   const lo = key % 0x100000000;
-  const hi = (key - lo) / 0x100000000;
-  const c0 = lo & 0xffff, c1 = lo >>> 16, c2 = hi & 0xffff, c3 = hi >>> 16;
-  // The sums stay exact in doubles before `| 0` takes them modulo 2^32.
-  const a = (mix[0] + Math.imul(mix[1], c0) + Math.imul(mix[2], c1) + Math.imul(mix[3], c2) +
-    Math.imul(mix[4], c3)) | 0;
-  const b = (mix[CHUNKS + 1] + Math.imul(mix[CHUNKS + 2], c0) + Math.imul(mix[CHUNKS + 3], c1) +
-    Math.imul(mix[CHUNKS + 4], c2) + Math.imul(mix[CHUNKS + 5], c3)) | 0;
-  return scaled(a, b, slots);
+  let rest = (key - lo) / 0x100000000;
+  let h = mix[lo & 0xff] ^ mix[BYTE_VALUES + ((lo >>> 8) & 0xff)] ^
+    mix[2 * BYTE_VALUES + ((lo >>> 16) & 0xff)] ^ mix[3 * BYTE_VALUES + (lo >>> 24)];
+  for (let i = 4; i < PREFIX_BYTES; i++) {
+    h ^= mix[i * BYTE_VALUES + (rest & 0xff)];
+    rest >>>= 8;
+  }
+  return scaled(h, slots);
 }
 
-/** The two sums' top halves as one 32-bit number, scaled onto the slots (exact: < 2^53). */
-function scaled(a: number, b: number, slots: number): number {
-  const mixed = (a >>> 16) * 65536 + (b >>> 16);
-  return Math.floor(mixed * slots / 4294967296);
+/** The 32-bit hash scaled onto the slots (exact: the product stays below 2^53). */
+function scaled(h: number, slots: number): number {
+  return Math.floor((h >>> 0) * slots / 4294967296);
 }
