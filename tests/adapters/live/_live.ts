@@ -13,11 +13,6 @@ import { type ModelServer, startModelServer } from "../../e2e/model_servers/mod.
 const REPLY = "All done: MARKER-42";
 const CONTENT = "written by the agent";
 
-/** The model answers REPLY at once. */
-function textServer(): ModelServer {
-  return startModelServer({ script: [`@model say ${REPLY}`] });
-}
-
 /**
  * The model writes hello.txt through the CLI's own tool (inside the working directory the CLI
  * announced in its request), then answers REPLY.
@@ -27,6 +22,18 @@ function writeServer(): ModelServer {
 }
 
 const PROMPT = "Reply with one short sentence. PROMPT-MARKER-7";
+
+/** The shared run and what its tests read before its worktree and server went. */
+interface SharedRun {
+  run: RealRun;
+  /** hello.txt as the CLI left it (the read's error text when it is not there). */
+  written: string;
+  /** The model server's problems. */
+  problems: string[];
+  /** The working directory the server found in the first request. */
+  firstTurnCwd: string | undefined;
+}
+
 /**
  * A prompt that looks like an option to a CLI that reads it from argv, and is 120 KB long (past
  * any argv or pipe buffer limit), its marker at each end.
@@ -105,13 +112,14 @@ export function defineLiveTests(pin: PinnedCli): void {
     },
   });
 
-  // One real run serves two tests (a CLI start costs seconds of CPU): its prompt starts with
-  // '-' and is 120 KB long, which the prompt test checks arrived whole; the first test to ask
-  // starts it.
-  let dashedRun: Promise<RealRun> | undefined;
-  const dashed = () =>
-    dashedRun ??= (async () => {
-      const server = textServer();
+  // One real run serves three tests (a CLI start costs seconds of CPU): its prompt starts with
+  // '-' and is 120 KB long, which the prompt test checks arrived whole, and its model writes
+  // hello.txt through the CLI's own tool before it answers, which the write test checks (read
+  // here, before the worktree goes). The first test to ask starts it.
+  let sharedRun: Promise<SharedRun> | undefined;
+  const shared = () =>
+    sharedRun ??= (async () => {
+      const server = writeServer();
       try {
         return await runRealCli(
           getAdapter(pin.name),
@@ -120,11 +128,16 @@ export function defineLiveTests(pin: PinnedCli): void {
             server,
             prompt: DASHED_LONG_PROMPT,
             timeoutMs: 90_000,
-            max_turns: 3,
+            max_turns: 5,
             // codex refuses unknown config.toml keys with --strict-config: proves ours are known.
             settings: pin.name === "codex" ? { extra_args: ["--strict-config"] } : undefined,
           },
-          (run) => run,
+          async (run) => ({
+            run,
+            written: await Deno.readTextFile(`${run.cwd}/hello.txt`).catch((e) => `${e}`),
+            problems: [...server.problems],
+            firstTurnCwd: server.turns()[0]?.cwd,
+          }),
         );
       } finally {
         await server.close();
@@ -135,7 +148,7 @@ export function defineLiveTests(pin: PinnedCli): void {
     name: `live ${pin.name}: a real run through the adapter reaches the server and parses${why}`,
     ignore,
     async fn() {
-      const run = await dashed();
+      const { run } = await shared();
       assert.equal(run.timedOut, false, run.stderr);
       assert.ok(run.requests.length > 0, "the CLI called the local server");
       assert.ok(
@@ -158,7 +171,7 @@ export function defineLiveTests(pin: PinnedCli): void {
     ignore,
     async fn() {
       // One prompt is both: it starts with '-' and its last marker comes 120 KB later.
-      const run = await dashed();
+      const { run } = await shared();
       assert.equal(run.result.ok, true, `${run.result.error}\n${run.stderr}`);
       assert.ok(
         run.requests.some((r) =>
@@ -178,33 +191,17 @@ export function defineLiveTests(pin: PinnedCli): void {
     name: `live ${pin.name}: the CLI writes a file in its worktree without asking${why}`,
     ignore,
     async fn() {
-      const server = writeServer();
-      try {
-        await runRealCli(
-          getAdapter(pin.name),
-          {
-            executable: exe ?? "",
-            server,
-            prompt: PROMPT,
-            timeoutMs: 90_000,
-            max_turns: 5,
-          },
-          async (run) => {
-            assert.equal(run.result.ok, true, `${run.result.error}\n${run.stderr}`);
-            assert.deepEqual(server.problems, []);
-            assert.equal(server.turns()[0].cwd, run.cwd, "the server found the CLI's cwd");
-            assert.equal(
-              await Deno.readTextFile(`${run.cwd}/hello.txt`),
-              `${CONTENT}\n`,
-              "the approval flags let the CLI edit headless (as root too)",
-            );
-            assert.equal(run.events.filter((e) => e.kind === "tool_use").length, 1);
-            assert.equal(run.result.summary, REPLY);
-          },
-        );
-      } finally {
-        await server.close();
-      }
+      const { run, written, problems, firstTurnCwd } = await shared();
+      assert.equal(run.result.ok, true, `${run.result.error}\n${run.stderr}`);
+      assert.deepEqual(problems, []);
+      assert.equal(firstTurnCwd, run.cwd, "the server found the CLI's cwd");
+      assert.equal(
+        written,
+        `${CONTENT}\n`,
+        "the approval flags let the CLI edit headless (as root too)",
+      );
+      assert.equal(run.events.filter((e) => e.kind === "tool_use").length, 1);
+      assert.equal(run.result.summary, REPLY);
     },
   });
 
