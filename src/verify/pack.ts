@@ -246,16 +246,18 @@ function checkStructure(
   verdict: Verdict,
 ): PackDirectory | undefined {
   const { fail, stats } = verdict;
-  const read = readZipDirectory(source, packZipLimits(options.limits ?? PACK_LIMITS));
+  // Each member's kind, decided once, as the reader sizes the member against its kind's limit.
+  const kinds: (PackMemberKind | undefined)[] = [];
+  const read = readZipDirectory(source, packZipLimits(options.limits ?? PACK_LIMITS, kinds));
   for (const p of read.problems) fail(p.kind, p.message);
   if (read.problems.length > 0) return undefined;
   const fixed = new Map<string, ZipMember>();
-  const kinds = new Array<PackMemberKind | undefined>(read.members.length);
   let signatureBytes = 0;
   stats.members = read.members.length;
   for (let i = 0; i < read.members.length; i++) {
     const m = read.members[i];
-    const kind = kinds[i] = packMemberKind(m.name);
+    // Without problems the reader sized every member (an unknown one is named again: rare).
+    const kind = kinds[i] ??= packMemberKind(m.name);
     if (kind === undefined) {
       fail(
         "unexpected member",

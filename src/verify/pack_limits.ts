@@ -40,15 +40,23 @@ export const PACK_LIMITS = {
   unknown: 64 * KiB,
 } as const;
 
-/** {@linkcode PACK_LIMITS} as the ZIP reader takes them. */
-export function packZipLimits(limits: typeof PACK_LIMITS = PACK_LIMITS): ZipLimits {
+/**
+ * {@linkcode PACK_LIMITS} as the ZIP reader takes them. `kinds`, when given, receives each
+ * member's kind at its index as the reader sizes it, so the caller need not name a pack's
+ * 100 000s of members a second time.
+ */
+export function packZipLimits(
+  limits: typeof PACK_LIMITS = PACK_LIMITS,
+  kinds?: (PackMemberKind | undefined)[],
+): ZipLimits {
   return {
     maxArchiveBytes: limits.archive,
     maxMembers: limits.members,
     maxNameBytes: limits.nameBytes,
     maxTotalBytes: limits.total,
-    maxMemberBytes: (name) => {
+    maxMemberBytes: (name, index) => {
       const kind = packMemberKind(name);
+      if (kinds !== undefined) kinds[index] = kind;
       return kind === undefined ? limits.unknown : limits.member[kind];
     },
   };

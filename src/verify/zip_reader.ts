@@ -90,8 +90,11 @@ export interface ZipLimits {
   maxMembers: number;
   /** Longest member name, in bytes. */
   maxNameBytes: number;
-  /** Largest declared uncompressed size of one member, by name. */
-  maxMemberBytes(name: string): number;
+  /**
+   * Largest declared uncompressed size of one member, by name (`index`: its place in the
+   * directory). Asked once per member, after its name, flags and method passed.
+   */
+  maxMemberBytes(name: string, index: number): number;
   /** Largest sum of declared uncompressed sizes. */
   maxTotalBytes: number;
 }
@@ -142,16 +145,44 @@ function u64(b: Uint8Array, at: number): number {
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-function decodeName(raw: Uint8Array): string {
-  let ascii = true;
-  for (let i = 0; i < raw.length; i++) {
-    if (raw[i] >= 0x80) {
-      ascii = false;
-      break;
-    }
+/** A name has a byte ≥ 0x80 (a name class bit, see {@linkcode nameClass}). */
+const NAME_NOT_ASCII = 1;
+/** A name has an ASCII uppercase letter. */
+const NAME_UPPER = 2;
+/** A name is not plain (see {@linkcode isPlainMemberName}); set for every non-ASCII name. */
+const NAME_NOT_PLAIN = 4;
+
+/**
+ * The class bits of a raw name, in one pass over its bytes: the directory's later checks read
+ * them instead of walking each of up to millions of names' characters again.
+ */
+function nameClass(raw: Uint8Array): number {
+  let cls = 0;
+  let segmentStart = 0;
+  for (let i = 0; i <= raw.length; i++) {
+    const c = i < raw.length ? raw[i] : 0x2f;
+    if (c === 0x2f) {
+      // The same segment rule as isPlainMemberName: none empty, `.` or `..`.
+      const n = i - segmentStart;
+      if (n === 0 || (n <= 2 && raw[segmentStart] === 0x2e && (n === 1 || raw[i - 1] === 0x2e))) {
+        cls |= NAME_NOT_PLAIN;
+      }
+      segmentStart = i + 1;
+    } else if (c >= 0x80) cls |= NAME_NOT_ASCII | NAME_NOT_PLAIN;
+    else if (c >= 0x41 && c <= 0x5a) cls |= NAME_UPPER;
+    else if (
+      !((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x5f ||
+        c === 0x2d)
+    ) cls |= NAME_NOT_PLAIN;
   }
+  return cls;
+}
+
+function decodeName(raw: Uint8Array, cls = nameClass(raw)): string {
   // Pack names are ASCII: skip the decoder call for each of up to millions of names.
-  if (ascii) return String.fromCharCode.apply(null, raw as unknown as number[]);
+  if ((cls & NAME_NOT_ASCII) === 0) {
+    return String.fromCharCode.apply(null, raw as unknown as number[]);
+  }
   try {
     return strictUtf8.decode(raw);
   } catch {
@@ -371,6 +402,8 @@ interface ParsedDirectory {
   members: ZipMember[];
   /** Each entry's name length in bytes. */
   nameLengths: Uint16Array;
+  /** Each entry's name class bits ({@linkcode nameClass}). */
+  nameClasses: Uint8Array;
 }
 
 /** Phase 2: the directory's entries, each within the directory and nothing after them. */
@@ -385,6 +418,7 @@ function parseCentralDirectory(
   // millions of them, so no second object per entry.
   const members: ZipMember[] = [];
   const nameLengths = new Uint16Array(count);
+  const nameClasses = new Uint8Array(count);
   let at = 0;
   for (let i = 0; i < count; i++) {
     if (at + ZIP_CENTRAL_LEN > cd.length || u32(cd, at) !== ZIP_CENTRAL_SIG) {
@@ -397,8 +431,10 @@ function parseCentralDirectory(
       return problem("unreadable archive", `central directory entry ${i + 1} is truncated`);
     }
     nameLengths[i] = nameLen;
+    const raw = cd.subarray(at + ZIP_CENTRAL_LEN, at + ZIP_CENTRAL_LEN + nameLen);
+    nameClasses[i] = nameClass(raw);
     members.push({
-      name: decodeName(cd.subarray(at + ZIP_CENTRAL_LEN, at + ZIP_CENTRAL_LEN + nameLen)),
+      name: decodeName(raw, nameClasses[i]),
       method: u16(cd, at + 10),
       flags: u16(cd, at + 8),
       crc32: u32(cd, at + 16),
@@ -412,7 +448,7 @@ function parseCentralDirectory(
   if (at !== cd.length) {
     return problem("unreadable archive", "the central directory holds more than its entries");
   }
-  return { members, nameLengths };
+  return { members, nameLengths, nameClasses };
 }
 
 /**
@@ -427,21 +463,32 @@ function checkEntries(directory: ParsedDirectory, limits: ZipLimits): ZipProblem
   const seen = new Map<string, string>();
   // A pack's names are distinct by construction; proving it in one pass spares a map of up to
   // millions of folded names. When it cannot be proved, the map finds the duplicates.
-  const distinct = distinctIgnoringCase(directory.members);
+  const distinct = distinctIgnoringCase(directory);
   let total = 0;
-  directory.members.forEach((e, i) => {
-    const shown = () => JSON.stringify(e.name);
+  const { members } = directory;
+  // A loop, with no closure made per member: a pack has 100 000s of them.
+  for (let i = 0; i < members.length; i++) {
+    const e = members[i];
     if (directory.nameLengths[i] > limits.maxNameBytes) {
       add(
         "unsupported zip feature",
         e.name,
-        `member name ${shown().slice(0, 80)}… is longer than ${limits.maxNameBytes} bytes`,
+        `member name ${
+          JSON.stringify(e.name).slice(0, 80)
+        }… is longer than ${limits.maxNameBytes} bytes`,
       );
-      return;
+      continue;
     }
-    const slip = memberNameProblem(e.name);
+    // A plain name has no problem (memberNameProblem's own first test, here from its bytes).
+    const slip = (directory.nameClasses[i] & NAME_NOT_PLAIN) === 0
+      ? undefined
+      : memberNameProblem(e.name);
     if (slip !== undefined) {
-      add("zip-slip member name", e.name, `${shown()}: zip-slip member name (${slip}); refused`);
+      add(
+        "zip-slip member name",
+        e.name,
+        `${JSON.stringify(e.name)}: zip-slip member name (${slip}); refused`,
+      );
     }
     const folded = distinct ? undefined : e.name.toLowerCase();
     const earlier = folded === undefined ? undefined : seen.get(folded);
@@ -450,41 +497,45 @@ function checkEntries(directory: ParsedDirectory, limits: ZipLimits): ZipProblem
         "duplicate member",
         e.name,
         earlier === e.name
-          ? `${shown()}: duplicate member (the name appears more than once)`
-          : `${shown()}: duplicate member (same name as ${JSON.stringify(earlier)} ignoring case)`,
+          ? `${JSON.stringify(e.name)}: duplicate member (the name appears more than once)`
+          : `${JSON.stringify(e.name)}: duplicate member (same name as ${
+            JSON.stringify(earlier)
+          } ignoring case)`,
       );
     } else if (folded !== undefined) seen.set(folded, e.name);
     if (
       (e.flags & (ZIP_FLAG_ENCRYPTED | ZIP_FLAG_STRONG_ENCRYPTION)) !== 0 || e.method === METHOD_AES
     ) {
-      add("encrypted member", e.name, `${shown()}: encrypted member; refused`);
-      return;
+      add("encrypted member", e.name, `${JSON.stringify(e.name)}: encrypted member; refused`);
+      continue;
     }
     if (e.method !== ZIP_METHOD_STORED && e.method !== ZIP_METHOD_DEFLATE) {
       add(
         "unsupported zip feature",
         e.name,
-        `${shown()}: compression method ${e.method} (only stored and deflate)`,
+        `${JSON.stringify(e.name)}: compression method ${e.method} (only stored and deflate)`,
       );
-      return;
+      continue;
     }
-    const limit = limits.maxMemberBytes(e.name);
+    const limit = limits.maxMemberBytes(e.name, i);
     if (e.size > limit) {
       add(
         "oversized member",
         e.name,
-        `${shown()}: oversized member: declares ${e.size} bytes, over the ${limit}-byte limit`,
+        `${
+          JSON.stringify(e.name)
+        }: oversized member: declares ${e.size} bytes, over the ${limit}-byte limit`,
       );
     }
     if (e.method === ZIP_METHOD_STORED && e.compressedSize !== e.size) {
       add(
         "corrupt member",
         e.name,
-        `${shown()}: stored member with different compressed and uncompressed sizes`,
+        `${JSON.stringify(e.name)}: stored member with different compressed and uncompressed sizes`,
       );
     }
     total += e.size;
-  });
+  }
   if (total > limits.maxTotalBytes) {
     problems.push({
       kind: "archive too large",
@@ -505,17 +556,15 @@ const MAX_FOLDED_NAMES = 64;
  * lowercase forms are none of those names and differ from each other. False (the map decides)
  * otherwise: a non-ASCII name (Unicode case folding), names out of order, many folded names.
  */
-function distinctIgnoringCase(members: readonly ZipMember[]): boolean {
+function distinctIgnoringCase(directory: ParsedDirectory): boolean {
+  const { members, nameClasses } = directory;
   const plain: string[] = [];
   const folded: string[] = [];
-  for (const { name } of members) {
-    let upper = false;
-    for (let i = 0; i < name.length; i++) {
-      const c = name.charCodeAt(i);
-      if (c >= 0x80) return false;
-      if (c >= 0x41 && c <= 0x5a) upper = true;
-    }
-    if (upper) {
+  for (let i = 0; i < members.length; i++) {
+    const name = members[i].name;
+    // A byte ≥ 0x80 (so a character ≥ 0x80 once decoded, or an undecodable name).
+    if ((nameClasses[i] & NAME_NOT_ASCII) !== 0) return false;
+    if ((nameClasses[i] & NAME_UPPER) !== 0) {
       if (folded.length === MAX_FOLDED_NAMES) return false;
       folded.push(name.toLowerCase());
     } else if (plain.length > 0 && !(plain[plain.length - 1] < name)) return false;
