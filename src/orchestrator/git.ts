@@ -13,6 +13,7 @@ import {
   runProcess,
 } from "../io/mod.ts";
 import { batchName, batchRefName, GitObjectBatch } from "./_git_objects.ts";
+import { diffTrees } from "./_tree_diff.ts";
 
 /** A git command failed. */
 export class GitError extends BernsteinError {
@@ -132,6 +133,26 @@ export const SAFE_GIT_CONFIG: readonly string[] = [
  * instead ({@linkcode Git.maintainAuto}).
  */
 const NO_AUTO_MAINTENANCE: readonly string[] = ["-c", "maintenance.auto=false"];
+
+/** Most commits `Git.commitTexts` walks through the object batch before leaving it to rev-list. */
+const CHAIN_WALK_LIMIT = 256;
+
+/**
+ * A commit's one parent as git reads it (the `parent <id>` lines right after the `tree` line,
+ * ids of `idLength` lowercase hex digits), or undefined: no parent, several, or a header of
+ * another shape.
+ */
+function soleParent(bytes: Uint8Array, idLength: number): string | undefined {
+  // tree line, parent line, and the start of the line after: all ASCII when well formed.
+  const head = new TextDecoder().decode(bytes.subarray(0, 3 * (idLength + 8)));
+  const [tree, parent, next] = head.split("\n");
+  const hex = new RegExp(`^[0-9a-f]{${idLength}}$`);
+  if (!tree.startsWith("tree ") || !hex.test(tree.slice(5))) return undefined;
+  if (parent === undefined || !parent.startsWith("parent ")) return undefined;
+  const id = parent.slice(7);
+  if (!hex.test(id) || next === undefined || next.startsWith("parent ")) return undefined;
+  return id;
+}
 
 /** Per repository root: the tail of its worktree-change and fetch queue (see `Git.exclusive`). */
 const REPOSITORY_QUEUES = new Map<string, Promise<unknown>>();
@@ -498,8 +519,15 @@ export class Git {
     return changes;
   }
 
-  /** Changed paths with their modes between `base` and `head` (merge-base diff, no renames). */
+  /**
+   * Changed paths with their modes between `base` and `head` (merge-base diff, no renames). With
+   * the object batch open and `head` a one-parent chain down to `base` (so `base` is the merge
+   * base), the two trees are compared here from their objects (src/orchestrator/_tree_diff.ts)
+   * unless the repository's config could change what git diff prints; otherwise git diff.
+   */
   async diffEntries(base: string, head: string): Promise<DiffEntry[]> {
+    const batched = await this.#diffThroughBatch(base, head);
+    if (batched !== undefined) return batched;
     const out = outputText(
       (await this.run([
         "diff",
@@ -518,6 +546,8 @@ export class Git {
    * as git stores them), for the `secrets` gate: a merge keeps the agent's commits.
    */
   async commitTexts(base: string, head: string): Promise<{ sha: string; bytes: Uint8Array }[]> {
+    const chain = await this.#commitChain(base, head);
+    if (chain !== undefined) return chain;
     const shas = (await this.text(["rev-list", `${base}..${head}`])).split("\n").filter(Boolean);
     const out: { sha: string; bytes: Uint8Array }[] = [];
     for (const sha of shas) {
@@ -526,6 +556,90 @@ export class Git {
       out.push({ sha, bytes });
     }
     return out;
+  }
+
+  /**
+   * `base..head` read through the object batch, newest first as rev-list prints it, when `head`
+   * reaches `base` through commits of one parent each (an agent's branch, usually one commit):
+   * then those commits are exactly the ones reachable from `head` and not from `base` (none of
+   * them can be an ancestor of `base`, a descendant of each). Parents are the commit's own
+   * `parent` lines (grafts and replacements are off for every call: SAFE_GIT_ENV; a shallow
+   * repository is left to rev-list). Undefined — rev-list answers — for a merge, a root, a
+   * commit the batch cannot serve, more than {@linkcode CHAIN_WALK_LIMIT} commits, or no batch.
+   */
+  async #commitChain(
+    base: string,
+    head: string,
+  ): Promise<{ sha: string; bytes: Uint8Array }[] | undefined> {
+    const objects = this.#objects;
+    if (objects === undefined || batchName(base) === undefined) return undefined;
+    if (await this.#shallow()) return undefined;
+    const out: { sha: string; bytes: Uint8Array }[] = [];
+    for (let sha = head; sha !== base;) {
+      const name = batchName(sha);
+      if (name === undefined || out.length === CHAIN_WALK_LIMIT) return undefined;
+      const found = await objects.readObject(name, "commit");
+      if (found === undefined || found.id !== sha) return undefined;
+      const parent = soleParent(found.bytes, sha.length);
+      if (parent === undefined) return undefined;
+      out.push({ sha, bytes: found.bytes });
+      sha = parent;
+    }
+    return out;
+  }
+
+  /** {@linkcode Git.diffEntries} from tree objects, or undefined when git diff must answer. */
+  async #diffThroughBatch(base: string, head: string): Promise<DiffEntry[] | undefined> {
+    const objects = this.#objects;
+    if (objects === undefined || (await this.#commitChain(base, head)) === undefined) {
+      return undefined;
+    }
+    if (await this.#diffConfigured()) return undefined;
+    const treeOf = async (commit: string) => {
+      const found = await objects.readObject(commit, "commit");
+      if (found === undefined || found.id !== commit) return undefined;
+      const line = new TextDecoder().decode(found.bytes.subarray(0, 5 + commit.length + 1));
+      const m = /^tree ([0-9a-f]+)\n$/.exec(line);
+      return m === null || m[1].length !== commit.length ? undefined : m[1];
+    };
+    const before = await treeOf(base);
+    const after = await treeOf(head);
+    if (before === undefined || after === undefined) return undefined;
+    return await diffTrees((id) => objects.read(id, "tree"), before, after, base.length);
+  }
+
+  /**
+   * True when the root repository's own config (or its worktree config) names anything that
+   * could change what `git diff --raw` prints — an order file, an include that might — or
+   * cannot be read. Global and system config are off for every call (SAFE_GIT_ENV).
+   */
+  async #diffConfigured(): Promise<boolean> {
+    for (const name of ["config", "config.worktree"]) {
+      let text: string;
+      try {
+        text = (await Deno.readTextFile(resolve(this.root, ".git", name))).toLowerCase();
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) continue;
+        return true;
+      }
+      if (text.includes("orderfile") || text.includes("include")) return true;
+    }
+    return false;
+  }
+
+  /** True unless the root's `.git` is a folder without a `shallow` file (rev-list cuts there). */
+  async #shallow(): Promise<boolean> {
+    try {
+      if (!(await Deno.lstat(resolve(this.root, ".git"))).isDirectory) return true;
+    } catch {
+      return true;
+    }
+    try {
+      await Deno.lstat(resolve(this.root, ".git", "shallow"));
+      return true;
+    } catch (error) {
+      return !(error instanceof Deno.errors.NotFound);
+    }
   }
 
   /** The bytes of `path` at `ref`, or undefined when it is not there. */
