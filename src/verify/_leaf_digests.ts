@@ -11,10 +11,13 @@ export class LeafDigests {
   #unknown: number[] = [];
   readonly #countOnly: boolean;
 
-  /** With `countOnly` (nothing to check the digests against) lines are only counted. */
-  constructor(countOnly = false) {
+  /**
+   * With `countOnly` (nothing to check the digests against) lines are only counted. `expected`:
+   * the lines to make room for up front (a hint; the buffer grows past it).
+   */
+  constructor(countOnly = false, expected = 0) {
     this.#countOnly = countOnly;
-    this.#buf = new Uint8Array(countOnly ? 0 : 32 * 4096);
+    this.#buf = new Uint8Array(countOnly ? 0 : 32 * Math.max(4096, expected));
   }
 
   /** Adds the next line: its entry hash when it is an entry, else its bytes are hashed. */
@@ -23,11 +26,7 @@ export class LeafDigests {
       this.#count++;
       return;
     }
-    if (this.#buf.length < (this.#count + 1) * 32) {
-      const grown = new Uint8Array(this.#buf.length * 2);
-      grown.set(this.#buf);
-      this.#buf = grown;
-    }
+    this.#room();
     const at = this.#count * 32;
     if (tooLong) {
       // Only the start of the line was kept: its digest is unknown.
@@ -36,6 +35,27 @@ export class LeafDigests {
       digestInto(`sha256:${sha256HexPure(bytes)}`, this.#buf, at);
     }
     this.#count++;
+  }
+
+  /**
+   * Adds the next line, an entry whose hash the caller decoded already: the 32 bytes of
+   * `digest` at `at` (what {@linkcode LeafDigests.add} would decode from its `sha256:` text).
+   */
+  addDigest(digest: Uint8Array, at: number): void {
+    if (!this.#countOnly) {
+      this.#room();
+      const to = this.#count * 32;
+      for (let b = 0; b < 32; b++) this.#buf[to + b] = digest[at + b];
+    }
+    this.#count++;
+  }
+
+  #room(): void {
+    if (this.#buf.length < (this.#count + 1) * 32) {
+      const grown = new Uint8Array(this.#buf.length * 2);
+      grown.set(this.#buf);
+      this.#buf = grown;
+    }
   }
 
   /** Lines added. */
