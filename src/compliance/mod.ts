@@ -43,7 +43,12 @@ export {
   writePack,
 } from "./pack.ts";
 export { type CollectedWindow, WindowMembers } from "./window_members.ts";
-export { compressMember, type MembersDeflate, offThreadDeflate } from "./_off_thread_deflate.ts";
+export {
+  compressMember,
+  inThreadDeflate,
+  type MembersDeflate,
+  offThreadDeflate,
+} from "./_off_thread_deflate.ts";
 export {
   type SkippedLine,
   type WindowEntry,
