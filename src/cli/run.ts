@@ -1,13 +1,15 @@
 // `bernstein run`, `status`, `ps`, `logs`, `stop`: start a run and watch or stop it.
 import type { ErrorCode } from "../errors/mod.ts";
-import type { RunSummary } from "../orchestrator/mod.ts";
+import type { Clock } from "../io/mod.ts";
+import type { RunStopControl, RunSummary, StopSignal } from "../orchestrator/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
 
 const RUN_EXIT = "Exit codes: 0 the run is HEALTHY (every task merged or had nothing to merge),\n" +
   "1 UNHEALTHY (a task failed, a merge was refused, the backstop or a stop ended it),\n" +
   "2 usage error or refused up front (default branch, unknown adapter, bad plan), or the manager\n" +
-  "created no task in time (diagnostic in .sdd/runs/<run-id>/manager_stalled.json).";
+  "created no task in time (diagnostic in .sdd/runs/<run-id>/manager_stalled.json),\n" +
+  "130/143 ended at once by a second SIGINT/SIGTERM (or the first one's grace ran out).";
 
 function isolationFlag(
   value: string | undefined,
@@ -68,7 +70,7 @@ async function run(ctx: CommandContext): Promise<number> {
     attachmentGate: (input) => attachments.gate(input),
     attachments: (parts) =>
       attachments.provider({ ...parts, clock: io.systemClock, random: io.systemRandom }),
-    onStopSignal: installStopHandler,
+    onStopSignal: stopHandler(ctx, orchestrator, io.systemClock),
     workers: async (parts) => (await import("../workers/mod.ts")).startWorkerPool(parts),
   }).catch(async (error) => {
     // A plan with several problems: every one on its own line (then exit 2), not the first.
@@ -244,26 +246,46 @@ function printAttachments(ctx: CommandContext, rows: readonly AttachmentView[]):
   }
 }
 
-/** SIGINT/SIGTERM ask the run to stop; `.sdd/runtime/stop_request.json` may ask for force. */
-function installStopHandler(stop: (reason: string) => void): () => void {
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-  const handlers = signals.map((signal) => {
-    const handler = () => stop(`${signal} received`);
-    try {
-      Deno.addSignalListener(signal, handler);
-    } catch {
-      // Signals are not supported on this platform: the run can still be stopped by killing it.
-    }
-    return { signal, handler };
-  });
-  return () => {
-    for (const h of handlers) {
+/**
+ * SIGINT/SIGTERM: the first asks the run to stop, a second (or the first one's grace running
+ * out) kills the agents and exits at once with 128 + the signal's number (stop_signals.ts).
+ */
+function stopHandler(
+  ctx: CommandContext,
+  orchestrator: typeof import("../orchestrator/mod.ts"),
+  clock: Clock,
+): (control: RunStopControl) => () => void {
+  return (control) => {
+    const signals = new orchestrator.StopSignals(clock, control.graceMs, {
+      stop: control.stop,
+      endNow: (reason, exitCode) => {
+        control.killAgentsNow();
+        ctx.out.line(
+          `run ended at once (${reason}): its agents were killed; 'bernstein run' resumes it`,
+        );
+        Deno.exit(exitCode);
+      },
+    });
+    const names: StopSignal[] = ["SIGINT", "SIGTERM"];
+    const handlers = names.map((signal) => {
+      const handler = () => signals.receive(signal);
       try {
-        Deno.removeSignalListener(h.signal, h.handler);
+        Deno.addSignalListener(signal, handler);
       } catch {
-        // Not installed.
+        // Signals are not supported on this platform: the run can still be stopped by killing it.
       }
-    }
+      return { signal, handler };
+    });
+    return () => {
+      signals.close();
+      for (const h of handlers) {
+        try {
+          Deno.removeSignalListener(h.signal, h.handler);
+        } catch {
+          // Not installed.
+        }
+      }
+    };
   };
 }
 
@@ -440,7 +462,13 @@ export const RUN_COMMANDS: CommandSpec[] = [
       "lines and ends with {type: run.summary, summary}; summary.attachments (and the dry run's\n" +
       "attachments) list [{task_id, field, path, kind, mime, sha256, size, outcome, reason}],\n" +
       "outcome attached | partial | not_attached (docs/ATTACHMENTS.md).\n" +
-      "Stop it with Ctrl-C or 'bernstein stop'.\n" +
+      "Stop it with Ctrl-C, SIGTERM or 'bernstein stop': no new agents start, running ones get\n" +
+      "tuning.orchestrator.drain_timeout_s to finish, then are killed (SIGTERM to each agent's\n" +
+      "process group, SIGKILL after tuning.agent.kill_grace_s); work still pending after one\n" +
+      "more kill grace is left (audited run.stop_unsettled); the run records its end and exits\n" +
+      "1. A second Ctrl-C/SIGTERM, or the run not ended within tick + drain + 3 kill graces +\n" +
+      "notification drain + 30 s (153 s by default), kills every agent's group at once and exits\n" +
+      "130/143 without writing more, as a crash: the next 'bernstein run' resumes it.\n" +
       RUN_EXIT,
     args: [{ name: "plan", help: "Plan file (YAML: stages and steps)." }],
     flags: [

@@ -29,7 +29,7 @@ export {
   runProcess,
   spawnProcess,
 } from "./process.ts";
-export { procStat, readProcStat } from "./proc_stat.ts";
+export { type ProcStat, procStat, readProcStat } from "./proc_stat.ts";
 export { type Random, SeededRandom, systemRandom } from "./random.ts";
 export {
   MIN_SECRET_LENGTH,

@@ -57,6 +57,7 @@ export { executeRun, type RunDeps, type RunWorkers, type WorkerParts } from "./r
 export { attemptLines, buildSummary, type RunSummary, SHOWN_ATTEMPTS } from "./run_summary.ts";
 export { RunCheckpoints } from "./checkpoints.ts";
 export { RunLoop } from "./run_loop.ts";
+export { type RunStopControl, type StopSignal, StopSignals } from "./stop_signals.ts";
 
 export { emptyOutcome, type RunOutcome } from "./outcome.ts";
 export { budgetTotal, ErrorBudget, spentBudget } from "./error_budget.ts";

@@ -199,6 +199,15 @@ export type RunFact =
     by?: "operator" | "orchestrator";
   }
   | {
+    /** A stop went on without work that did not settle within its bound (stopping.ts). */
+    kind: "run.stop_unsettled";
+    runId: string;
+    /** What was left: "agent watches and checks", "merges in progress". */
+    what: string;
+    /** How long the stop waited for it (s). */
+    waitedS: number;
+  }
+  | {
     kind: "run.error_budget_spent";
     runId: string;
     finished: number;
@@ -815,6 +824,17 @@ function stopRecords(fact: RunFact): FactRecords | undefined {
           details: { reason: fact.reason, force: fact.force, running: fact.running },
         },
         progress: { type: "run.stopping", reason: fact.reason },
+      };
+    case "run.stop_unsettled":
+      return {
+        audit: orchestratorEvent("run.stop_unsettled", "run", fact.runId, {
+          what: fact.what,
+          waited_s: fact.waitedS,
+        }),
+        progress: warning(
+          `stop: ${fact.what} did not settle within ${fact.waitedS}s; the run ends without them ` +
+            "(their tasks are abandoned)",
+        ),
       };
     case "run.error_budget_spent":
       return {

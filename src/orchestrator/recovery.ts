@@ -6,13 +6,13 @@
  * back to open, and sends tasks whose agents had finished (`done`) straight to checks and
  * merge — no task runs twice.
  */
-import { runDir, runFile, runtimePath } from "../io/mod.ts";
+import { type Clock, runDir, runFile, runtimePath, systemClock } from "../io/mod.ts";
 import type { Task, TaskStore } from "../tasks/mod.ts";
 import type { Git } from "./git.ts";
 import type { Recorder } from "./recorder.ts";
 import { listSessionFiles, saveSessionFile, type SessionFile } from "./run_state.ts";
 import { type CurrentRun } from "./current_run.ts";
-import { processAlive, processStartTime } from "./pid_liveness.ts";
+import { isProcessAlive, killProcessGroup, processStartTime } from "./pid_liveness.ts";
 
 /** An agent of a dead run that this start ended. */
 export interface EndedAgent {
@@ -34,10 +34,10 @@ export interface EndedAgent {
 export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
   const ended: EndedAgent[] = [];
   for (const file of await listSessionFiles(sdd)) {
-    if (file.state !== "running" || !processAlive(file.pid)) continue;
+    if (file.state !== "running" || !(await isProcessAlive(file.pid))) continue;
     const now = await processStartTime(file.pid);
     if (file.pid_start != null && now !== null && now !== file.pid_start) continue;
-    killLeftover(file.pid);
+    killProcessGroup(file.pid);
     ended.push({ session: file.session, taskId: file.task_id, pid: file.pid });
   }
   await untilGone(ended.map((a) => a.pid));
@@ -53,18 +53,34 @@ export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
  */
 const LEFTOVER_EXIT_WAIT_MS = 30_000;
 
-async function untilGone(pids: number[]): Promise<void> {
-  const giveUp = performance.now() + LEFTOVER_EXIT_WAIT_MS;
-  let left = pids.filter(processAlive);
-  // Each look may start a cat(1) (see processAlive): back off rather than poll at 10 ms.
+/**
+ * Waits until none of `pids` is alive, or {@linkcode LEFTOVER_EXIT_WAIT_MS} passed. Each look
+ * is asynchronous (where /proc must be read through cat(1), the event loop goes on meanwhile:
+ * the run's task server and dashboard are already up) and backs off from 10 to 250 ms.
+ */
+export async function untilGone(
+  pids: readonly number[],
+  alive: (pid: number) => Promise<boolean> = isProcessAlive,
+  clock: Pick<Clock, "monotonicMs" | "sleep"> = systemClock,
+): Promise<void> {
+  const giveUp = clock.monotonicMs() + LEFTOVER_EXIT_WAIT_MS;
+  let left = await stillAlive(pids, alive);
   for (
     let pause = 10;
-    left.length > 0 && performance.now() < giveUp;
+    left.length > 0 && clock.monotonicMs() < giveUp;
     pause = Math.min(pause * 2, 250)
   ) {
-    await new Promise((resolve) => setTimeout(resolve, pause));
-    left = left.filter(processAlive);
+    await clock.sleep(pause);
+    left = await stillAlive(left, alive);
   }
+}
+
+async function stillAlive(
+  pids: readonly number[],
+  alive: (pid: number) => Promise<boolean>,
+): Promise<number[]> {
+  const live = await Promise.all(pids.map(alive));
+  return pids.filter((_, i) => live[i]);
 }
 
 /** A fresh run starts with an empty task log: the previous run's log is moved under its run. */
@@ -116,14 +132,6 @@ export async function recoverAfterCrash(deps: RecoveryDeps): Promise<number> {
     reason: "resumed after an orchestrator crash",
   });
   return (await store.list({ status: ["open", "planned"] })).length;
-}
-
-function killLeftover(pid: number): void {
-  try {
-    Deno.kill(-pid, "SIGKILL");
-  } catch {
-    // Already gone.
-  }
 }
 
 /** An interrupted session: its work committed on its branch, its worktree removed. */

@@ -95,6 +95,7 @@ import type { RunContext } from "./run_context.ts";
 import { runSecrets } from "./run_secrets.ts";
 import { type RunIsolation, setUpIsolation } from "./isolation.ts";
 import type { SpawnPathWrapper } from "./agent_session.ts";
+import { type RunStopControl, stopGraceMs } from "./stop_signals.ts";
 
 /** `bernstein run` options. */
 export interface RunOptions {
@@ -138,8 +139,11 @@ export interface RunDeps {
   attachmentGate?: (input: AttachmentGateInput) => Promise<void>;
   /** Builds the attachment provider once the run's stores exist (issue 7). */
   attachments?: (parts: AttachmentParts) => Promise<AttachmentProvider | undefined>;
-  /** Installs a stop handler (SIGINT/SIGTERM); returns an uninstaller. */
-  onStopSignal?: (stop: (reason: string) => void) => () => void;
+  /**
+   * Installs the run's stop handler (SIGINT/SIGTERM, stop_signals.ts) once its loop runs;
+   * returns an uninstaller, called when the run's end is written.
+   */
+  onStopSignal?: (control: RunStopControl) => () => void;
   /** Starts the worker pool when `workers.listen` is set (src/workers, issue 13). */
   workers?: (parts: WorkerParts) => Promise<RunWorkers>;
   /** Finds out whether the sandbox works here (tests fake a machine without one). */
@@ -714,9 +718,13 @@ async function carryOutRun(plan: RunPlan, deps: RunDeps): Promise<RunReport> {
     const unenforced = await recordPolicyStart(recorder, stores, loop, runId, policy);
     announceDashboard(runDeps.reporter, stores);
     await attachAttachments(plan, deps, stores, loop, runId);
-    uninstall = deps.onStopSignal?.((reason) => loop.requestStop(reason)) ?? (() => {});
+    // Installed until the run's end is written: a signal during the end records bounds it too.
+    uninstall = deps.onStopSignal?.({
+      stop: (reason) => loop.requestStop(reason),
+      killAgentsNow: () => loop.killAgentsNow(),
+      graceMs: stopGraceMs(plan.config),
+    }) ?? (() => {});
     const outcome = await loop.run();
-    uninstall();
     if (outcome.end === "storage-failed") throw storageFailed(outcome.reason);
     await restoreGitStateAtEnd(gitState, recorder);
     await recorder.record({

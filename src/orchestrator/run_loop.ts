@@ -113,7 +113,8 @@ export class RunLoop {
         // A store another orchestrator took refuses every write: the run ends for that reason.
         if (error instanceof TaskStoreLockLostError) return;
         if (!this.#noteStorageFailure(error)) {
-          void recorder.warn(`internal error: ${error.message}`);
+          // Work a stop left behind may fail after the run's records closed: never unhandled.
+          recorder.warn(`internal error: ${error.message}`).catch(() => {});
         }
       },
       wake,
@@ -219,6 +220,11 @@ export class RunLoop {
   /** Asks the loop to stop: no new spawns; running agents drain (or are killed with `force`). */
   requestStop(reason: string, force = false): void {
     this.#stopping.request(reason, force);
+  }
+
+  /** Kills every agent's process group on this host at once: for a run that must end now. */
+  killAgentsNow(): void {
+    this.#stopping.killNow();
   }
 
   /** Resolves (and caches) the adapter of a task; see {@linkcode resolveTaskCli}. */

@@ -2,7 +2,10 @@
  * Stopping a run: an operator's stop request (running agents drain within the drain timeout,
  * or are killed at once with `--force`), the zero-terminal backstop (every unfinished task
  * fails), and the kill of every live agent both use. Agents killed here end their tasks as
- * abandoned in the ledger; nothing merged is undone.
+ * abandoned in the ledger; nothing merged is undone. Every wait here is bounded: once the
+ * agents are told to stop, what they leave behind (an agent watch whose exit never comes —
+ * a worker host killed mid-task —, a completion stuck in a gate, a merge) gets `kill_grace_s`
+ * to settle, and the stop goes on without it, saying so (docs/DESIGN.md "Stopping a run").
  */
 import type { TaskStore } from "../tasks/mod.ts";
 import { CLAIMED_STATUSES } from "../tasks/mod.ts";
@@ -12,6 +15,7 @@ import type { RunEnd } from "./outcome.ts";
 import type { RunContext } from "./run_context.ts";
 import type { BackgroundWork, SessionTable } from "./sessions.ts";
 import { isSettledStatus } from "./termination.ts";
+import { killProcessGroup } from "./pid_liveness.ts";
 
 /** What stopping works with. */
 export interface StoppingDeps {
@@ -85,7 +89,7 @@ export class Stopping {
     } else if (sessions.size + work.size > 0) {
       await this.#drainAgents(reason);
     }
-    await this.#deps.merges.drained();
+    await this.#settleWithin("merges in progress", this.#deps.merges.drained());
     return { end: "stopped", reason: `stopped: ${reason}` };
   }
 
@@ -105,8 +109,8 @@ export class Stopping {
   async killAll(reason: string): Promise<void> {
     const { ctx, store, recorder, sessions, work } = this.#deps;
     const grace = ctx.config.tuning.agent.kill_grace_s * 1000;
-    await Promise.all(sessions.all().map((s) => s.execution?.terminate(grace)));
-    await work.settled();
+    await Promise.all(sessions.all().map((s) => s.execution?.terminate(grace).catch(() => {})));
+    await this.#settleWithin("agent watches and checks", work.settled());
     for (const s of sessions.all()) {
       const task = await store.get(s.task.id);
       if (task && ACTIVE.has(task.status)) {
@@ -118,6 +122,44 @@ export class Stopping {
         await recorder.record({ kind: "task.abandoned", taskId: task.id, reason });
       }
       await sessions.finish(s, "abandoned");
+    }
+  }
+
+  /**
+   * Waits for `work` at most `kill_grace_s` (the run's clock); what has not settled by then is
+   * left behind and a warning names it. A stop that waited for it would never end when it never
+   * settles.
+   */
+  async #settleWithin(what: string, work: Promise<unknown>): Promise<void> {
+    const { ctx, recorder } = this.#deps;
+    const graceMs = ctx.config.tuning.agent.kill_grace_s * 1000;
+    const timer = new AbortController();
+    let settled = false;
+    await Promise.race([
+      work.then(() => (settled = true), () => (settled = true)),
+      ctx.clock.sleep(graceMs, timer.signal),
+    ]);
+    timer.abort();
+    if (settled) return;
+    await recorder.record({
+      kind: "run.stop_unsettled",
+      runId: ctx.runId,
+      what,
+      waitedS: graceMs / 1000,
+    });
+  }
+
+  /**
+   * SIGKILLs the process group of every agent running on this host, at once and without
+   * waiting or recording: for a run that must end now (a second stop signal, stop_signals.ts).
+   * Agents on worker hosts are theirs to stop; the next run ends any leftover.
+   */
+  killNow(): void {
+    for (const s of this.#deps.sessions.all()) {
+      const execution = s.execution;
+      if (execution !== undefined && execution.host === undefined) {
+        killProcessGroup(execution.pid);
+      }
     }
   }
 

@@ -107,16 +107,17 @@ export function scriptedPlan(...steps: string[]): string {
   return `cli: scripted\nstages:\n  - name: s\n    steps:\n${steps.join("")}\n`;
 }
 
-/** Starts `bernstein ARGS` in the repo without waiting (for crash, stop and watch tests). */
-export function startBernstein(dir: string, args: string[]): Deno.ChildProcess {
-  const env = {
-    PATH: Deno.env.get("PATH") ?? "",
-    HOME: Deno.env.get("HOME") ?? dir,
-    NO_COLOR: "1",
-    ...runEnv(dir),
-  };
-  return new Deno.Command(Deno.execPath(), {
-    args: [
+/**
+ * The command line and environment of `bernstein ARGS` run from source in the repo `dir`, as
+ * its binary would run (for tests that start it and watch it, e.g. with `Watched`).
+ */
+export function bernsteinCommand(
+  dir: string,
+  args: string[],
+): { argv: string[]; env: Record<string, string> } {
+  return {
+    argv: [
+      Deno.execPath(),
       "run",
       "-q",
       "--frozen",
@@ -126,6 +127,20 @@ export function startBernstein(dir: string, args: string[]): Deno.ChildProcess {
       `${REPO_ROOT}main.ts`,
       ...args,
     ],
+    env: {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? dir,
+      NO_COLOR: "1",
+      ...runEnv(dir),
+    },
+  };
+}
+
+/** Starts `bernstein ARGS` in the repo without waiting (for crash, stop and watch tests). */
+export function startBernstein(dir: string, args: string[]): Deno.ChildProcess {
+  const { argv, env } = bernsteinCommand(dir, args);
+  return new Deno.Command(argv[0], {
+    args: argv.slice(1),
     cwd: dir,
     env,
     clearEnv: true,
