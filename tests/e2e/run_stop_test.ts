@@ -54,8 +54,17 @@ function endProcess(pid: number | undefined): void {
   }
 }
 
-/** Starts `bernstein run plan.yaml --json` and waits until the hostile agent hangs. */
-async function startHanging(dir: string, marker: string): Promise<{ run: Watched; pid: number }> {
+/**
+ * A repo whose plan is the hostile step (without the sandbox: the test sees its agent), run with
+ * `drainS` to drain and a 1 s kill grace; returns once the agent ignores SIGTERM and hangs.
+ */
+async function startHanging(dir: string, drainS: number): Promise<{ run: Watched; pid: number }> {
+  const marker = join(dir, ".hold", "stubborn");
+  await Deno.mkdir(join(dir, ".hold"));
+  await prepareRepo(dir, scriptedPlan(hostileStep(marker)), {
+    isolation: "none",
+    tuning: { orchestrator: { drain_timeout_s: drainS }, agent: { kill_grace_s: 1 } },
+  });
   const { argv, env } = bernsteinCommand(dir, ["run", "plan.yaml", "--json"]);
   const run = new Watched(argv, { cwd: dir, env });
   let exited = false;
@@ -81,13 +90,7 @@ Deno.test({
   ignore: Deno.build.os !== "linux", // reads /proc to tell a live process from a zombie
   fn: async () => {
     await withTempDir(async (dir) => {
-      const marker = join(dir, ".hold", "stubborn");
-      await Deno.mkdir(join(dir, ".hold"));
-      await prepareRepo(dir, scriptedPlan(hostileStep(marker)), {
-        isolation: "none",
-        tuning: { orchestrator: { drain_timeout_s: 0 }, agent: { kill_grace_s: 1 } },
-      });
-      const { run, pid } = await startHanging(dir, marker);
+      const { run, pid } = await startHanging(dir, 0);
       try {
         run.child.kill("SIGTERM");
         const status = await guard(run.done, "the run to end");
@@ -124,14 +127,8 @@ Deno.test({
   ignore: Deno.build.os !== "linux",
   fn: async () => {
     await withTempDir(async (dir) => {
-      const marker = join(dir, ".hold", "stubborn");
-      await Deno.mkdir(join(dir, ".hold"));
       // Ten minutes to drain: only the second signal can end it.
-      await prepareRepo(dir, scriptedPlan(hostileStep(marker)), {
-        isolation: "none",
-        tuning: { orchestrator: { drain_timeout_s: 600 }, agent: { kill_grace_s: 1 } },
-      });
-      const { run, pid } = await startHanging(dir, marker);
+      const { run, pid } = await startHanging(dir, 600);
       try {
         run.child.kill("SIGTERM");
         await run.waitFor((l) => l.includes('"run.stopping"'));
