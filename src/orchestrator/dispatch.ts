@@ -272,14 +272,19 @@ export class Dispatcher {
     };
     const execution = await executor.start(request);
     this.#used.add(a.session);
+    let file: SessionFile | undefined;
     let session: RunningSession;
     try {
-      session = await this.#recordStarted(a, execution, variables.pins, attachments);
+      file = await this.#writeSessionFile(a, execution, attachments);
+      session = await this.#recordStarted(a, execution, variables.pins, file);
     } catch (error) {
       // The claim went while the agent started, or its start could not be written down (the
       // agent may have filled the disk already): it must not run on unwatched. It is not in
       // the session table, so it is stopped here, once, and nothing else stops it again.
       await this.#abortStarted(a, execution, error as Error);
+      if (file !== undefined) {
+        await saveSessionFile(this.#deps.ctx.sdd, { ...file, state: "abandoned" }).catch(() => {});
+      }
       throw error;
     }
     sessions.add(session);
@@ -288,26 +293,40 @@ export class Dispatcher {
   }
 
   /**
-   * The writes that make a started agent a live session: its task in progress, its session
-   * file, `agent.spawned`. The session joins the table only once all of them are done.
+   * The session file of a started agent (its pid and the kernel's start time of that pid),
+   * written first of all: a run killed from then on leaves the record by which the next run's
+   * start ends the agent (recovery.ts). Written after the task's in_progress, as it was, a
+   * kill -9 between the two left an agent no later run knew of.
+   */
+  async #writeSessionFile(
+    a: Attempt,
+    execution: Execution,
+    attachments: SpawnAttachments | undefined,
+  ): Promise<SessionFile> {
+    const pidStart = await processStartTime(execution.pid);
+    const file = this.#sessionFile(a, execution, attachments, pidStart);
+    await saveSessionFile(this.#deps.ctx.sdd, file);
+    return file;
+  }
+
+  /**
+   * The writes that make a started agent (its session file written) a live session: its task
+   * in progress, `agent.spawned`. The session joins the table only once both are done.
    */
   async #recordStarted(
     a: Attempt,
     execution: Execution,
     pins: VariablePinJson[] | undefined,
-    attachments: SpawnAttachments | undefined,
+    file: SessionFile,
   ): Promise<RunningSession> {
     const { ctx } = this.#deps;
     const running = await this.#markStarted(a, execution, pins);
-    const file = this.#sessionFile(
-      a,
-      execution,
-      attachments,
-      await processStartTime(execution.pid),
-    );
-    await saveSessionFile(ctx.sdd, file);
+    // Progress counts from here: the in_progress just written is the run's, not the agent's
+    // (the session file, written before it, is older than that change).
+    const progressSinceMs = ctx.clock.nowMs();
     await this.#recordSpawn(a, execution, file);
     return {
+      progressSinceMs,
       session: a.session,
       task: running,
       execution,

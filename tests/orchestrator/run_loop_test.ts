@@ -22,6 +22,7 @@ import {
   RunLoop,
   type RunOutcome,
 } from "../../src/orchestrator/mod.ts";
+import { listSessionFiles } from "../../src/orchestrator/run_state.ts";
 import { EventHub, type ServerEvent, TokenRegistry } from "../../src/server/mod.ts";
 import {
   createMemoryTaskStore,
@@ -433,6 +434,39 @@ for (
     });
   });
 }
+
+Deno.test("run loop: a started agent's session file is written before its task is in progress; a start that cannot be recorded leaves it abandoned", async () => {
+  await withTempDir(async (dir) => {
+    const h = await harness(dir, [draft("a"), draft("b")], (taskId) => ({
+      files: { [`${taskId}.txt`]: `${taskId}\n` },
+    }));
+    const transition = h.store.transition.bind(h.store);
+    const atInProgress: Record<string, [string, number, string | null | undefined][]> = {};
+    h.store.transition = async (id, to, options) => {
+      if (to === "in_progress") {
+        // A kill -9 here must leave the record by which the next run ends the agent.
+        atInProgress[id] ??= (await listSessionFiles(join(dir, ".sdd")))
+          .filter((f) => f.session === options.holder)
+          .map((f) => [f.state, f.pid, f.pid_start]);
+        // b's claim went elsewhere while its agent started.
+        if (id === "b") throw new Error("claim lost");
+      }
+      return await transition(id, to, options);
+    };
+    await drive(h);
+    // The fake agent's pid is no process here: its start time is unknown (null).
+    assert.deepEqual(atInProgress.a, [["running", 4242, null]]);
+    assert.deepEqual(atInProgress.b, [["running", 4242, null]]);
+    const starts = h.executor.starts.filter((s) => s.taskId === "b").length;
+    const files = await listSessionFiles(join(dir, ".sdd"));
+    assert.deepEqual(
+      files.filter((f) => f.task_id === "b").map((f) => f.state),
+      Array(starts).fill("abandoned"),
+      "no refused start's file claims a running agent",
+    );
+    assert.equal(h.audit.ofType("agent.start_aborted").length, starts);
+  });
+});
 
 Deno.test("run loop: tasks stuck behind a blocked one end in the zero-terminal backstop", async () => {
   await withTempDir(async (dir) => {
