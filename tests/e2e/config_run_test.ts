@@ -4,14 +4,16 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { REPO_ROOT } from "../_helpers/cli.ts";
 import { git, withTempDir } from "../_helpers/temp.ts";
-import { bern, prepareRepo, startBernstein, step, summaryOf } from "./_run_helpers.ts";
+import {
+  bern,
+  prepareRepo,
+  scriptedPlan,
+  startBernstein,
+  step,
+  summaryOf,
+} from "./_run_helpers.ts";
 
-const ONE_STEP = `cli: scripted
-stages:
-  - name: s
-    steps:
-${step("Write a file", ["@agent write out.txt hello"])}
-`;
+const ONE_STEP = scriptedPlan(step("Write a file", ["@agent write out.txt hello"]));
 
 Deno.test("after 'config set' (and a local bernstein.yaml edit) the next run is not refused as dirty", async () => {
   await withTempDir(async (dir) => {
@@ -152,12 +154,7 @@ Deno.test("hot reload: an edit applies on the next tick, audited with both hashe
     const go = join(dir, ".go", "go");
     await prepareRepo(
       dir,
-      `cli: scripted
-stages:
-  - name: s
-    steps:
-${step("Wait", [`@agent run sh -c "while [ ! -e '${go}' ]; do sleep 0.1; done"`])}
-`,
+      scriptedPlan(step("Wait", [`@agent run sh -c "while [ ! -e '${go}' ]; do sleep 0.1; done"`])),
       { sandbox: { read_only: [join(dir, ".go")] } },
     );
     await Deno.writeTextFile(join(dir, "bernstein.yaml"), "max_agents: 2\n");
@@ -208,9 +205,7 @@ Deno.test("agents list shows the merged catalog roles; a run takes a role's adap
   await withTempDir(async (dir) => {
     await prepareRepo(
       dir,
-      `cli: scripted\nstages:\n  - name: s\n    steps:\n${
-        step("Check it", ["@agent write qa.txt ok"], "        role: reviewer\n")
-      }\n`,
+      scriptedPlan(step("Check it", ["@agent write qa.txt ok"], "        role: reviewer\n")),
     );
     await Deno.mkdir(join(dir, "agent-catalog", ".claude", "agents"), { recursive: true });
     await Deno.writeTextFile(

@@ -12,6 +12,7 @@ import {
   eventsOf,
   operatorTokenOf,
   prepareRepo,
+  scriptedPlan,
   startBernstein,
   step,
   summaryOf,
@@ -86,21 +87,14 @@ Deno.test("a run decides every call: immune write refused, asks approved and den
   await withTempDir(async (dir) => {
     await prepareRepo(
       dir,
-      `cli: scripted
-stages:
-  - name: s
-    steps:
-${
-        step("Work", [
-          '@agent tool Read {"file_path":"README.md"}',
-          "@agent write .bernstein/always_allow.yaml - id: everything",
-          '@agent tool Bash {"command":"rm -rf /"}',
-          '@agent tool Bash {"command":"git push origin main"}',
-          '@agent tool Grep {"pattern":"x","path":"src/a"}',
-          "@agent write ok.txt fine",
-        ])
-      }
-`,
+      scriptedPlan(step("Work", [
+        '@agent tool Read {"file_path":"README.md"}',
+        "@agent write .bernstein/always_allow.yaml - id: everything",
+        '@agent tool Bash {"command":"rm -rf /"}',
+        '@agent tool Bash {"command":"git push origin main"}',
+        '@agent tool Grep {"pattern":"x","path":"src/a"}',
+        "@agent write ok.txt fine",
+      ])),
       { tuning: { policy: { approval_timeout_s: 600 } } },
     );
     await withRules(dir);

@@ -3,6 +3,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { withTempDir } from "../_helpers/temp.ts";
+import { until } from "../_helpers/wait.ts";
 import {
   bern,
   eventsOf,
@@ -151,20 +152,18 @@ Deno.test({
         scriptedPlan(step("Quick", ["@agent write q.txt q"])),
       );
       const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
-      let sessions: RunningSession[] = [];
-      const deadline = Date.now() + 60_000;
+      let exited = false;
+      child.status.then(() => (exited = true));
       // Wait until the agent has said it hangs: it writes nothing after that, so the
       // orchestrator's death cannot end it through a broken pipe.
-      const hanging = async () => {
-        sessions = await runningSessions(dir);
-        if (sessions.length === 0) return false;
-        const log = join(dir, ".sdd", "runtime", `${sessions[0].session}.log`);
-        return (await Deno.readTextFile(log).catch(() => "")).includes("hanging as instructed");
-      };
-      while (!(await hanging())) {
-        if (Date.now() > deadline) throw new Error("the agent never started hanging");
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const sessions = await until(async () => {
+        if (exited) throw new Error("the run ended before its agent hung");
+        const running = await runningSessions(dir);
+        if (running.length === 0) return undefined;
+        const log = join(dir, ".sdd", "runtime", `${running[0].session}.log`);
+        const text = await Deno.readTextFile(log).catch(() => "");
+        return text.includes("hanging as instructed") ? running : undefined;
+      }, "the agent to hang");
       child.kill("SIGKILL");
       await child.output();
       const [agent] = sessions;

@@ -4,7 +4,15 @@ import { join } from "node:path";
 import { scheduleTick } from "../../src/orchestrator/mod.ts";
 import { waitUntil } from "../_helpers/events.ts";
 import { git, withTempDir } from "../_helpers/temp.ts";
-import { bern, eventsOf, prepareRepo, startBernstein, step, summaryOf } from "./_run_helpers.ts";
+import {
+  bern,
+  eventsOf,
+  prepareRepo,
+  scriptedPlan,
+  startBernstein,
+  step,
+  summaryOf,
+} from "./_run_helpers.ts";
 
 const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
 /** Changes to tracked files at the root (a merge must never leave any). */
@@ -234,7 +242,7 @@ Deno.test("a crashing agent fails its task; the retry carries the failure into t
   await withTempDir(async (dir) => {
     await prepareRepo(
       dir,
-      `cli: scripted\nstages:\n  - name: s\n    steps:\n${step("Crash", ["@agent crash 7"])}\n`,
+      scriptedPlan(step("Crash", ["@agent crash 7"])),
       {
         tuning: { tasks: { default_max_retries: 1 } },
         // The scripted agent records its prompt there: a folder the sandbox lets it write.
@@ -262,9 +270,7 @@ Deno.test("a hanging agent is killed at its deadline with its whole process grou
   await withTempDir(async (dir) => {
     await prepareRepo(
       dir,
-      `cli: scripted\nstages:\n  - name: s\n    steps:\n${
-        step("Hang", ["@agent hang"], "        scope: small\n")
-      }\n`,
+      scriptedPlan(step("Hang", ["@agent hang"], "        scope: small\n")),
       {
         tuning: {
           agent: { kill_grace_s: 0.5 },
@@ -295,7 +301,7 @@ Deno.test("the default branch is refused before any worktree or process exists",
   await withTempDir(async (dir) => {
     await prepareRepo(
       dir,
-      `cli: scripted\nstages:\n  - name: s\n    steps:\n${step("X", ["@agent write x.txt x"])}\n`,
+      scriptedPlan(step("X", ["@agent write x.txt x"])),
     );
     const plan = await Deno.readTextFile(join(dir, "plan.yaml"));
     await git(dir, "checkout", "-q", "main");
@@ -491,9 +497,7 @@ Deno.test("status, ps and logs show a live run; stop --force ends it and the rec
   await withTempDir(async (dir) => {
     await prepareRepo(
       dir,
-      `cli: scripted\nstages:\n  - name: s\n    steps:\n${
-        step("Talk then hang", ["@agent progress hello from the agent", "@agent hang"])
-      }\n`,
+      scriptedPlan(step("Talk then hang", ["@agent progress hello from the agent", "@agent hang"])),
     );
     const child = startBernstein(dir, ["run", "plan.yaml", "--json"]);
     const output = child.output();
@@ -531,9 +535,7 @@ Deno.test("lineage.strict: a merge whose lineage cannot be recorded is undone an
     await withTempDir(async (dir) => {
       await prepareRepo(
         dir,
-        `cli: scripted\nstages:\n  - name: s\n    steps:\n${
-          step("Write", ["@agent write w.txt w"])
-        }\n`,
+        scriptedPlan(step("Write", ["@agent write w.txt w"])),
         {
           lineage: { enabled: true, strict },
         },
