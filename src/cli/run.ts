@@ -383,7 +383,10 @@ async function ps(ctx: CommandContext): Promise<number> {
     adapter: s.adapter,
     model: s.model ?? "default",
     pid: s.pid,
-    state: s.state === "running" && !orchestrator.processAlive(s.pid) ? "gone" : s.state,
+    state: s.state === "running" && !orchestrator.isRemoteSession(s) &&
+        !orchestrator.processAlive(s.pid)
+      ? "gone"
+      : s.state,
     started_at: s.started_at,
     branch: s.branch,
   }));
@@ -424,7 +427,8 @@ async function stop(ctx: CommandContext): Promise<number> {
   }
   if (force) {
     for (const s of await orchestrator.listSessionFiles(project.sdd)) {
-      if (s.state !== "running") continue;
+      // An agent on a worker host: its pid is that host's (the run's drain stops it there).
+      if (s.state !== "running" || orchestrator.isRemoteSession(s)) continue;
       try {
         Deno.kill(-s.pid, "SIGKILL");
       } catch {
@@ -556,6 +560,9 @@ export const RUN_COMMANDS: CommandSpec[] = [
   {
     path: ["stop"],
     summary: "Stop the run in progress (agents drain; --force kills them).",
+    description:
+      "Sends the run SIGTERM (what it does: 'bernstein run --help'). Run again, it is the second\n" +
+      "SIGTERM that ends the run at once (its agents killed, exit 143; the next run resumes it).",
     flags: [{ name: "force", type: "boolean", help: "Kill running agents at once." }],
     run: stop,
   },

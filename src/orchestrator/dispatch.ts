@@ -303,7 +303,8 @@ export class Dispatcher {
     execution: Execution,
     attachments: SpawnAttachments | undefined,
   ): Promise<SessionFile> {
-    const pidStart = await processStartTime(execution.pid);
+    // A worker host's pid says nothing of this host's processes.
+    const pidStart = execution.host === undefined ? await processStartTime(execution.pid) : null;
     const file = this.#sessionFile(a, execution, attachments, pidStart);
     await saveSessionFile(this.#deps.ctx.sdd, file);
     return file;

@@ -71,7 +71,7 @@ export {
 } from "./executor.ts";
 
 export { type RunFact, tallyOutcome } from "./recorder.ts";
-export { listSessionFiles } from "./run_state.ts";
+export { isRemoteSession, listSessionFiles } from "./run_state.ts";
 export { loadRunRecords } from "./run_records.ts";
 export { readCurrentRun } from "./current_run.ts";
 export { processAlive } from "./pid_liveness.ts";

@@ -10,7 +10,12 @@ import { type Clock, runDir, runFile, runtimePath, systemClock } from "../io/mod
 import type { Task, TaskStore } from "../tasks/mod.ts";
 import type { Git } from "./git.ts";
 import type { Recorder } from "./recorder.ts";
-import { listSessionFiles, saveSessionFile, type SessionFile } from "./run_state.ts";
+import {
+  isRemoteSession,
+  listSessionFiles,
+  saveSessionFile,
+  type SessionFile,
+} from "./run_state.ts";
 import { type CurrentRun } from "./current_run.ts";
 import { isProcessAlive, killProcessGroup, processStartTime } from "./pid_liveness.ts";
 
@@ -25,8 +30,9 @@ export interface EndedAgent {
 }
 
 /**
- * Ends (SIGKILL to the process group) every agent a session file still lists as running whose
- * process is alive and is still that agent: same kernel start time as recorded at spawn.
+ * Ends (SIGKILL to the process group) every agent of this host a session file still lists as
+ * running whose process is alive and is still that agent: same kernel start time as recorded
+ * at spawn. An agent on a worker host is that host's to end.
  * Where start times cannot be read (no /proc), a live pid of a running session is ended as
  * before. Returns once each is gone (see {@linkcode LEFTOVER_EXIT_WAIT_MS}). Call only when no
  * orchestrator of this project is alive.
@@ -34,7 +40,9 @@ export interface EndedAgent {
 export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
   const ended: EndedAgent[] = [];
   for (const file of await listSessionFiles(sdd)) {
-    if (file.state !== "running" || !(await isProcessAlive(file.pid))) continue;
+    // A worker host's agent: its pid names some process of that host, not of this one.
+    if (file.state !== "running" || isRemoteSession(file)) continue;
+    if (!(await isProcessAlive(file.pid))) continue;
     const now = await processStartTime(file.pid);
     if (file.pid_start != null && now !== null && now !== file.pid_start) continue;
     killProcessGroup(file.pid);

@@ -86,6 +86,14 @@ function sessionsDir(sdd: string): string {
   return runtimePath(sdd, "sessions");
 }
 
+/**
+ * Whether the session's agent runs on a worker host (its isolation record says `remote`): its
+ * pid is a pid of that host, never to be looked up or signalled here.
+ */
+export function isRemoteSession(file: Pick<SessionFile, "isolation">): boolean {
+  return file.isolation?.isolation === "remote";
+}
+
 /** Writes (replaces) a session's file. */
 export async function saveSessionFile(sdd: string, file: SessionFile): Promise<void> {
   await Deno.mkdir(sessionsDir(sdd), { recursive: true, mode: 0o700 });
