@@ -127,6 +127,10 @@ export function opencodeConfig(
     $schema: "https://opencode.ai/config.json",
     autoupdate: false,
     share: "disabled",
+    // opencode otherwise keeps its own git repository of the worktree (for its undo), with ~40
+    // git processes a run and ~1 s of CPU; bernstein's worktree and merge already track every
+    // change, and nothing bernstein reads comes from it.
+    snapshot: false,
     permission: { edit: "allow", bash: "allow", webfetch: "allow" },
   };
   if (input.plugin !== undefined) config.plugin = [`file://${input.plugin}`];

@@ -262,6 +262,7 @@ Deno.test("opencode: config in OPENCODE_CONFIG_CONTENT, nothing written to the w
   assert.equal(inv.argv[inv.argv.indexOf("--variant") + 1], "high");
   const config = JSON.parse(inv.env.OPENCODE_CONFIG_CONTENT);
   assert.deepEqual(config.permission, { edit: "allow", bash: "allow", webfetch: "allow" });
+  assert.equal(config.snapshot, false, "no shadow git repository of the worktree");
   assert.equal(config.provider.bernstein.npm, "@ai-sdk/openai-compatible");
   assert.equal(config.provider.bernstein.options.baseURL, "http://127.0.0.1:1/v1");
   assert.equal(config.provider.bernstein.options.apiKey, `{env:${OPENCODE_ENDPOINT_KEY_ENV}}`);
