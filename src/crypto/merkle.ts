@@ -398,25 +398,35 @@ export function merkleRootFromBatch(
   let used = 0;
   let next = 0;
   let bad = false;
-  const walk = (lo: number, hi: number): Uint8Array => {
+  // Each subtree's hash is written into a slot of one scratch buffer (two per level: a node's
+  // left and right), not into a new array: a 100 000-leaf window has ~200 000 of them.
+  const slots = new Uint8Array(2 * (MAX_TREE_DEPTH + 1) * MERKLE_HASH_BYTES);
+  const walk = (lo: number, hi: number, slot: number, depth: number): void => {
+    const at = slot * MERKLE_HASH_BYTES;
     while (next < indices.length && indices[next] < lo) next++;
     const has = next < indices.length && indices[next] < hi;
     if (!has) {
       const p = proof[used++];
       if (p === undefined || p.length !== MERKLE_HASH_BYTES) {
         bad = true;
-        return new Uint8Array(MERKLE_HASH_BYTES);
-      }
-      return p;
+        slots.fill(0, at, at + MERKLE_HASH_BYTES);
+      } else slots.set(p, at);
+      return;
     }
     if (hi - lo === 1) {
-      return leafHashes.slice(next * MERKLE_HASH_BYTES, (next + 1) * MERKLE_HASH_BYTES);
+      slots.set(leafHashes.subarray(next * MERKLE_HASH_BYTES, (next + 1) * MERKLE_HASH_BYTES), at);
+      return;
     }
     const k = largestPowerOfTwoBelow(hi - lo);
-    const left = walk(lo, lo + k);
-    const right = walk(lo + k, hi);
-    return merkleNodeHash(left, right);
+    const left = 2 * (depth + 1);
+    walk(lo, lo + k, left, depth + 1);
+    walk(lo + k, hi, left + 1, depth + 1);
+    const l = left * MERKLE_HASH_BYTES;
+    sha256Prefixed64(NODE, slots, l, slots, l + MERKLE_HASH_BYTES, slots, at);
   };
-  const root = walk(0, size);
-  return bad || used !== proof.length ? undefined : root;
+  walk(0, size, 0, 0);
+  return bad || used !== proof.length ? undefined : slots.slice(0, MERKLE_HASH_BYTES);
 }
+
+/** Levels below a tree's root: a safe-integer size has at most 53 (2^53 leaves). */
+const MAX_TREE_DEPTH = 53;
