@@ -1,7 +1,7 @@
 // `bernstein run`, `status`, `ps`, `logs`, `stop`: start a run and watch or stop it.
 import type { ErrorCode } from "../errors/mod.ts";
 import type { Clock } from "../io/mod.ts";
-import type { RunStopControl, RunSummary, StopSignal } from "../orchestrator/mod.ts";
+import type { RunReporter, RunStopControl, RunSummary, StopSignal } from "../orchestrator/mod.ts";
 import type { CommandContext, CommandSpec } from "./spec.ts";
 import { booleanFlag, numberFlag, stringArg, stringFlag, stringsFlag } from "./spec.ts";
 
@@ -53,7 +53,7 @@ async function run(ctx: CommandContext): Promise<number> {
     cwd: ctx.cwd,
     warn: (w) => ctx.out.warn(w),
   });
-  const reporter = ctx.json
+  const reporter: RunReporter = ctx.json
     ? new orchestrator.JsonLinesReporter((line) => ctx.out.line(line))
     : ctx.out.color
     ? new orchestrator.LiveReporter((text) => ctx.out.stdout.write(text), {
@@ -70,7 +70,7 @@ async function run(ctx: CommandContext): Promise<number> {
     attachmentGate: (input) => attachments.gate(input),
     attachments: (parts) =>
       attachments.provider({ ...parts, clock: io.systemClock, random: io.systemRandom }),
-    onStopSignal: stopHandler(ctx, orchestrator, io.systemClock),
+    onStopSignal: stopHandler(ctx, orchestrator, io.systemClock, () => reporter.close?.()),
     workers: async (parts) => (await import("../workers/mod.ts")).startWorkerPool(parts),
   }).catch(async (error) => {
     // A plan with several problems: every one on its own line (then exit 2), not the first.
@@ -254,12 +254,14 @@ function stopHandler(
   ctx: CommandContext,
   orchestrator: typeof import("../orchestrator/mod.ts"),
   clock: Clock,
+  closeView: () => void,
 ): (control: RunStopControl) => () => void {
   return (control) => {
     const signals = new orchestrator.StopSignals(clock, control.graceMs, {
       stop: control.stop,
       endNow: (reason, exitCode) => {
         control.killAgentsNow();
+        closeView(); // the live view's lines go, so the last line says why the run ended
         ctx.out.line(
           `run ended at once (${reason}): its agents were killed; 'bernstein run' resumes it`,
         );
