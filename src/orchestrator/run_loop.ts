@@ -309,7 +309,9 @@ export class RunLoop {
     await Promise.all(
       this.#sessions.all().map((s) => s.execution?.terminate(grace).catch(() => {})),
     );
-    await this.#work.settled();
+    // Bounded like a stop's wait (stopping.ts): a watch whose agent's exit never comes must not
+    // keep a halted run alive.
+    await this.#stopping.settleWithinGrace("agent watches and checks", this.#work.settled(), false);
     this.#end({
       end: "storage-failed",
       reason: isCasDamage(error)

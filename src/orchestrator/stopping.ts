@@ -89,7 +89,7 @@ export class Stopping {
     } else if (sessions.size + work.size > 0) {
       await this.#drainAgents(reason);
     }
-    await this.#settleWithin("merges in progress", this.#deps.merges.drained());
+    await this.settleWithinGrace("merges in progress", this.#deps.merges.drained());
     return { end: "stopped", reason: `stopped: ${reason}` };
   }
 
@@ -110,7 +110,7 @@ export class Stopping {
     const { ctx, store, recorder, sessions, work } = this.#deps;
     const grace = ctx.config.tuning.agent.kill_grace_s * 1000;
     await Promise.all(sessions.all().map((s) => s.execution?.terminate(grace).catch(() => {})));
-    await this.#settleWithin("agent watches and checks", work.settled());
+    await this.settleWithinGrace("agent watches and checks", work.settled());
     for (const s of sessions.all()) {
       const task = await store.get(s.task.id);
       if (task && ACTIVE.has(task.status)) {
@@ -127,10 +127,11 @@ export class Stopping {
 
   /**
    * Waits for `work` at most `kill_grace_s` (the run's clock); what has not settled by then is
-   * left behind and a warning names it. A stop that waited for it would never end when it never
-   * settles.
+   * left behind, recorded as `run.stop_unsettled` unless `record` is false (a run halted by a
+   * storage failure writes nothing more). A stop that waited for it would never end when it
+   * never settles. True when it settled.
    */
-  async #settleWithin(what: string, work: Promise<unknown>): Promise<void> {
+  async settleWithinGrace(what: string, work: Promise<unknown>, record = true): Promise<boolean> {
     const { ctx, recorder } = this.#deps;
     const graceMs = ctx.config.tuning.agent.kill_grace_s * 1000;
     const timer = new AbortController();
@@ -140,13 +141,15 @@ export class Stopping {
       ctx.clock.sleep(graceMs, timer.signal),
     ]);
     timer.abort();
-    if (settled) return;
-    await recorder.record({
-      kind: "run.stop_unsettled",
-      runId: ctx.runId,
-      what,
-      waitedS: graceMs / 1000,
-    });
+    if (!settled && record) {
+      await recorder.record({
+        kind: "run.stop_unsettled",
+        runId: ctx.runId,
+        what,
+        waitedS: graceMs / 1000,
+      });
+    }
+    return settled;
   }
 
   /**

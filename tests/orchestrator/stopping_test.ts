@@ -211,3 +211,24 @@ Deno.test("stopping: an agent that dies when told ends the stop at once, with no
     assert.equal((await s.store.get("t"))?.status, "failed");
   });
 });
+
+Deno.test("stopping: a storage halt's wait for work is bounded too, and records nothing", async () => {
+  await withTempDir(async (dir) => {
+    const s = await scene(dir, { drained: () => Promise.resolve() });
+    let settled: boolean | undefined;
+    const wait = s.stopping.settleWithinGrace(
+      "agent watches and checks",
+      new Promise(() => {}),
+      false,
+    )
+      .then((v) => (settled = v));
+    await s.clock.sleeping();
+    s.clock.advance(9_999);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(settled, undefined, "still within kill_grace_s");
+    s.clock.advance(1);
+    await wait;
+    assert.equal(settled, false);
+    assert.deepEqual(s.facts, [], "nothing written");
+  });
+});
