@@ -5,7 +5,7 @@
 // When the gate looks for orphaned sidecars it lists the whole tree first anyway: that one
 // listing (a `SidecarIndex`, plain data) is handed to the workers and used for the orphans,
 // so no folder is listed more than once per gate.
-import { artefactDigest, digestInto, digestText } from "../lineage/mod.ts";
+import { artefactDigest, digestInto, digestText, hexDigestInto } from "../lineage/mod.ts";
 import type { SignatureFetch } from "./types.ts";
 
 /** A sidecar is ~150 bytes; anything far larger is not read. */
@@ -39,20 +39,27 @@ function readBounded(path: string, limit: number): SignatureFetch {
 }
 
 const DIGEST = 32;
-const SIDECAR_NAME = /^[0-9a-f]{64}\.jws$/;
+const SIDECAR_NAME_LENGTH = 68; // 64 lowercase hex digits and ".jws"
+const nameScratch = new Uint8Array(DIGEST);
 
 /**
  * A folder's sidecar names: the regular files' entry digests, sorted, 32 bytes each, and the
- * names that are not regular files. A missing folder has none.
+ * names that are not regular files. A missing folder has none. A sidecar's name is 64
+ * lowercase hex digits and `.jws` (what `hexDigestInto` accepts, checked by decoding it
+ * rather than by a regular expression: the listing runs before any worker starts).
  */
 function listFolder(dir: string): { regular: Uint8Array; odd: Map<string, "symlink" | "other"> } {
   const names: string[] = [];
   const odd = new Map<string, "symlink" | "other">();
   try {
     for (const e of Deno.readDirSync(dir)) {
-      if (!SIDECAR_NAME.test(e.name)) continue;
-      if (e.isFile && !e.isSymlink) names.push(e.name);
-      else odd.set(e.name, e.isSymlink ? "symlink" : "other");
+      const name = e.name;
+      if (name.length !== SIDECAR_NAME_LENGTH || !name.endsWith(".jws")) continue;
+      // Regular files' digits are checked as they are decoded below.
+      if (e.isFile && !e.isSymlink) names.push(name);
+      else if (hexDigestInto(name, 0, nameScratch)) {
+        odd.set(name, e.isSymlink ? "symlink" : "other");
+      }
     }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory)) {
@@ -60,11 +67,10 @@ function listFolder(dir: string): { regular: Uint8Array; odd: Map<string, "symli
     }
   }
   names.sort();
+  let count = 0;
   const regular = new Uint8Array(names.length * DIGEST);
-  for (let i = 0; i < names.length; i++) {
-    digestInto(`sha256:${names[i].slice(0, 64)}`, regular, i * DIGEST);
-  }
-  return { regular, odd };
+  for (const name of names) if (hexDigestInto(name, 0, regular, count * DIGEST)) count++;
+  return { regular: count === names.length ? regular : regular.slice(0, count * DIGEST), odd };
 }
 
 /**

@@ -3,7 +3,7 @@
 // the listing is still found, a symlink is refused), and the orphans it yields, in path order.
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { digestInto, DigestTable, signaturePath } from "../../src/lineage/mod.ts";
+import { digestInto, DigestTable, digestText, signaturePath } from "../../src/lineage/mod.ts";
 import { indexSidecars, orphanedSidecars, sidecarReader } from "../../src/verify/_sidecars.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
@@ -140,5 +140,62 @@ Deno.test("sidecar lookup: a folder with odd names still reads its regular sidec
       deepStrictEqual(read("src/a.ts", hash("3")), { problem: "is not a regular file" });
       strictEqual(read("src/a.ts", hash("4")), undefined);
     }
+  });
+});
+
+Deno.test("sidecar index: exactly the names of 64 lowercase hex digits and .jws are sidecars, whatever their kind", async () => {
+  await withTempDir(async (dir) => {
+    const lineage = join(dir, "lineage");
+    const folder = join(await put(lineage, "src/a.ts", hash("1")), "..");
+    const hex = "0123456789abcdef".repeat(4);
+    // Look-alikes of every kind: upper case, a non-hex letter, a non-ASCII character whose low
+    // bits are a digit's ("İ" is U+0130), one digit short or long, another suffix, a suffix only.
+    const names = [
+      `${hex}.jws`,
+      `${"f".repeat(64)}.jws`,
+      `${hex.toUpperCase()}.jws`,
+      `${hex.slice(0, 63)}g.jws`,
+      `\u0130${hex.slice(1)}.jws`,
+      `${hex.slice(1)}.jws`,
+      `${hex}0.jws`,
+      `${hex}.JWS`,
+      `${hex}.jwt`,
+      `${hex}xjws`,
+      `${" ".repeat(64)}.jws`,
+      "notes.txt",
+    ];
+    const rule = /^[0-9a-f]{64}\.jws$/;
+    for (const name of names) await Deno.writeTextFile(join(folder, name), "x");
+    // The same look-alikes as symlinks and FIFOs (odd kinds) in a second folder.
+    const oddFolder = join(await put(lineage, "src/b.ts", hash("2")), "..");
+    const fifos = names.filter((_, i) => i % 2 === 0);
+    for (const name of names) {
+      if (fifos.includes(name)) {
+        await new Deno.Command("mkfifo", { args: [join(oddFolder, name)] }).output();
+      } else await Deno.symlink(join(folder, "notes.txt"), join(oddFolder, name));
+    }
+    const index = indexSidecars(lineage);
+    const regular: string[] = [];
+    for (let d = 0; d < index.digests.length / 32; d++) {
+      regular.push(digestText(index.digests, d * 32));
+    }
+    const expectRegular = [
+      hash("1"),
+      hash("2"),
+      ...names.filter((n) => rule.test(n)).map((n) => `sha256:${n.slice(0, 64)}`),
+    ];
+    deepStrictEqual(regular.sort(), expectRegular.sort());
+    deepStrictEqual(
+      index.odd.map((o) => [o.name, o.kind]).sort(),
+      names.filter((n) => rule.test(n)).map((n) => [n, fifos.includes(n) ? "other" : "symlink"])
+        .sort(),
+    );
+    // The reader sees the same: the regular sidecars read, the odd ones refused, the rest absent.
+    const read = sidecarReader(lineage, index);
+    deepStrictEqual(read("src/a.ts", `sha256:${hex}`), new TextEncoder().encode("x"));
+    deepStrictEqual(read("src/b.ts", `sha256:${hex}`), { problem: "is not a regular file" });
+    deepStrictEqual(read("src/b.ts", `sha256:${"f".repeat(64)}`), {
+      problem: "is a symlink (refused)",
+    });
   });
 });
