@@ -5,7 +5,8 @@
  * abandoned in the ledger; nothing merged is undone. Every wait here is bounded: once the
  * agents are told to stop, what they leave behind (an agent watch whose exit never comes —
  * a worker host killed mid-task —, a completion stuck in a gate, a merge) gets `kill_grace_s`
- * to settle, and the stop goes on without it, saying so (docs/DESIGN.md "Stopping a run").
+ * + 10 s to settle, and the stop goes on without it, saying so (docs/DESIGN.md "Stopping a
+ * run").
  */
 import type { TaskStore } from "../tasks/mod.ts";
 import { CLAIMED_STATUSES } from "../tasks/mod.ts";
@@ -16,6 +17,21 @@ import type { RunContext } from "./run_context.ts";
 import type { BackgroundWork, SessionTable } from "./sessions.ts";
 import { isSettledStatus } from "./termination.ts";
 import { killProcessGroup } from "./pid_liveness.ts";
+
+/**
+ * A SIGKILLed agent still needs the CPU once to exit, which takes seconds on a loaded machine
+ * (or at a low priority): the wait for what the agents leave counts that on top of their kill
+ * grace, so a short `kill_grace_s` does not leave watches of agents that are merely dying.
+ */
+const EXIT_ALLOWANCE_S = 10;
+
+/**
+ * How long a stop waits for the agents' watches and checks, and again for merges in progress:
+ * `kill_grace_s` + 10 s.
+ */
+export function settleGraceMs(config: Pick<RunContext["config"], "tuning">): number {
+  return (config.tuning.agent.kill_grace_s + EXIT_ALLOWANCE_S) * 1000;
+}
 
 /** What stopping works with. */
 export interface StoppingDeps {
@@ -126,14 +142,14 @@ export class Stopping {
   }
 
   /**
-   * Waits for `work` at most `kill_grace_s` (the run's clock); what has not settled by then is
-   * left behind, recorded as `run.stop_unsettled` unless `record` is false (a run halted by a
-   * storage failure writes nothing more). A stop that waited for it would never end when it
-   * never settles. True when it settled.
+   * Waits for `work` at most {@linkcode settleGraceMs} (the run's clock); what has not settled
+   * by then is left behind, recorded as `run.stop_unsettled` unless `record` is false (a run
+   * halted by a storage failure writes nothing more). A stop that waited for it would never
+   * end when it never settles. True when it settled.
    */
   async settleWithinGrace(what: string, work: Promise<unknown>, record = true): Promise<boolean> {
     const { ctx, recorder } = this.#deps;
-    const graceMs = ctx.config.tuning.agent.kill_grace_s * 1000;
+    const graceMs = settleGraceMs(ctx.config);
     const timer = new AbortController();
     let settled = false;
     await Promise.race([

@@ -168,30 +168,30 @@ async function stopWhileTimeMoves(s: Scene, stepMs: number): Promise<RunStop> {
   return await stop;
 }
 
-Deno.test("stopping: a forced stop whose agent's exit never comes ends after kill_grace_s, abandons the task and records what it left", async () => {
+Deno.test("stopping: a forced stop whose agent's exit never comes ends after kill_grace_s + 10 s, abandons the task and records what it left", async () => {
   await withTempDir(async (dir) => {
     const s = await scene(dir, { drained: () => Promise.resolve() });
     s.stopping.request("SIGTERM received", true);
     const stop = await stopWhileTimeMoves(s, 1000);
     assert.equal(stop.end, "stopped");
     assert.deepEqual(s.terminated, ["s1"]);
-    assert.deepEqual(msUntil(s, "run.stop_unsettled"), [10_000], "kill_grace_s (10 s), no more");
+    assert.deepEqual(msUntil(s, "run.stop_unsettled"), [20_000], "kill_grace_s + 10 s, no more");
     const [left] = s.audit.ofType("run.stop_unsettled");
-    assert.deepEqual(left.details, { what: "agent watches and checks", waited_s: 10 });
+    assert.deepEqual(left.details, { what: "agent watches and checks", waited_s: 20 });
     assert.equal((await s.store.get("t"))?.status, "failed");
-    assert.deepEqual(msUntil(s, "task.abandoned"), [10_000]);
+    assert.deepEqual(msUntil(s, "task.abandoned"), [20_000]);
   });
 });
 
-Deno.test("stopping: a draining stop kills after drain_timeout_s; a merge that never ends is left after kill_grace_s", async () => {
+Deno.test("stopping: a draining stop kills after drain_timeout_s; a merge that never ends is left after kill_grace_s + 10 s", async () => {
   await withTempDir(async (dir) => {
     const s = await scene(dir, { drained: () => new Promise<never>(() => {}) });
     s.stopping.request("SIGTERM received");
     const stop = await stopWhileTimeMoves(s, 500);
     assert.equal(stop.end, "stopped");
-    // The 60 s drain, 10 s for the watches, then 10 s for the merge.
-    assert.deepEqual(msUntil(s, "run.stop_unsettled"), [70_000, 80_000]);
-    assert.deepEqual(msUntil(s, "task.abandoned"), [70_000]);
+    // The 60 s drain, 20 s for the watches, then 20 s for the merge.
+    assert.deepEqual(msUntil(s, "run.stop_unsettled"), [80_000, 100_000]);
+    assert.deepEqual(msUntil(s, "task.abandoned"), [80_000]);
     assert.deepEqual(
       s.audit.ofType("run.stop_unsettled").map((r) => r.details.what),
       ["agent watches and checks", "merges in progress"],
@@ -223,9 +223,9 @@ Deno.test("stopping: a storage halt's wait for work is bounded too, and records 
     )
       .then((v) => (settled = v));
     await s.clock.sleeping();
-    s.clock.advance(9_999);
+    s.clock.advance(19_999);
     await new Promise((resolve) => setTimeout(resolve, 0));
-    assert.equal(settled, undefined, "still within kill_grace_s");
+    assert.equal(settled, undefined, "still within kill_grace_s + 10 s");
     s.clock.advance(1);
     await wait;
     assert.equal(settled, false);
