@@ -472,10 +472,10 @@ export const RUN_COMMANDS: CommandSpec[] = [
       "tuning.orchestrator.drain_timeout_s to finish, then are killed (SIGTERM to each agent's\n" +
       "process group, SIGKILL after tuning.agent.kill_grace_s); work still pending a kill grace\n" +
       "+ 10 s later is left (audited run.stop_unsettled); the run records its end and exits 1.\n" +
-      "A second Ctrl-C/SIGTERM, or the run not ended within tick + drain + kill grace + 2 x (kill\n" +
-      "grace + 10 s) + notification drain + 30 s (173 s by default), kills every agent's group\n" +
-      "at once and exits 130/143 without writing more, as a crash: the next 'bernstein run'\n" +
-      "resumes it.\n" +
+      "A second Ctrl-C/SIGTERM, or the run not ended within tick + drain + 2 x kill grace + 3 x\n" +
+      "(kill grace + 10 s) + notification drain + 30 s (203 s by default), kills every agent's\n" +
+      "group at once and exits 130/143 without writing more, as a crash: the next\n" +
+      "'bernstein run' resumes it.\n" +
       RUN_EXIT,
     args: [{ name: "plan", help: "Plan file (YAML: stages and steps)." }],
     flags: [

@@ -43,15 +43,16 @@ export function signalExitCode(signal: StopSignal): number {
 
 /**
  * The longest a stopped run may take to end: the loop reaching the stop (one tick), the drain,
- * the agents' kill grace, the bounded waits for their watches and for merges (kill grace +
- * 10 s each, stopping.ts), the end-of-run notifications' drain, and 30 s for the end records
- * (run.finished, checkpoints, summary). Defaults: 3 + 60 + 10 + 2 × 20 + 30 + 30 = 173 s.
+ * two rounds of the agents' kill grace (the second for agents whose start was being recorded),
+ * the three bounded waits for their watches and for merges (kill grace + 10 s each,
+ * stopping.ts), the end-of-run notifications' drain, and 30 s for the end records
+ * (run.finished, checkpoints, summary). Defaults: 3 + 60 + 2 × 10 + 3 × 20 + 30 + 30 = 203 s.
  */
 export function stopGraceMs(config: Pick<Config, "tuning">): number {
   const t = config.tuning;
   const seconds = t.orchestrator.tick_interval_s + t.orchestrator.drain_timeout_s +
-    t.agent.kill_grace_s + t.notify.drain_timeout_s + END_RECORDS_S;
-  return Math.ceil(seconds * 1000) + 2 * settleGraceMs(config);
+    2 * t.agent.kill_grace_s + t.notify.drain_timeout_s + END_RECORDS_S;
+  return Math.ceil(seconds * 1000) + 3 * settleGraceMs(config);
 }
 
 const END_RECORDS_S = 30;

@@ -14,7 +14,7 @@ import type { MergeQueue } from "./merge_queue.ts";
 import type { Recorder } from "./recorder.ts";
 import type { RunEnd } from "./outcome.ts";
 import type { RunContext } from "./run_context.ts";
-import type { BackgroundWork, SessionTable } from "./sessions.ts";
+import type { BackgroundWork, RunningSession, SessionTable } from "./sessions.ts";
 import { isSettledStatus } from "./termination.ts";
 import { killProcessGroup } from "./pid_liveness.ts";
 
@@ -116,17 +116,33 @@ export class Stopping {
     while (sessions.size + work.size > 0 && ctx.clock.monotonicMs() < deadline) {
       await Promise.race([work.settled(), ctx.clock.sleep(500)]);
     }
-    if (sessions.size > 0) {
+    // A spawn still under way counts too: its agent joins the table only once its start is
+    // recorded, and would run on after the run ended.
+    if (sessions.size + work.size > 0) {
       await this.killAll(`stopped after the ${drainMs / 1000}s drain: ${reason}`);
     }
   }
 
-  /** Kills every live agent, waits for their exits, and abandons what is still active. */
+  /**
+   * Kills every live agent, waits for their exits, and abandons what is still active. An agent
+   * whose start was still being recorded joins the table while the others die: it is stopped
+   * in a second round, so no agent of the run outlives it.
+   */
   async killAll(reason: string): Promise<void> {
     const { ctx, store, recorder, sessions, work } = this.#deps;
     const grace = ctx.config.tuning.agent.kill_grace_s * 1000;
-    await Promise.all(sessions.all().map((s) => s.execution?.terminate(grace).catch(() => {})));
+    const told = new Set<RunningSession>();
+    const stopUntold = async () => {
+      const untold = sessions.all().filter((s) => !told.has(s));
+      for (const s of untold) told.add(s);
+      await Promise.all(untold.map((s) => s.execution?.terminate(grace).catch(() => {})));
+      return untold.length;
+    };
+    await stopUntold();
     await this.settleWithinGrace("agent watches and checks", work.settled());
+    if (await stopUntold() > 0) {
+      await this.settleWithinGrace("agent watches and checks", work.settled());
+    }
     for (const s of sessions.all()) {
       const task = await store.get(s.task.id);
       if (task && ACTIVE.has(task.status)) {

@@ -66,8 +66,8 @@ Deno.test("stop signals: exit codes and the documented grace of the default conf
   await withTempDir(async (dir) => {
     const env = mapEnv({ PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: dir });
     const config = (await requireConfig({ cwd: dir, env })).config as Config;
-    // tick 3 + drain 60 + kill grace 10 + 2 × (kill grace 10 + 10 to exit) + notification
-    // drain 30 + 30 for the end records.
-    assert.equal(stopGraceMs(config), 173_000);
+    // tick 3 + drain 60 + 2 × kill grace 10 + 3 × (kill grace 10 + 10 to exit) +
+    // notification drain 30 + 30 for the end records.
+    assert.equal(stopGraceMs(config), 203_000);
   });
 });

@@ -69,6 +69,7 @@ async function scene(
   dir: string,
   merges: Pick<MergeQueue, "drained">,
   exitsOnStop = false,
+  joinsLate = false,
 ): Promise<Scene> {
   const env = mapEnv({ PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: dir });
   const config = structuredClone((await requireConfig({ cwd: dir, env })).config) as Config;
@@ -107,34 +108,42 @@ async function scene(
       return Promise.resolve();
     },
   } as Partial<Execution> as Execution;
-  sessions.add({
-    session: "s1",
-    task,
-    execution,
-    adapterName: "scripted",
-    agentId: "scripted:s1",
-    startedMs: 0,
-    file: {
+  const joinTable = () => {
+    sessions.add({
       session: "s1",
-      task_id: "t",
-      adapter: "scripted",
-      model: null,
-      agent_id: "scripted:s1",
+      task,
+      execution,
+      adapterName: "scripted",
+      agentId: "scripted:s1",
+      startedMs: 0,
+      file: {
+        session: "s1",
+        task_id: "t",
+        adapter: "scripted",
+        model: null,
+        agent_id: "scripted:s1",
+        worktree: join(dir, "wt"),
+        branch: "agent/s1",
+        base_sha: "0".repeat(40),
+        pid: 999_999,
+        started_at: "2026-01-01T00:00:00.000Z",
+        state: "running",
+        attachment_digests: [],
+      },
       worktree: join(dir, "wt"),
       branch: "agent/s1",
-      base_sha: "0".repeat(40),
-      pid: 999_999,
-      started_at: "2026-01-01T00:00:00.000Z",
+      baseSha: "0".repeat(40),
       state: "running",
-      attachment_digests: [],
-    },
-    worktree: join(dir, "wt"),
-    branch: "agent/s1",
-    baseSha: "0".repeat(40),
-    state: "running",
-  });
-  // The agent's watch: it waits for the exit.
-  work.track(work.waiting(exit));
+    });
+    // The agent's watch: it waits for the exit.
+    work.track(work.waiting(exit));
+  };
+  if (joinsLate) {
+    // Its start is still being recorded (a spawn in flight, tracked): it joins 1 s later.
+    work.track(clock.sleep(1000).then(joinTable));
+  } else {
+    joinTable();
+  }
   const stopping = new Stopping({
     ctx: { config, clock, runId: "calm-otter-0a1b2c" },
     store,
@@ -209,6 +218,25 @@ Deno.test("stopping: an agent that dies when told ends the stop at once, with no
     assert.deepEqual(msUntil(s, "task.abandoned"), [0], "no time had to pass");
     assert.deepEqual(s.audit.ofType("run.stop_unsettled"), []);
     assert.equal((await s.store.get("t"))?.status, "failed");
+  });
+});
+
+Deno.test("stopping: an agent whose start was still being recorded when the stop came is stopped too", async () => {
+  await withTempDir(async (dir) => {
+    for (const force of [true, false]) {
+      const s = await scene(
+        join(dir, String(force)),
+        { drained: () => Promise.resolve() },
+        true,
+        true,
+      );
+      s.stopping.request("SIGTERM received", force);
+      const stop = await stopWhileTimeMoves(s, 1000);
+      assert.equal(stop.end, "stopped");
+      assert.deepEqual(s.terminated, ["s1"], `stopped (force ${force})`);
+      assert.deepEqual(s.audit.ofType("run.stop_unsettled"), []);
+      assert.equal((await s.store.get("t"))?.status, "failed");
+    }
   });
 });
 
