@@ -274,6 +274,7 @@ export class Dispatcher {
     this.#used.add(a.session);
     let file: SessionFile | undefined;
     let session: RunningSession;
+    sessions.startRecording(execution);
     try {
       file = await this.#writeSessionFile(a, execution, attachments);
       session = await this.#recordStarted(a, execution, variables.pins, file);
@@ -286,6 +287,9 @@ export class Dispatcher {
         await saveSessionFile(this.#deps.ctx.sdd, { ...file, state: "abandoned" }).catch(() => {});
       }
       throw error;
+    } finally {
+      // No await between this and the table's add: a kill at once sees the agent in one of them.
+      sessions.startRecorded(execution);
     }
     sessions.add(session);
     retries.spawned(a.task.id);

@@ -53,6 +53,7 @@ export interface RunningSession {
 export class SessionTable {
   readonly #sdd: string;
   readonly #sessions = new Map<string, RunningSession>();
+  readonly #starting = new Set<Execution>();
 
   constructor(sdd: string) {
     this.#sdd = sdd;
@@ -66,6 +67,25 @@ export class SessionTable {
   /** Adds a session. */
   add(session: RunningSession): void {
     this.#sessions.set(session.session, session);
+  }
+
+  /**
+   * An agent that runs but whose start is still being recorded (its session file, its task's
+   * in_progress): until {@linkcode SessionTable.startRecorded} it is not in the table, yet a run
+   * ended at once must still kill it ({@linkcode SessionTable.starting}).
+   */
+  startRecording(execution: Execution): void {
+    this.#starting.add(execution);
+  }
+
+  /** The start of `execution` is recorded (it joins the table now) or was given up. */
+  startRecorded(execution: Execution): void {
+    this.#starting.delete(execution);
+  }
+
+  /** Agents started whose start is still being recorded. */
+  starting(): Execution[] {
+    return [...this.#starting];
   }
 
   /** Every live session, in spawn order. */

@@ -187,11 +187,14 @@ export class Stopping {
   /**
    * SIGKILLs the process group of every agent running on this host, at once and without
    * waiting or recording: for a run that must end now (a second stop signal, stop_signals.ts).
-   * Agents on worker hosts are theirs to stop; the next run ends any leftover.
+   * Agents whose start is still being recorded are killed too: not yet in the table, they
+   * would outlive the run. Agents on worker hosts are theirs to stop; the next run ends any
+   * leftover.
    */
   killNow(): void {
-    for (const s of this.#deps.sessions.all()) {
-      const execution = s.execution;
+    const { sessions } = this.#deps;
+    const executions = [...sessions.all().map((s) => s.execution), ...sessions.starting()];
+    for (const execution of executions) {
       if (execution !== undefined && execution.host === undefined) {
         killProcessGroup(execution.pid);
       }

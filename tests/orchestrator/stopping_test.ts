@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { MemoryAuditSink } from "../../src/audit/mod.ts";
 import { type Config, requireConfig } from "../../src/config/mod.ts";
-import { FakeClock, mapEnv, SeededRandom } from "../../src/io/mod.ts";
+import { FakeClock, mapEnv, SeededRandom, spawnProcess } from "../../src/io/mod.ts";
 import type { Execution } from "../../src/orchestrator/executor.ts";
 import type { MergeQueue } from "../../src/orchestrator/merge_queue.ts";
 import { Recorder } from "../../src/orchestrator/recorder.ts";
@@ -14,6 +14,7 @@ import { BackgroundWork, SessionTable } from "../../src/orchestrator/sessions.ts
 import { type RunStop, Stopping } from "../../src/orchestrator/stopping.ts";
 import { createMemoryTaskStore } from "../../src/tasks/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import { guard, until } from "../_helpers/wait.ts";
 
 /**
  * A fake clock that knows, at every moment, whether someone sleeps on it: a sleep leaves the
@@ -52,6 +53,7 @@ class WatchedClock extends FakeClock {
 
 interface Scene {
   stopping: Stopping;
+  sessions: SessionTable;
   /** Each fact recorded, with the fake time it was recorded at. */
   facts: { kind: string; atMs: number }[];
   clock: WatchedClock;
@@ -153,7 +155,7 @@ async function scene(
     merges: merges as MergeQueue,
     wake: () => {},
   });
-  return { stopping, clock, audit, terminated, store, facts };
+  return { stopping, sessions, clock, audit, terminated, store, facts };
 }
 
 /** Fake-clock ms from the stop's request to each later fact of `kind`. */
@@ -238,6 +240,50 @@ Deno.test("stopping: an agent whose start was still being recorded when the stop
       assert.equal((await s.store.get("t"))?.status, "failed");
     }
   });
+});
+
+Deno.test({
+  name:
+    "stopping: a run ended at once kills the group of an agent whose start is still being recorded",
+  ignore: Deno.build.os !== "linux", // process groups
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const s = await scene(dir, { drained: () => Promise.resolve() });
+      const ready = join(dir, "ready");
+      // A real agent in a group of its own (as agents run), with a child of its own in it.
+      const agent = spawnProcess(["sh", "-c", `sleep 600 & echo $! > ${ready}; exec sleep 600`], {
+        env: { PATH: "/usr/bin:/bin" },
+        group: "setsid",
+      });
+      try {
+        const child = await until(async () => {
+          const text = await Deno.readTextFile(ready).catch(() => "");
+          return text.endsWith("\n") ? Number(text) : undefined;
+        }, "the agent's child to start");
+        const execution = { session: "s2", pid: agent.pid } as Partial<Execution> as Execution;
+        s.sessions.startRecording(execution);
+        s.stopping.killNow();
+        const exit = await guard(agent.done, "the agent to be killed");
+        assert.equal(exit.signal, "SIGKILL");
+        // Its child went with the group: kill(0) fails once it is gone (a zombie is reaped by
+        // init at once, its parent being dead).
+        await until(() => {
+          try {
+            Deno.kill(child, "SIGCONT");
+            return undefined;
+          } catch {
+            return true;
+          }
+        }, "the agent's child to be gone");
+      } finally {
+        try {
+          Deno.kill(-agent.pid, "SIGKILL");
+        } catch {
+          // Gone, as it should be.
+        }
+      }
+    });
+  },
 });
 
 Deno.test("stopping: a storage halt's wait for work is bounded too, and records nothing", async () => {
