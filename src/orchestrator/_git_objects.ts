@@ -1,8 +1,8 @@
 // One run-long `git cat-file --batch` for the object reads of a run's gates and merges (a blob
 // at a commit, a commit's bytes, a tree), instead of a git process (and its setsid) for each
-// read: five processes fewer per task. It is a shortcut, never a second opinion: it answers only an object
-// of the type asked for whose bytes hash to the id git resolved (what `git show` checks on a
-// blob), and anything else — missing, another type, a hash mismatch, a name the line protocol
+// read: five processes fewer per task. It is a shortcut, never a second opinion: it answers
+// only an object of the type asked for whose bytes hash to the id git resolved (what `git
+// show` checks on a blob), and anything else — missing, another type, a hash mismatch, a name the line protocol
 // cannot carry, a batch that died or hangs — is `undefined`, and Git then runs the per-call
 // command it always ran, whose answer (or error) stands.
 

@@ -281,7 +281,8 @@ export class Dispatcher {
     } catch (error) {
       // The claim went while the agent started, or its start could not be written down (the
       // agent may have filled the disk already): it must not run on unwatched. It is not in
-      // the session table, so it is stopped here, once, and nothing else stops it again.
+      // the session table, so it is stopped here, once; only a run ended at once meanwhile
+      // (Stopping.killNow, which also kills starts being recorded) kills it sooner.
       await this.#abortStarted(a, execution, error as Error);
       if (file !== undefined) {
         await saveSessionFile(this.#deps.ctx.sdd, { ...file, state: "abandoned" }).catch(() => {});

@@ -30,6 +30,20 @@ export async function isProcessAlive(pid: number): Promise<boolean> {
   return liveStat(await readProcStat(pid));
 }
 
+/**
+ * {@linkcode isProcessAlive} and {@linkcode processStartTime} from one read of the process's
+ * stat: undefined when it is gone (or a zombie), else its kernel start time (null where it
+ * cannot be read). For a start's look at each leftover agent: one cat(1) each, not two.
+ */
+export async function liveStartTime(
+  pid: number,
+): Promise<{ startTime: string | null } | undefined> {
+  if (!signalReaches(pid)) return undefined;
+  const stat = await readProcStat(pid);
+  if (!liveStat(stat)) return undefined;
+  return { startTime: stat?.startTime ?? null };
+}
+
 /** Whether a (harmless) signal reaches the pid: some process has it. */
 function signalReaches(pid: number): boolean {
   try {

@@ -17,7 +17,7 @@ import {
   type SessionFile,
 } from "./run_state.ts";
 import { type CurrentRun } from "./current_run.ts";
-import { isProcessAlive, killProcessGroup, processStartTime } from "./pid_liveness.ts";
+import { isProcessAlive, killProcessGroup, liveStartTime } from "./pid_liveness.ts";
 
 /** An agent of a dead run that this start ended. */
 export interface EndedAgent {
@@ -42,8 +42,9 @@ export async function endLeftoverAgents(sdd: string): Promise<EndedAgent[]> {
   for (const file of await listSessionFiles(sdd)) {
     // A worker host's agent: its pid names some process of that host, not of this one.
     if (file.state !== "running" || isRemoteSession(file)) continue;
-    if (!(await isProcessAlive(file.pid))) continue;
-    const now = await processStartTime(file.pid);
+    const live = await liveStartTime(file.pid);
+    if (live === undefined) continue;
+    const now = live.startTime;
     if (file.pid_start != null && now !== null && now !== file.pid_start) continue;
     killProcessGroup(file.pid);
     ended.push({ session: file.session, taskId: file.task_id, pid: file.pid });
